@@ -1,0 +1,756 @@
+#!/usr/bin/env node
+// Converts the reference snapshot (catalog.json, benchmarks.json, speed-tests.json; see its README.md)
+// into the project's default source data under data/.
+//
+//   node scripts/convert-reference.mjs [--reference ../shared/reference] [--data data]
+//
+// Deterministic: no clock, no randomness, everything sorted, so two runs give byte-identical files.
+// It deletes and rewrites only what it owns: data/models/*.yaml, the data/measurements/{speed,benchmarks,prices}/
+// <source-id>.jsonl files of the sources below, data/sources.yaml, data/metrics.yaml and data/site.yaml.
+// data/overrides/ and anything else under data/ is left alone. Model ids are kept stable: an existing
+// data/models/<slug>.yaml keeps its id; new slugs get ids after the current maximum, in slug order.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+
+const SCRIPT_DIR = path.dirname(fileURLToPath(import.meta.url));
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+
+function parseArgs(argv) {
+  const opts = {
+    reference: path.resolve(SCRIPT_DIR, '../../shared/reference'),
+    data: path.resolve(SCRIPT_DIR, '../data'),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    if (flag === '--reference' || flag === '--data') {
+      const value = inline ?? argv[++i];
+      if (!value) throw new Error(`${flag} needs a directory`);
+      opts[flag.slice(2)] = path.resolve(value);
+    } else if (flag === '--help' || flag === '-h') {
+      opts.help = true;
+    } else {
+      throw new Error(`unknown argument ${JSON.stringify(arg)}; usage: node scripts/convert-reference.mjs [--reference DIR] [--data DIR]`);
+    }
+  }
+  return opts;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+/** JSON with object keys sorted at every level: the form evidence hashes are taken over. */
+function canonicalJson(value) {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+const sha256 = (text) => createHash('sha256').update(text, 'utf8').digest('hex');
+const evidence = (value) => sha256(canonicalJson(value));
+
+const cmp = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+/** Compare tuples of strings/numbers element by element. */
+const cmpTuple = (a, b) => {
+  for (let i = 0; i < a.length; i++) {
+    const c = cmp(a[i], b[i]);
+    if (c) return c;
+  }
+  return 0;
+};
+
+const isFiniteNumber = (v) => typeof v === 'number' && Number.isFinite(v);
+const isHttpUrl = (v) => typeof v === 'string' && /^https?:\/\/[^\s]+$/.test(v);
+
+/** A calendar date as YYYY-MM-DD, with its precision; a bare YYYY-MM becomes the 1st of the month. */
+function normalizeDate(value) {
+  if (typeof value !== 'string') return null;
+  let m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (m) return { date: value, precision: 'day', y: +m[1], m: +m[2], d: +m[3] };
+  m = /^(\d{4})-(\d{2})$/.exec(value);
+  if (m) return { date: `${value}-01`, precision: 'month', y: +m[1], m: +m[2], d: 1 };
+  return null;
+}
+
+/** An ISO instant in UTC ("…Z"), from a commit date with an offset. */
+function toUtcInstant(value) {
+  const t = Date.parse(value);
+  if (Number.isNaN(t)) throw new Error(`not a timestamp: ${JSON.stringify(value)}`);
+  return new Date(t).toISOString().replace('.000Z', 'Z');
+}
+
+/** A measurement timestamp: zone-less reference timestamps are UTC, so "Z" is appended. */
+function toZonedInstant(value) {
+  if (/(Z|[+-]\d{2}:?\d{2})$/.test(value)) return value;
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(value)) throw new Error(`not a timestamp: ${JSON.stringify(value)}`);
+  return `${value}Z`;
+}
+
+/** Lowercase slug: '+' reads as "plus", apostrophes vanish, other runs of non [a-z0-9] become '-'. */
+function slugify(text) {
+  return text
+    .replace(/\+/g, '-plus')
+    .replace(/τ/g, 'tau')
+    .replace(/['’]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+}
+
+/** The "owner/name" part of a repo description such as "anomalyco/models.dev (same project as sst/models.dev)". */
+function repoName(repo) {
+  const m = /^([A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+)/.exec(repo);
+  if (!m) throw new Error(`cannot read a GitHub owner/name from ${JSON.stringify(repo)}`);
+  return m[1];
+}
+
+/** SPDX id from a licence note such as "NOASSERTION - the repository has no LICENSE file …". */
+const spdx = (licence) => licence.trim().split(/\s+/)[0];
+
+function readJson(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`cannot read ${file}: ${err.message}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources
+
+/** Reference source names -> our source ids, with display names and redistribution rights. */
+const SOURCE_META = {
+  'models.dev': { id: 'models-dev', name: 'models.dev' },
+  aider: { id: 'aider', name: 'Aider LLM leaderboards' },
+  evalplus: { id: 'evalplus', name: 'EvalPlus leaderboard' },
+  livebench: { id: 'livebench', name: 'LiveBench leaderboard' },
+  'thefastest.ai': { id: 'thefastest-ai', name: 'thefastest.ai' },
+  'llmperf-leaderboard': { id: 'llmperf-leaderboard', name: 'LLMPerf leaderboard' },
+};
+/** Only these licences are treated as allowing redistribution; anything else (NOASSERTION included) is not. */
+const REDISTRIBUTABLE_LICENCES = new Set(['MIT', 'Apache-2.0', 'BSD-2-Clause', 'BSD-3-Clause', 'CC-BY-4.0', 'CC0-1.0']);
+const GENERATED_SOURCE = {
+  id: 'modelpub-generated',
+  name: 'modelpub description generator',
+  url: 'https://modelpub.dev',
+  license: 'MIT',
+  redistributable: true,
+  attribution: 'Model descriptions in English, Simplified Chinese and Russian written by modelpub (scripts/convert-reference.mjs) from the models.dev catalog facts',
+};
+
+function sourceId(referenceName) {
+  const meta = SOURCE_META[referenceName];
+  if (!meta) throw new Error(`unknown reference source ${JSON.stringify(referenceName)}: add it to SOURCE_META`);
+  return meta.id;
+}
+
+/** One entry of data/sources.yaml from a reference `source` block. */
+function sourceRecord(referenceName, block) {
+  const meta = SOURCE_META[referenceName];
+  const repo = repoName(block.repo);
+  const license = spdx(block.licence);
+  const redistributable = REDISTRIBUTABLE_LICENCES.has(license);
+  const licenceText = license === 'NOASSERTION' ? 'no licence file (NOASSERTION)' : license;
+  const holder = block.licence_holder ? `, ${block.licence_holder}` : '';
+  return {
+    id: meta.id,
+    name: meta.name,
+    url: `https://github.com/${repo}/tree/${block.commit}`,
+    license,
+    redistributable,
+    attribution: `${meta.name} (${repo}) @ ${block.commit}, ${licenceText}${holder}`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics
+
+const LIVEBENCH_TASK_LABELS = {
+  AMPS_Hard: 'AMPS Hard',
+  LCB_generation: 'LiveCodeBench generation',
+  code_completion: 'code completion',
+  code_generation: 'code generation',
+  coding_completion: 'coding completion',
+  connections: 'connections',
+  consecutive_events: 'consecutive events',
+  cta: 'column type annotation',
+  integrals_with_game: 'integrals with game',
+  javascript: 'JavaScript',
+  logic_with_navigation: 'logic with navigation',
+  math_comp: 'math competitions',
+  olympiad: 'olympiad',
+  paraphrase: 'paraphrase',
+  plot_unscrambling: 'plot unscrambling',
+  python: 'Python',
+  simplify: 'simplify',
+  spatial: 'spatial reasoning',
+  story_generation: 'story generation',
+  summarize: 'summarize',
+  tablejoin: 'table join',
+  tablereformat: 'table reformat',
+  theory_of_mind: 'theory of mind',
+  typescript: 'TypeScript',
+  typos: 'typos',
+  web_of_lies_v2: 'web of lies v2',
+  web_of_lies_v3: 'web of lies v3',
+  zebra_puzzle: 'zebra puzzle',
+};
+/** LiveBench's own task categories (categories_<release>.json) -> our groups. */
+const LIVEBENCH_CATEGORY_GROUPS = {
+  Coding: 'coding',
+  'Agentic Coding': 'coding',
+  Mathematics: 'math',
+  Reasoning: 'reasoning',
+  Language: 'language',
+  IF: 'language', // instruction following: paraphrase, simplify, story generation, summarize
+  'Data Analysis': 'data',
+};
+const AIDER_METRICS = {
+  pass_rate_1: { label: 'pass rate (1 try)', group: 'coding' },
+  pass_rate_2: { label: 'pass rate (2 tries)', group: 'coding' },
+  percent_cases_well_formed: { label: 'well-formed edits', group: 'coding' },
+  total_cost: { label: 'total cost (USD)', group: 'efficiency', lowerIsBetter: true },
+  seconds_per_case: { label: 'seconds per case', group: 'efficiency', lowerIsBetter: true },
+};
+/** models.dev [[benchmarks]] names -> groups; first match wins. */
+const MODELS_DEV_GROUPS = [
+  [/^Artificial Analysis Coding Agent Index$/, 'agentic'],
+  [/^Artificial Analysis .*Index$/, 'coding'],
+  [/^(SWE|Terminal)[ -]/, 'agentic'],
+  [/^(Claw-eval|NL2Repo|CTI-REALM|τ\d* )/, 'agentic'],
+  [/^(Aider|LiveCodeBench|SciCode)/, 'coding'],
+  [/^(GPQA|Humanity.s Last Exam|HLE|MMLU)/, 'knowledge'],
+  [/^(CharXiv|Long Context Reasoning|MRCR)/, 'reasoning'],
+];
+const HEADLINE = {
+  aider: (b, m) => b === 'Aider Polyglot' && m === 'pass_rate_2',
+  evalplus: (b) => b === 'HumanEval+' || b === 'MBPP+',
+  livebench: () => false,
+  'models.dev': (b) => ['SWE-Bench Verified', 'Aider Polyglot', 'Terminal-Bench', 'Artificial Analysis Coding Index'].includes(b),
+};
+const UNITS = {
+  percent: 'percent', 'percent correct': 'percent', 'percent resolved': 'percent', resolved: 'percent',
+  'resolve rate': 'percent', 'pass@1': 'percent', 'average pass@1': 'percent', 'success rate': 'percent',
+  score: 'score', 'score (0-100)': 'score',
+  index: 'index',
+  usd: 'usd',
+  seconds: 'seconds',
+};
+
+function unitOf(row) {
+  const unit = UNITS[String(row.unit).toLowerCase()];
+  if (!unit) throw new Error(`unknown unit ${JSON.stringify(row.unit)} for ${row.source} ${row.benchmark} ${row.metric}: add it to UNITS`);
+  return unit;
+}
+
+/** The metric definition a benchmark row belongs to, or a reason to drop the row. */
+function metricFor(row) {
+  const { source, benchmark, metric } = row;
+  if (source === 'aider') {
+    const m = AIDER_METRICS[metric];
+    if (!m) throw new Error(`unknown aider metric ${JSON.stringify(metric)}`);
+    // The legacy editing benchmark's name carries a parenthetical note; the key leaves it out, the label keeps it.
+    const base = slugify(benchmark.replace(/\s*\(.*\)\s*$/, ''));
+    return {
+      key: `${base}.${slugify(metric)}`, label: `${benchmark} ${m.label}`, benchmark, group: m.group,
+      unit: unitOf(row), higher_is_better: !m.lowerIsBetter, aggregate: false, headline: HEADLINE.aider(benchmark, metric),
+    };
+  }
+  if (source === 'evalplus') {
+    if (metric !== 'pass@1') throw new Error(`unexpected evalplus metric ${JSON.stringify(metric)}`);
+    return {
+      key: `evalplus.${slugify(benchmark)}`, label: `${benchmark} pass@1`, benchmark, group: 'coding',
+      unit: unitOf(row), higher_is_better: true, aggregate: false, headline: HEADLINE.evalplus(benchmark, metric),
+    };
+  }
+  if (source === 'livebench') {
+    const category = row.settings?.category;
+    const group = LIVEBENCH_CATEGORY_GROUPS[category];
+    if (!group) throw new Error(`unknown LiveBench category ${JSON.stringify(category)} for task ${metric}`);
+    const task = LIVEBENCH_TASK_LABELS[metric] ?? metric.replace(/_/g, ' ');
+    return {
+      key: `${slugify(benchmark)}.${slugify(metric)}`, label: `${benchmark}: ${task[0].toUpperCase()}${task.slice(1)}`, benchmark, group,
+      unit: unitOf(row), higher_is_better: true, aggregate: false, headline: false,
+    };
+  }
+  if (source === 'models.dev') {
+    const group = MODELS_DEV_GROUPS.find(([re]) => re.test(benchmark))?.[1];
+    if (!group) throw new Error(`no group for models.dev benchmark ${JSON.stringify(benchmark)}: add it to MODELS_DEV_GROUPS`);
+    const aggregate = /^Artificial Analysis .*Index$/.test(benchmark);
+    const headline = HEADLINE['models.dev'](benchmark, metric);
+    if (metric == null) {
+      // A few rows cite a bare number without a metric or unit; they are kept as percentages when they lie in 0..100.
+      if (!(row.value >= 0 && row.value <= 100)) return { drop: 'no metric or unit, value outside 0..100' };
+      return {
+        key: `models-dev.${slugify(benchmark)}`, label: `${benchmark} (cited by models.dev)`, benchmark, group,
+        unit: 'percent', higher_is_better: true, aggregate, headline,
+      };
+    }
+    return {
+      key: `models-dev.${slugify(benchmark)}.${slugify(metric)}`, label: `${benchmark}, ${metric} (cited by models.dev)`, benchmark, group,
+      unit: unitOf(row), higher_is_better: true, aggregate, headline,
+    };
+  }
+  throw new Error(`unknown benchmark source ${JSON.stringify(source)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Descriptions (en, zh, ru), written from the catalog facts
+
+const MODALITY_ORDER = ['text', 'image', 'audio', 'video', 'pdf'];
+const MONTHS_EN = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS_RU_GEN = ['января', 'февраля', 'марта', 'апреля', 'мая', 'июня', 'июля', 'августа', 'сентября', 'октября', 'ноября', 'декабря'];
+const MONTHS_RU_PREP = ['январе', 'феврале', 'марте', 'апреле', 'мае', 'июне', 'июле', 'августе', 'сентябре', 'октябре', 'ноябре', 'декабре'];
+
+const KINDS = {
+  language: { en: 'language model', zh: '语言模型', ru: 'языковая модель', tokens: 'both' },
+  multimodal: { en: 'multimodal model', zh: '多模态模型', ru: 'мультимодальная модель', tokens: 'both' },
+  embedding: { en: 'embedding model', zh: '文本嵌入模型', ru: 'модель для построения векторных представлений (эмбеддингов)', tokens: 'context' },
+  rerank: { en: 'reranking model', zh: '重排序模型', ru: 'модель для переранжирования результатов поиска', tokens: 'context' },
+  image: { en: 'image generation model', zh: '图像生成模型', ru: 'модель для генерации изображений', tokens: 'none' },
+  video: { en: 'video generation model', zh: '视频生成模型', ru: 'модель для генерации видео', tokens: 'none' },
+  tts: { en: 'text-to-speech model', zh: '语音合成模型', ru: 'модель синтеза речи', tokens: 'none' },
+  stt: { en: 'speech recognition model', zh: '语音识别模型', ru: 'модель распознавания речи', tokens: 'none' },
+  videoAnalysis: { en: 'video analysis model', zh: '视频分析模型', ru: 'модель для анализа видео', tokens: 'none' },
+};
+const MODALITY_WORDS = {
+  en: { text: 'text', image: 'image', audio: 'audio', video: 'video', pdf: 'PDF' },
+  zh: { text: '文本', image: '图像', audio: '音频', video: '视频', pdf: 'PDF' },
+  // accusative plural where it differs: "принимает текст, изображения, аудио, видео и PDF-документы"
+  ru: { text: 'текст', image: 'изображения', audio: 'аудио', video: 'видео', pdf: 'PDF-документы' },
+};
+
+function kindOf(model, input, output) {
+  const text = `${model.slug} ${model.name}`.toLowerCase();
+  if (/rerank/.test(text)) return 'rerank';
+  if (/embed/.test(text) || (model.developer_id === 'voyage' && output.length === 1 && output[0] === 'text')) return 'embedding';
+  if (output.includes('video')) return 'video';
+  if (!output.includes('text')) {
+    if (output.includes('image')) return 'image';
+    if (output.includes('audio')) return 'tts';
+  }
+  if (output.length === 1 && output[0] === 'text') {
+    if (input.length === 1 && input[0] === 'audio') return 'stt';
+    if (input.length === 1 && input[0] === 'video') return 'videoAnalysis';
+    if (input.length === 1 && input[0] === 'text') return 'language';
+  }
+  return 'multimodal';
+}
+
+const joinList = (items, conj, sep = ', ') => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(sep)}${conj}${items.at(-1)}`);
+const groupThousands = (n, sep) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, sep);
+const NBSP = '\u00a0';
+/** Russian style: a (non-breaking) space groups thousands from five digits up; four-digit numbers stay whole. */
+const ruNumber = (n) => (n >= 10000 ? groupThousands(n, NBSP) : String(n));
+function ruPlural(n, one, few, many) {
+  const n10 = n % 10;
+  const n100 = n % 100;
+  if (n10 === 1 && n100 !== 11) return one;
+  if (n10 >= 2 && n10 <= 4 && (n100 < 12 || n100 > 14)) return few;
+  return many;
+}
+const ruTokens = (n) => `${ruNumber(n)} ${ruPlural(n, 'токен', 'токена', 'токенов')}`;
+const enTokens = (n) => `${groupThousands(n, ',')} ${n === 1 ? 'token' : 'tokens'}`;
+const zhTokens = (n) => `${groupThousands(n, ',')} 个 token`;
+
+const article = (phrase) => (/^[aeio]/i.test(phrase) ? 'an' : 'a');
+
+function dateEn(d) {
+  return d.precision === 'day' ? `on ${d.d} ${MONTHS_EN[d.m - 1]} ${d.y}` : `in ${MONTHS_EN[d.m - 1]} ${d.y}`;
+}
+const monthYearEn = (d) => (d.precision === 'day' ? `${d.d} ${MONTHS_EN[d.m - 1]} ${d.y}` : `${MONTHS_EN[d.m - 1]} ${d.y}`);
+const dateZh = (d) => (d.precision === 'day' ? `${d.y}年${d.m}月${d.d}日` : `${d.y}年${d.m}月`);
+const dateRuReleased = (d) => (d.precision === 'day' ? `${d.d} ${MONTHS_RU_GEN[d.m - 1]} ${d.y} года` : `в ${MONTHS_RU_PREP[d.m - 1]} ${d.y} года`);
+const dateRuUntil = (d) => (d.precision === 'day' ? `до ${d.d} ${MONTHS_RU_GEN[d.m - 1]} ${d.y} года` : `до ${MONTHS_RU_GEN[d.m - 1]} ${d.y} года`);
+
+/** Chinese typesetting: a space between Han characters and adjacent Latin letters or digits. */
+function zhSpacing(s) {
+  return s
+    .replace(/([\u4e00-\u9fff])([A-Za-z0-9(\[])/g, '$1 $2')
+    .replace(/([A-Za-z0-9)\]+.])([\u4e00-\u9fff])/g, '$1 $2');
+}
+
+function describe(model, facts) {
+  const { input, output, release, cutoff, context, maxOutput } = facts;
+  const kind = kindOf(model, input, output);
+  const k = KINDS[kind];
+  const open = model.open_weights === true;
+  const showContext = k.tokens !== 'none' && context > 0;
+  const showOutput = k.tokens === 'both' && maxOutput > 0;
+  const describeOutput = kind !== 'embedding' && kind !== 'rerank';
+  const features = [];
+  if (model.tool_call) features.push('tool');
+  if (model.structured_output === true) features.push('structured');
+  if (model.reasoning) features.push('reasoning');
+  const licence = open && model.weights_license ? model.weights_license : null;
+
+  // English
+  const kindEn = open ? `open-weight ${k.en}` : k.en;
+  const en = [`${model.name} is ${article(kindEn)} ${kindEn} from ${model.developer}, released ${dateEn(release)}.`];
+  {
+    const ins = joinList(input.map((m) => MODALITY_WORDS.en[m]), ' and ');
+    const outs = joinList(output.map((m) => MODALITY_WORDS.en[m]), ' and ');
+    const tok = [];
+    if (showContext) tok.push(`a context window of ${enTokens(context)}`);
+    if (showOutput) tok.push(`up to ${groupThousands(maxOutput, ',')} output ${maxOutput === 1 ? 'token' : 'tokens'}`);
+    if (describeOutput) {
+      en.push(`It accepts ${ins} input and produces ${outs} output${tok.length ? `, with ${tok.join(' and ')}` : ''}.`);
+    } else {
+      en.push(`It accepts ${ins} input${showContext ? ` and has a context window of ${enTokens(context)}` : ''}.`);
+    }
+  }
+  if (features.length) {
+    const words = { tool: 'tool calling', structured: 'structured output', reasoning: 'reasoning' };
+    en.push(`It supports ${joinList(features.map((f) => words[f]), ' and ')}.`);
+  }
+  if (licence) en.push(`Its weights are released under the ${licence} license.`);
+  if (cutoff) en.push(`Its knowledge cutoff is ${monthYearEn(cutoff)}.`);
+  if (model.status === 'deprecated') en.push('It is marked as deprecated.');
+  if (model.status === 'beta') en.push('It is currently in beta.');
+
+  // Simplified Chinese
+  const zh = [`${model.name}是${model.developer}于${dateZh(release)}发布的${open ? '开放权重' : ''}${k.zh}。`];
+  {
+    const ins = joinList(input.map((m) => MODALITY_WORDS.zh[m]), '和', '、');
+    const outs = joinList(output.map((m) => MODALITY_WORDS.zh[m]), '和', '、');
+    const tok = [];
+    if (showContext) tok.push(`上下文窗口为${zhTokens(context)}`);
+    if (showOutput) tok.push(`单次最多输出${zhTokens(maxOutput)}`);
+    const head = describeOutput ? `它接受${ins}输入并生成${outs}` : `它接受${ins}输入`;
+    zh.push(`${[head, ...tok].join('，')}。`);
+  }
+  if (features.length) {
+    const words = { tool: '工具调用', structured: '结构化输出', reasoning: '推理' };
+    zh.push(`该模型支持${joinList(features.map((f) => words[f]), '和', '、')}。`);
+  }
+  if (licence) zh.push(`其权重以${licence}许可证发布。`);
+  if (cutoff) zh.push(`其知识截止日期为${dateZh(cutoff)}。`);
+  if (model.status === 'deprecated') zh.push('该模型已被标记为弃用。');
+  if (model.status === 'beta') zh.push('该模型目前处于测试（beta）阶段。');
+
+  // Russian
+  const ru = [`${model.name} — ${k.ru}${open ? ' с открытыми весами' : ''} от ${model.developer}, выпущенная ${dateRuReleased(release)}.`];
+  {
+    const ins = joinList(input.map((m) => MODALITY_WORDS.ru[m]), ' и ');
+    const outs = joinList(output.map((m) => MODALITY_WORDS.ru[m]), ' и ');
+    ru.push(describeOutput ? `На вход принимает ${ins}, на выходе выдаёт ${outs}.` : `На вход принимает ${ins}.`);
+    const tok = [];
+    if (showContext) tok.push(`контекстное окно — ${ruTokens(context)}`);
+    if (showOutput) tok.push(`максимальная длина ответа — ${ruTokens(maxOutput)}`);
+    if (tok.length) {
+      const s = tok.join(', ');
+      ru.push(`${s[0].toUpperCase()}${s.slice(1)}.`);
+    }
+  }
+  if (features.length) {
+    const words = { tool: 'вызов инструментов', structured: 'структурированный вывод', reasoning: 'режим рассуждений' };
+    ru.push(`Поддерживает ${joinList(features.map((f) => words[f]), ' и ')}.`);
+  }
+  if (licence) ru.push(`Веса распространяются по лицензии ${licence}.`);
+  if (cutoff) ru.push(`Обучающие данные охватывают период ${dateRuUntil(cutoff)}.`);
+  if (model.status === 'deprecated') ru.push('Модель помечена как устаревшая.');
+  if (model.status === 'beta') ru.push('Модель находится в стадии бета-тестирования.');
+
+  return { en: en.join(' '), zh: zhSpacing(zh.join('')), ru: ru.join(' ') };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+function yamlText(value) {
+  const doc = new YAML.Document(value);
+  // Quote date-like strings so YAML 1.1 readers do not turn them into timestamps.
+  YAML.visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'string' && /^\d{4}-\d{2}(-\d{2})?$/.test(node.value)) node.type = 'QUOTE_SINGLE';
+    },
+  });
+  return doc.toString({ lineWidth: 0 });
+}
+const jsonlText = (rows) => rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : '');
+
+class Writer {
+  constructor(dataDir) {
+    this.dataDir = dataDir;
+    this.counts = [];
+  }
+  write(rel, text, count) {
+    const file = path.join(this.dataDir, rel);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, text);
+    this.counts.push([rel, count]);
+  }
+}
+
+function removeFiles(dir, keep) {
+  if (!fs.existsSync(dir)) return;
+  for (const name of fs.readdirSync(dir).sort()) {
+    if (keep(name)) fs.rmSync(path.join(dir, name));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversion
+
+function readExistingIds(modelsDir) {
+  const ids = new Map();
+  if (!fs.existsSync(modelsDir)) return ids;
+  for (const name of fs.readdirSync(modelsDir).sort()) {
+    if (!name.endsWith('.yaml')) continue;
+    const file = path.join(modelsDir, name);
+    let id;
+    try {
+      id = YAML.parse(fs.readFileSync(file, 'utf8'))?.id;
+    } catch (err) {
+      throw new Error(`${file}: cannot parse the existing model file to keep its id: ${err.message}`);
+    }
+    if (!Number.isInteger(id) || id < 1) throw new Error(`${file}: existing model file has no positive integer id`);
+    const slug = name.slice(0, -'.yaml'.length);
+    for (const [other, otherId] of ids) {
+      if (otherId === id) throw new Error(`${file}: id ${id} is also used by data/models/${other}.yaml`);
+    }
+    ids.set(slug, id);
+  }
+  return ids;
+}
+
+function convert(opts) {
+  const catalog = readJson(path.join(opts.reference, 'catalog.json'));
+  const benchmarks = readJson(path.join(opts.reference, 'benchmarks.json'));
+  const speed = readJson(path.join(opts.reference, 'speed-tests.json'));
+  const notes = [];
+
+  // Sources -------------------------------------------------------------------------------------
+  const sourceBlocks = { 'models.dev': catalog.source, ...benchmarks.sources, ...speed.sources };
+  if (benchmarks.sources['models.dev'] && benchmarks.sources['models.dev'].commit !== catalog.source.commit) {
+    throw new Error('benchmarks.json cites a different models.dev commit than catalog.json');
+  }
+  const sourceInfo = {}; // reference name -> { id, commitDate }
+  const sources = [];
+  for (const name of Object.keys(sourceBlocks).sort((a, b) => cmp(sourceId(a), sourceId(b)))) {
+    const block = sourceBlocks[name];
+    const record = sourceRecord(name, name === 'models.dev' ? { ...block, licence_holder: catalog.source.licence_holder } : block);
+    sources.push(record);
+    sourceInfo[name] = { id: record.id, commitDate: block.commit_date };
+  }
+  sources.push(GENERATED_SOURCE);
+  sources.sort((a, b) => cmp(a.id, b.id));
+
+  // Models --------------------------------------------------------------------------------------
+  const modelsDir = path.join(opts.data, 'models');
+  const existingIds = readExistingIds(modelsDir);
+  const models = [...catalog.models].sort((a, b) => cmp(a.slug, b.slug));
+  const slugs = new Set();
+  for (const m of models) {
+    if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(m.slug)) throw new Error(`catalog slug ${JSON.stringify(m.slug)} is not a valid slug`);
+    if (slugs.has(m.slug)) throw new Error(`catalog slug ${m.slug} appears twice`);
+    slugs.add(m.slug);
+  }
+  let nextId = Math.max(0, ...existingIds.values()) + 1;
+  const modelFiles = [];
+  const priceRows = [];
+  const coerced = { temperature: [], maxOutput: [], releaseMonth: [], updatedMonth: [], droppedModalities: [] };
+  for (const m of models) {
+    const release = normalizeDate(m.release_date);
+    if (!release) throw new Error(`${m.slug}: release_date ${JSON.stringify(m.release_date)} is not YYYY-MM-DD or YYYY-MM`);
+    if (release.precision === 'month') coerced.releaseMonth.push(m.slug);
+    const updated = normalizeDate(m.last_updated) ?? release;
+    if (m.last_updated && normalizeDate(m.last_updated)?.precision === 'month') coerced.updatedMonth.push(m.slug);
+    const cutoff = m.knowledge_cutoff == null ? null : normalizeDate(m.knowledge_cutoff);
+    if (m.knowledge_cutoff != null && !cutoff) throw new Error(`${m.slug}: knowledge_cutoff ${JSON.stringify(m.knowledge_cutoff)} is not a date`);
+    const modalities = (list) => {
+      const all = list ?? [];
+      const kept = MODALITY_ORDER.filter((x) => all.includes(x));
+      const dropped = all.filter((x) => !MODALITY_ORDER.includes(x));
+      if (dropped.length) coerced.droppedModalities.push(`${m.slug}: ${dropped.join(', ')}`);
+      return kept;
+    };
+    const input = modalities(m.modalities?.input);
+    const output = modalities(m.modalities?.output);
+    if (!input.length || !output.length) throw new Error(`${m.slug}: no usable input or output modality`);
+    const context = Number.isInteger(m.context_window) && m.context_window > 0 ? m.context_window : 0;
+    const maxOutput = Number.isInteger(m.max_output_tokens) && m.max_output_tokens > 0 ? m.max_output_tokens : 0;
+    if (m.max_output_tokens == null) coerced.maxOutput.push(m.slug);
+    if (typeof m.temperature !== 'boolean') coerced.temperature.push(m.slug);
+
+    const linkUrl = Array.isArray(m.links) ? m.links.map((l) => l?.url).find(isHttpUrl) : undefined;
+    const documentationUrl = linkUrl ?? (isHttpUrl(m.provider_docs_url) ? m.provider_docs_url : null);
+    const id = existingIds.get(m.slug) ?? nextId++;
+    const record = {
+      id,
+      name: m.name,
+      developer: m.developer,
+      release_date: release.date,
+      updated_at: updated.date,
+      context_window_tokens: context,
+      max_output_tokens: maxOutput,
+      documentation_url: documentationUrl,
+      hub_url: isHttpUrl(m.hub_url) ? m.hub_url : null,
+      served_by: [...new Set(m.served_by_providers ?? [])].sort(),
+      description: describe(m, { input, output, release, cutoff, context, maxOutput }),
+      capabilities: {
+        input,
+        output,
+        reasoning: m.reasoning === true,
+        tool_call: m.tool_call === true,
+        structured_output: typeof m.structured_output === 'boolean' ? m.structured_output : null,
+        attachment: m.attachment === true,
+        // Unknown (null) temperature support is published as false: the catalog does not claim it.
+        temperature: m.temperature === true,
+        open_weights: m.open_weights === true,
+        knowledge_cutoff: m.knowledge_cutoff ?? null,
+      },
+      lane: 'verified',
+      provenance: { source: 'models-dev', evidence_sha256: evidence(m) },
+    };
+    modelFiles.push([m.slug, record]);
+
+    const p = m.pricing;
+    if (p) {
+      const free = p.input === 0 && p.output === 0;
+      if (!isFiniteNumber(p.input) || !isFiniteNumber(p.output) || p.input < 0 || p.output < 0) {
+        notes.push(`price of ${m.slug} skipped: input/output is not a non-negative number`);
+      } else if (free && p.first_party === false) {
+        // A reseller's free listing is not a price (reference README): treat as unpriced.
+      } else {
+        priceRows.push({
+          model: m.slug,
+          lane: 'verified',
+          input_per_million: p.input,
+          output_per_million: p.output,
+          observed_at: `${updated.date}T00:00:00Z`,
+          provenance: { source: 'models-dev', evidence_sha256: evidence(p) },
+        });
+      }
+    }
+  }
+
+  // Benchmarks ----------------------------------------------------------------------------------
+  const metrics = new Map(); // key -> metric
+  const metricOrigin = new Map(); // key -> "source|benchmark|metric"
+  const benchRows = new Map(); // source id -> rows
+  const dropped = { unmatched: 0, unknownSlug: 0, nonFinite: 0, ambiguous: [] };
+  for (const row of benchmarks.rows) {
+    if (!row.catalog_slug) { dropped.unmatched++; continue; }
+    if (!slugs.has(row.catalog_slug)) { dropped.unknownSlug++; continue; }
+    if (!isFiniteNumber(row.value)) { dropped.nonFinite++; continue; }
+    const metric = metricFor(row);
+    if (metric.drop) { dropped.ambiguous.push(`${row.source} ${row.benchmark} ${row.model_name}: ${metric.drop}`); continue; }
+    const origin = `${row.source}|${row.benchmark}|${row.metric}`;
+    const prev = metricOrigin.get(metric.key);
+    if (prev && prev !== origin) throw new Error(`metric key ${metric.key} would stand for both ${prev} and ${origin}`);
+    metricOrigin.set(metric.key, origin);
+    metrics.set(metric.key, metric);
+    const src = sourceInfo[row.source];
+    if (!src) throw new Error(`benchmark row from undeclared source ${row.source}`);
+    const evalDate = normalizeDate(row.date)?.date ?? toUtcInstant(src.commitDate).slice(0, 10);
+    const isSecondary = row.source === 'models.dev';
+    const out = {
+      model: row.catalog_slug,
+      metric: metric.key,
+      lane: isSecondary ? 'provisional' : 'verified',
+      value: row.value,
+      stderr: isFiniteNumber(row.stderr) && row.stderr >= 0 ? row.stderr : null,
+      confidence: isSecondary ? 0.7 : 1,
+      eval_date: evalDate,
+      provenance: { source: src.id, evidence_sha256: evidence(row) },
+    };
+    if (!benchRows.has(src.id)) benchRows.set(src.id, []);
+    benchRows.get(src.id).push(out);
+  }
+
+  // Speed ---------------------------------------------------------------------------------------
+  const speedRows = new Map();
+  for (const id of Object.keys(speed.sources).map(sourceId)) speedRows.set(id, []);
+  const speedDropped = { unmatched: 0, unknownSlug: 0, error: 0, invalid: 0 };
+  for (const row of speed.rows) {
+    if (!row.catalog_slug) { speedDropped.unmatched++; continue; }
+    if (!slugs.has(row.catalog_slug)) { speedDropped.unknownSlug++; continue; }
+    if (row.error_code != null) { speedDropped.error++; continue; }
+    const tps = row.output_tokens_per_second;
+    const ttft = row.ttft_s;
+    if (!isFiniteNumber(tps) || !isFiniteNumber(ttft) || tps < 0 || ttft < 0) { speedDropped.invalid++; continue; }
+    const src = sourceInfo[row.source];
+    if (!src) throw new Error(`speed row from undeclared source ${row.source}`);
+    speedRows.get(src.id).push({
+      model: row.catalog_slug,
+      lane: 'verified',
+      tokens_per_second: tps,
+      first_token_latency_ms: ttft * 1000,
+      measured_at: row.timestamp ? toZonedInstant(row.timestamp) : toUtcInstant(src.commitDate),
+      provenance: { source: src.id, evidence_sha256: evidence(row) },
+    });
+  }
+
+  // Write ---------------------------------------------------------------------------------------
+  const ownedIds = new Set(sources.map((s) => s.id));
+  removeFiles(modelsDir, (name) => name.endsWith('.yaml'));
+  for (const kind of ['speed', 'benchmarks', 'prices']) {
+    removeFiles(path.join(opts.data, 'measurements', kind), (name) => name.endsWith('.jsonl') && ownedIds.has(name.slice(0, -'.jsonl'.length)));
+  }
+
+  const w = new Writer(opts.data);
+  w.write('site.yaml', yamlText({ name: 'modelpub', url: 'https://modelpub.dev', schema_version: '1.0.0' }), 1);
+  w.write('sources.yaml', yamlText({ sources }), sources.length);
+  const metricList = [...metrics.values()].sort((a, b) => cmp(a.key, b.key));
+  w.write('metrics.yaml', yamlText({ metrics: metricList }), metricList.length);
+  for (const [slug, record] of modelFiles) w.write(`models/${slug}.yaml`, yamlText(record), 1);
+
+  priceRows.sort((a, b) => cmpTuple([a.model, a.observed_at, a.provenance.evidence_sha256], [b.model, b.observed_at, b.provenance.evidence_sha256]));
+  w.write('measurements/prices/models-dev.jsonl', jsonlText(priceRows), priceRows.length);
+  for (const [id, rows] of [...benchRows].sort((a, b) => cmp(a[0], b[0]))) {
+    rows.sort((a, b) => cmpTuple(
+      [a.model, a.metric, a.eval_date, a.value, a.provenance.evidence_sha256],
+      [b.model, b.metric, b.eval_date, b.value, b.provenance.evidence_sha256],
+    ));
+    w.write(`measurements/benchmarks/${id}.jsonl`, jsonlText(rows), rows.length);
+  }
+  for (const [id, rows] of [...speedRows].sort((a, b) => cmp(a[0], b[0]))) {
+    if (!rows.length) { notes.push(`no speed rows for ${id}: none of its rows is matched to a catalog model, so no file is written`); continue; }
+    rows.sort((a, b) => cmpTuple(
+      [a.model, a.measured_at, a.provenance.evidence_sha256],
+      [b.model, b.measured_at, b.provenance.evidence_sha256],
+    ));
+    w.write(`measurements/speed/${id}.jsonl`, jsonlText(rows), rows.length);
+  }
+
+  return { w, modelCount: modelFiles.length, coerced, dropped, speedDropped, notes, priceSkipped: models.filter((m) => m.pricing).length - priceRows.length };
+}
+
+function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  if (opts.help) {
+    console.log('usage: node scripts/convert-reference.mjs [--reference DIR] [--data DIR]');
+    return;
+  }
+  const { w, modelCount, coerced, dropped, speedDropped, notes, priceSkipped } = convert(opts);
+  const summary = new Map();
+  for (const [rel, count] of w.counts) {
+    const key = rel.startsWith('models/') ? 'models/*.yaml' : rel;
+    summary.set(key, (summary.get(key) ?? 0) + count);
+  }
+  console.log(`wrote ${w.counts.length} files under ${opts.data}`);
+  for (const [rel, count] of summary) console.log(`  ${rel}: ${count}`);
+  console.log(`models: ${modelCount}; release dates given as YYYY-MM: ${coerced.releaseMonth.length}; last_updated as YYYY-MM: ${coerced.updatedMonth.length}`);
+  if (coerced.temperature.length) console.log(`temperature unknown, written as false: ${coerced.temperature.join(', ')}`);
+  if (coerced.maxOutput.length) console.log(`max_output_tokens unknown, written as 0: ${coerced.maxOutput.join(', ')}`);
+  if (coerced.droppedModalities.length) console.log(`modalities outside text|image|audio|video|pdf dropped: ${coerced.droppedModalities.join('; ')}`);
+  console.log(`prices: ${priceSkipped} priced catalog entries skipped (reseller 0/0 listings or invalid)`);
+  console.log(`benchmark rows dropped: ${dropped.unmatched} unmatched, ${dropped.unknownSlug} unknown slug, ${dropped.nonFinite} non-finite, ${dropped.ambiguous.length} without metric/unit`);
+  for (const d of dropped.ambiguous) console.log(`  ${d}`);
+  console.log(`speed rows dropped: ${speedDropped.unmatched} unmatched, ${speedDropped.unknownSlug} unknown slug, ${speedDropped.error} with an error code, ${speedDropped.invalid} with invalid numbers`);
+  for (const n of notes) console.log(`note: ${n}`);
+}
+
+try {
+  main();
+} catch (err) {
+  console.error(`convert-reference: ${err.message}`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,28 @@
+// Library code throws these; only src/cli.ts turns them into messages and exit codes.
+
+/** One problem in the source data, located as precisely as the format allows. */
+export interface SourceIssue {
+  file: string;
+  line?: number;
+  record?: string;
+  field?: string;
+  message: string;
+}
+
+export const formatIssue = (i: SourceIssue): string =>
+  `${i.file}${i.line ? `:${i.line}` : ''}: ${i.record ? `${i.record}: ` : ''}${i.field ? `${i.field}: ` : ''}${i.message}`;
+
+export class ValidationError extends Error {
+  constructor(readonly issues: SourceIssue[]) {
+    super(`${issues.length} problem${issues.length === 1 ? '' : 's'} in the source data:\n` + issues.map((i) => `  ${formatIssue(i)}`).join('\n'));
+    this.name = 'ValidationError';
+  }
+}
+
+/** A mistake in how a command was called (a bad --out, a missing folder): the message says what to do. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}

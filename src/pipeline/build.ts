@@ -1,0 +1,170 @@
+// The whole pipeline: load -> validate -> compute -> render -> write (staging) -> publish (switch).
+import { createHash } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { QUERY_LANES, SORTS, type ChangeList, type Include, type Manifest } from '../schema/api.js';
+import { LOCALES, type Locale } from '../schema/source.js';
+import { DEFAULT_PAGE_SIZE, INCLUDE_SUBSETS, detailFile, listFile } from '../routes.js';
+import { compute, type Computed } from './compute/index.js';
+import { loadTree } from './load.js';
+import { createProgress, type Progress } from './progress.js';
+import {
+  claimOutDir, clearStaleStaging, lockOutDir, pruneReleases, readPrevious, stagingDirFor, switchTo, type PublicationMeta,
+} from './publish.js';
+import { attributionOf, envelopeParts, innerJson, listDataJson, renderVariant, withSections, type VariantParts } from './render.js';
+import { validateTree, type SourceData } from './validate.js';
+import { writeBodies, type PendingBody, type WriteStats } from './write.js';
+
+export const TOOL_VERSION = '0.1.0';
+
+export interface BuildOptions {
+  dataDir: string;
+  outDir: string;
+  /** Publication revision id; default: derived from the data, the schema version and the tool version. */
+  revision?: string;
+  /** Publication time (ISO); default: the newest date in the data (never the clock). */
+  publishedAt?: string;
+  /** List page sizes to prebuild; 50 (the default page size) is always included. */
+  pageSizes?: number[];
+  progress?: Progress;
+  /** Test hook: called after staging is complete, before the switch. */
+  beforeSwitch?: () => Promise<void>;
+}
+
+export interface BuildResult {
+  revision: string;
+  releaseDir: string;
+  publishedAt: string;
+  files: number;
+  stats: WriteStats;
+  changes: ChangeList;
+  seconds: number;
+}
+
+export async function loadAndValidate(dataDir: string): Promise<SourceData> {
+  return validateTree(await loadTree(dataDir));
+}
+
+export async function build(o: BuildOptions): Promise<BuildResult> {
+  const t0 = performance.now();
+  const progress = o.progress ?? createProgress(null);
+  progress.phase('load + validate');
+  const data = await loadAndValidate(o.dataDir);
+  progress.phase('compute');
+  const computed = compute(data);
+  await claimOutDir(o.outDir);
+  const unlock = await lockOutDir(o.outDir);
+  let staging: string | null = null;
+  try {
+    await clearStaleStaging(o.outDir);
+    const previous = await readPrevious(o.outDir);
+    const schemaVersion = data.site.schema_version;
+    const revision = o.revision ?? 'r' + createHash('sha256').update(`${data.digest}\n${schemaVersion}\n${TOOL_VERSION}`).digest('hex').slice(0, 12);
+    let publishedAt = new Date(o.publishedAt ?? data.latestInstant).toISOString();
+    if (previous && previous.meta.publishedAt > publishedAt && !o.publishedAt) publishedAt = previous.meta.publishedAt; // never go back in time
+    const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
+    const totals: Record<string, number> = {};
+    for (const lane of QUERY_LANES) for (const disp of ['public', 'display']) totals[`${lane}.${disp}`] = computed.lanes[lane].models.length;
+    const meta: PublicationMeta = { schemaVersion, publicationRevision: revision, publishedAt, pageSizes, totals };
+
+    staging = stagingDirFor(o.outDir, revision);
+    await rm(staging, { recursive: true, force: true });
+    const total = countBodies(computed, pageSizes);
+    progress.phase('render + write', total);
+    const { entries, stats } = await writeBodies(bodies(computed, pageSizes), {
+      stagingDir: staging, revision, publishedAt, previous, onProgress: (n) => progress.tick(n),
+    });
+    progress.phase('manifest');
+    const manifest: Manifest = { schemaVersion, publicationRevision: revision, publishedAt, files: entries };
+    const now = new Map(entries.map((e) => [e.path, e.sha256]));
+    const changes: ChangeList = {
+      publicationRevision: revision, previousRevision: previous?.revision ?? null,
+      added: entries.filter((e) => !previous?.entries.has(e.path)).map((e) => e.path),
+      changed: entries.filter((e) => { const p = previous?.entries.get(e.path); return p && p.sha256 !== e.sha256; }).map((e) => e.path),
+      removed: previous ? [...previous.entries.keys()].filter((p) => !now.has(p)).sort() : [],
+    };
+    await writeFile(path.join(staging, 'manifest.json'), JSON.stringify(manifest));
+    await writeFile(path.join(staging, 'changes.json'), JSON.stringify(changes));
+    await writeFile(path.join(staging, 'publication.json'), JSON.stringify(meta, null, 2) + '\n');
+    await o.beforeSwitch?.();
+    progress.phase('switch');
+    const releaseDir = await switchTo(o.outDir, staging, revision);
+    staging = null;
+    await pruneReleases(o.outDir, [releaseDir, ...(previous ? [previous.dir] : [])]);
+    progress.end();
+    return { revision, releaseDir, publishedAt, files: entries.length, stats, changes, seconds: (performance.now() - t0) / 1000 };
+  } finally {
+    if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});
+    await unlock();
+  }
+}
+
+function countBodies(c: Computed, pageSizes: number[]): number {
+  let n = 0;
+  for (const lane of QUERY_LANES) {
+    const models = c.lanes[lane].models.length;
+    const pages = pageSizes.reduce((s, size) => s + Math.max(1, Math.ceil(models / size)), 0);
+    n += 2 * (models * LOCALES.length * INCLUDE_SUBSETS.length + LOCALES.length * INCLUDE_SUBSETS.length * SORTS.length * pages + 1);
+  }
+  return n;
+}
+
+export const artifactFile = (lane: string, displayOnly: boolean) => `artifacts/${lane}.${displayOnly ? 'display' : 'public'}.json`;
+
+/** Every body of the publication, one variant (lane x display-only) at a time so memory stays bounded. */
+function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
+  const schemaVersion = c.data.site.schema_version;
+  const attribution = JSON.stringify(attributionOf(c.data.site));
+  for (const lane of QUERY_LANES) {
+    for (const displayOnly of [false, true]) {
+      const parts = renderVariant(c, lane, displayOnly);
+      const sections = sectionJsons(parts);
+      for (const [slug, m] of Object.entries(parts.models)) {
+        for (const locale of LOCALES) {
+          const detail = JSON.stringify(m.detail[locale]);
+          for (const include of INCLUDE_SUBSETS) {
+            const { head, tail } = envelopeParts(schemaVersion, locale, attribution, withSections(detail, sections.get(slug)!, include));
+            yield { path: detailFile({ slug, locale, lane, displayOnly, include }), head, tail };
+          }
+        }
+      }
+      for (const locale of LOCALES) {
+        const items = new Map(Object.entries(parts.models).map(([slug, m]) => [slug, JSON.stringify(m.item[locale])]));
+        for (const include of INCLUDE_SUBSETS) {
+          const withInc = new Map([...items].map(([slug, j]) => [slug, withSections(j, sections.get(slug)!, include)]));
+          for (const sort of SORTS) {
+            const ordered = parts.orders[sort].map((s) => withInc.get(s)!);
+            for (const pageSize of pageSizes) {
+              const pages = Math.max(1, Math.ceil(ordered.length / pageSize));
+              for (let page = 1; page <= pages; page++) {
+                const data = listDataJson(ordered.slice((page - 1) * pageSize, page * pageSize), page, pageSize, ordered.length);
+                const { head, tail } = envelopeParts(schemaVersion, locale, attribution, data);
+                yield { path: listFile({ locale, lane, displayOnly, include, sort, page, pageSize }), head, tail };
+              }
+            }
+          }
+        }
+      }
+      yield artifactBody(parts, schemaVersion, lane, displayOnly);
+    }
+  }
+}
+
+export function sectionJsons(parts: VariantParts): Map<string, Record<Include, string>> {
+  return new Map(Object.entries(parts.models).map(([slug, m]) => [slug, {
+    benchmarks: innerJson(m.sections.benchmarks), capabilities: innerJson(m.sections.capabilities), pricing: innerJson(m.sections.pricing),
+  }]));
+}
+
+/** The gateway's input for list answers that are not prebuilt (q, other page sizes): orders, items, sections, search text. */
+function artifactBody(parts: VariantParts, schemaVersion: string, lane: string, displayOnly: boolean): PendingBody {
+  return {
+    path: artifactFile(lane, displayOnly),
+    head: '{"kind":"modelpub.list-artifact","publicationRevision":',
+    tail: `,"schemaVersion":${JSON.stringify(schemaVersion)},"orders":${JSON.stringify(parts.orders)},"models":${JSON.stringify(
+      Object.fromEntries(Object.entries(parts.models).map(([slug, m]) => [slug, { item: m.item, sections: m.sections, search: m.search }])),
+    )}}`,
+  };
+}
+
+export type { Locale };

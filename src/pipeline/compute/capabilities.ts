@@ -1,0 +1,31 @@
+// Capability declarations parsed into normalized keys a client can filter on, e.g.
+// `input:image`, `output:audio`, `reasoning`, `tool_use`, `structured_output`, `attachments`, `open_weights`.
+import type { ModelRecord } from '../../schema/source.js';
+
+export interface ParsedCapabilities {
+  keys: string[];
+  input_modalities: string[];
+  output_modalities: string[];
+  reasoning: boolean;
+  tool_use: boolean;
+  structured_output: boolean | null;
+  attachments: boolean;
+  temperature: boolean;
+  open_weights: boolean;
+  knowledge_cutoff: string | null;
+}
+
+export function parseCapabilities(c: ModelRecord['capabilities']): ParsedCapabilities {
+  const input = [...new Set(c.input)].sort();
+  const output = [...new Set(c.output)].sort();
+  const flags: [string, boolean | null][] = [
+    ['reasoning', c.reasoning], ['tool_use', c.tool_call], ['structured_output', c.structured_output],
+    ['attachments', c.attachment], ['temperature', c.temperature], ['open_weights', c.open_weights],
+  ];
+  const keys = [...input.map((m) => `input:${m}`), ...output.map((m) => `output:${m}`), ...flags.filter(([, v]) => v === true).map(([k]) => k)].sort();
+  return {
+    keys, input_modalities: input, output_modalities: output, reasoning: c.reasoning, tool_use: c.tool_call,
+    structured_output: c.structured_output, attachments: c.attachment, temperature: c.temperature, open_weights: c.open_weights,
+    knowledge_cutoff: c.knowledge_cutoff,
+  };
+}

@@ -1,0 +1,40 @@
+// Price summaries. Several observations combine as follows: the newest observation time wins; observations that
+// share it are averaged (input and output separately). Blended = (3 x input + 1 x output) / 4.
+import type { PriceObservation } from '../../schema/source.js';
+import { toInstant } from '../validate.js';
+import { round } from './numbers.js';
+
+export interface PriceSummary {
+  input_price_per_million: number;
+  output_price_per_million: number;
+  blended_price_per_million: number;
+  updated_at: string;
+  observations: number;
+  sources: string[];
+}
+
+export const blended = (input: number, output: number): number => (3 * input + output) / 4;
+
+export function priceSummaries(observations: readonly PriceObservation[]): Map<string, PriceSummary> {
+  const newest = new Map<string, { at: string; rows: PriceObservation[] }>();
+  for (const o of observations) {
+    const at = toInstant(o.observed_at);
+    const cur = newest.get(o.model);
+    if (!cur || at > cur.at) newest.set(o.model, { at, rows: [o] });
+    else if (at === cur.at) cur.rows.push(o);
+  }
+  const out = new Map<string, PriceSummary>();
+  for (const [model, { at, rows }] of newest) {
+    const input = rows.reduce((s, r) => s + r.input_per_million, 0) / rows.length;
+    const output = rows.reduce((s, r) => s + r.output_per_million, 0) / rows.length;
+    out.set(model, {
+      input_price_per_million: round(input, 6),
+      output_price_per_million: round(output, 6),
+      blended_price_per_million: round(blended(input, output), 6),
+      updated_at: at,
+      observations: rows.length,
+      sources: [...new Set(rows.map((r) => r.provenance.source))].sort(),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,109 @@
+// Stage 1: read the source tree. Hand-edited files are YAML (kept as documents so that errors can name a line);
+// machine-appended measurements are JSON Lines (one record per line, so the line number is the record).
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import fg from 'fast-glob';
+import { LineCounter, parseDocument, type Document } from 'yaml';
+import { UsageError, type SourceIssue } from '../errors.js';
+
+export interface YamlSource {
+  file: string; // relative to the data folder, with forward slashes
+  doc: Document.Parsed;
+  lines: LineCounter;
+}
+export interface JsonlRecord {
+  file: string;
+  line: number;
+  value: unknown;
+}
+export interface LoadedTree {
+  dataDir: string;
+  site: YamlSource | null;
+  sources: YamlSource | null;
+  metrics: YamlSource | null;
+  models: YamlSource[];
+  overrides: YamlSource[];
+  speed: JsonlRecord[];
+  benchmarks: JsonlRecord[];
+  prices: JsonlRecord[];
+  /** sha256 over every input file's name and bytes: the default revision id derives from it. */
+  digest: string;
+  issues: SourceIssue[];
+}
+
+export const MEASUREMENT_KINDS = ['speed', 'benchmarks', 'prices'] as const;
+
+export async function loadTree(dataDir: string): Promise<LoadedTree> {
+  const st = await stat(dataDir).catch(() => null);
+  if (!st?.isDirectory()) throw new UsageError(`data folder ${dataDir} does not exist or is not a folder`);
+  const files = (await fg(['site.yaml', 'sources.yaml', 'metrics.yaml', 'models/**/*', 'overrides/**/*', 'measurements/**/*'], {
+    cwd: dataDir, onlyFiles: true, dot: false,
+  })).sort();
+  const tree: LoadedTree = {
+    dataDir, site: null, sources: null, metrics: null, models: [], overrides: [], speed: [], benchmarks: [], prices: [], digest: '', issues: [],
+  };
+  const hash = createHash('sha256');
+  for (const file of files) {
+    const text = await readFile(path.join(dataDir, file), 'utf8');
+    hash.update(file).update('\0').update(text).update('\0');
+    if (file.endsWith('.md')) continue; // documentation beside the data
+    const [top, kind] = file.split('/');
+    if (file.endsWith('.yaml') || file.endsWith('.yml')) {
+      const y = parseYaml(file, text, tree.issues);
+      if (!y) continue;
+      if (top === 'site.yaml') tree.site = y;
+      else if (top === 'sources.yaml') tree.sources = y;
+      else if (top === 'metrics.yaml') tree.metrics = y;
+      else if (top === 'models') tree.models.push(y);
+      else if (top === 'overrides') tree.overrides.push(y);
+      else tree.issues.push({ file, message: 'measurements are JSON Lines (.jsonl), not YAML' });
+    } else if (file.endsWith('.jsonl') && top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '')) {
+      parseJsonl(file, text, tree[kind as (typeof MEASUREMENT_KINDS)[number]], tree.issues);
+    } else {
+      tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl` });
+    }
+  }
+  for (const [name, y] of [['site.yaml', tree.site], ['sources.yaml', tree.sources], ['metrics.yaml', tree.metrics]] as const) {
+    if (!y && !tree.issues.some((i) => i.file === name)) tree.issues.push({ file: name, message: 'missing: every data folder has one' });
+  }
+  tree.digest = hash.digest('hex');
+  return tree;
+}
+
+function parseYaml(file: string, text: string, issues: SourceIssue[]): YamlSource | null {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length) {
+    for (const e of doc.errors) issues.push({ file, line: lines.linePos(e.pos[0]).line, message: `YAML: ${e.message.split('\n')[0]}` });
+    return null;
+  }
+  return { file, doc, lines };
+}
+
+function parseJsonl(file: string, text: string, out: JsonlRecord[], issues: SourceIssue[]): void {
+  let start = 0;
+  let line = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    line++;
+    const raw = text.slice(start, end).trim();
+    start = end + 1;
+    if (!raw) continue;
+    try {
+      out.push({ file, line, value: JSON.parse(raw) });
+    } catch (e) {
+      issues.push({ file, line, message: `not valid JSON: ${(e as Error).message}` });
+    }
+  }
+}
+
+/** The 1-based line of the node at a path inside a YAML document, or of its nearest existing parent. */
+export function lineOf(y: YamlSource, at: readonly PropertyKey[]): number | undefined {
+  for (let n = at.length; n >= 0; n--) {
+    const node = y.doc.getIn(at.slice(0, n) as unknown[], true) as { range?: [number, number, number] } | undefined;
+    if (node && typeof node === 'object' && node.range) return y.lines.linePos(node.range[0]).line;
+  }
+  return undefined;
+}

@@ -1,0 +1,114 @@
+// Stage 6: the publication folder and its atomic switch.
+//   <out>/.modelpub-publication   marker: this folder is ours (a folder without it, and not empty, is refused)
+//   <out>/current -> releases/<id> the live publication; replaced by rename(2), so readers see old or new, never a mix
+//   <out>/releases/<id>/           one complete publication: api/, artifacts/, manifest.json, changes.json, publication.json
+//   <out>/.staging-*               a build in progress; a killed build leaves one behind, removed by the next build
+import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+import { Manifest, type ManifestEntry } from '../schema/api.js';
+import type { PreviousRelease } from './write.js';
+
+export const MARKER = '.modelpub-publication';
+const CURRENT = 'current';
+const RELEASES = 'releases';
+const LOCK = '.build.lock';
+
+export interface PublicationMeta {
+  schemaVersion: string;
+  publicationRevision: string;
+  publishedAt: string;
+  pageSizes: number[];
+  /** Number of pages prebuilt per list variant and sort (ceil(total / size)), keyed `<lane>.<public|display>` then size. */
+  totals: Record<string, number>;
+}
+
+/** Refuse an --out that is a file or a folder holding anything modelpub did not write; create it otherwise. */
+export async function claimOutDir(out: string): Promise<void> {
+  const st = await lstat(out).catch(() => null);
+  if (st && !st.isDirectory()) throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
+  if (!st) {
+    await mkdir(out, { recursive: true });
+  } else {
+    const names = await readdir(out);
+    if (names.length && !names.includes(MARKER)) {
+      throw new UsageError(`--out ${out} holds files that modelpub did not write (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}): choose an empty or new folder`);
+    }
+  }
+  await writeFile(path.join(out, MARKER), JSON.stringify({ format: 1, note: 'written by modelpub build; do not put other files here' }) + '\n');
+}
+
+/** One build at a time per folder. A lock left by a killed build (its pid is gone) is taken over. */
+export async function lockOutDir(out: string): Promise<() => Promise<void>> {
+  const file = path.join(out, LOCK);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fh = await open(file, 'wx');
+      await fh.writeFile(String(process.pid));
+      await fh.close();
+      return () => rm(file, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const pid = Number(await readFile(file, 'utf8').catch(() => ''));
+      if (pid && pidAlive(pid)) throw new UsageError(`another build (pid ${pid}) is publishing into ${out}; wait for it to finish`);
+      await rm(file, { force: true });
+    }
+  }
+  throw new UsageError(`could not lock ${out}`);
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The live release folder, or null before the first publication. */
+export async function currentRelease(out: string): Promise<string | null> {
+  const target = await readlink(path.join(out, CURRENT)).catch(() => null);
+  return target ? path.resolve(out, target) : null;
+}
+
+export async function readPrevious(out: string): Promise<(PreviousRelease & { meta: PublicationMeta }) | null> {
+  const dir = await currentRelease(out);
+  if (!dir) return null;
+  const manifest = Manifest.parse(JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')));
+  const meta = JSON.parse(await readFile(path.join(dir, 'publication.json'), 'utf8')) as PublicationMeta;
+  return { dir, revision: manifest.publicationRevision, entries: new Map<string, ManifestEntry>(manifest.files.map((f) => [f.path, f])), meta };
+}
+
+/** Remove staging folders of builds that died; they are ours by name. */
+export async function clearStaleStaging(out: string): Promise<void> {
+  for (const name of await readdir(out)) {
+    if (name.startsWith('.staging-') || name.startsWith('.current-')) await rm(path.join(out, name), { recursive: true, force: true });
+  }
+}
+
+export const stagingDirFor = (out: string, revision: string) => path.join(out, `.staging-${revision}-${process.pid}`);
+
+/** Move a finished staging folder into releases/ and point `current` at it in one rename. Returns the release folder. */
+export async function switchTo(out: string, staging: string, revision: string): Promise<string> {
+  await mkdir(path.join(out, RELEASES), { recursive: true });
+  const existing = new Set(await readdir(path.join(out, RELEASES)));
+  let name = revision;
+  for (let n = 2; existing.has(name); n++) name = `${revision}.${n}`; // same data rebuilt by other code: keep both
+  const release = path.join(out, RELEASES, name);
+  await rename(staging, release);
+  const tmp = path.join(out, `.current-${process.pid}`);
+  await rm(tmp, { force: true });
+  await symlink(path.join(RELEASES, name), tmp);
+  await rename(tmp, path.join(out, CURRENT));
+  return release;
+}
+
+/** Delete every release but the given ones (the new one and the one it replaced): all of releases/ is ours. */
+export async function pruneReleases(out: string, keep: string[]): Promise<void> {
+  const dir = path.join(out, RELEASES);
+  const keepNames = new Set(keep.map((k) => path.basename(k)));
+  for (const n of await readdir(dir).catch(() => [] as string[])) {
+    if (!keepNames.has(n)) await rm(path.join(dir, n), { recursive: true, force: true });
+  }
+}

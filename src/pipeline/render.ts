@@ -1,0 +1,163 @@
+// Stage 4: response bodies. Bodies are assembled from pre-serialized parts (a model's base object per locale, its
+// include sections once per lane) so that 100k+ combinations cost string concatenation, not re-serialization.
+// The gateway composes non-prebuilt list pages with the same functions from the build's artifacts, so a composed
+// answer is byte-identical to a prebuilt one.
+import type { Include, QueryLane, Sort } from '../schema/api.js';
+import { INCLUDES, SORTS } from '../schema/api.js';
+import { LOCALES, type Locale, type SiteFile } from '../schema/source.js';
+import type { Computed } from './compute/index.js';
+import { round } from './compute/numbers.js';
+import { orderSlugs } from './compute/order.js';
+import { nearby, percentile, type Placement } from './compute/ranks.js';
+import { NO_TESTS } from './compute/stats.js';
+import { toInstant } from './validate.js';
+
+export const TIER = 'free';
+const GROUP_ORDER = ['coding', 'reasoning', 'math', 'language', 'data', 'agentic', 'knowledge', 'efficiency'] as const;
+const SUMMARY_FALLBACK = 3;
+
+/** Per model and lane/display variant: the objects a response is made of. Also the artifact the gateway loads. */
+export interface ModelParts {
+  item: Record<Locale, Record<string, unknown>>;
+  detail: Record<Locale, Record<string, unknown>>;
+  /** Each section is an object whose keys are spliced into the item or detail. */
+  sections: Record<Include, Record<string, unknown>>;
+  search: { name: string; slug: string; text: Record<Locale, string> };
+}
+export interface VariantParts {
+  lane: QueryLane;
+  displayOnly: boolean;
+  orders: Record<Sort, string[]>;
+  models: Record<string, ModelParts>;
+}
+
+/** Case- and accent-insensitive form used by search (NFKD, marks removed, lower case). */
+export const foldText = (s: string): string => s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+
+export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean): VariantParts {
+  const view = c.lanes[lane];
+  const site = c.data.site;
+  const base = site.url.replace(/\/+$/, '');
+  const bySlug = new Map(view.models.map((m) => [m.slug, m]));
+  const ov = (slug: string) => (displayOnly ? c.overrides.get(slug) : undefined);
+  const nameOf = (slug: string) => ov(slug)?.name ?? bySlug.get(slug)!.name;
+
+  // Boards' group sizes, for category coverage.
+  const available = new Map<string, number>();
+  for (const b of view.boards.values()) available.set(b.metric.group, (available.get(b.metric.group) ?? 0) + 1);
+
+  const models: Record<string, ModelParts> = {};
+  for (const m of view.models) {
+    const o = ov(m.slug);
+    const stats = view.stats.get(m.slug) ?? NO_TESTS;
+    const perf = { average_tokens_per_second: stats.average_tokens_per_second, average_first_token_latency: stats.average_first_token_latency };
+    const price = view.prices.get(m.slug) ?? null;
+    const placements = view.placements.get(m.slug) ?? [];
+    const entries = placements.map((p) => benchmarkEntry(p, nameOf));
+    const headline = entries.filter((_, i) => placements[i]!.board.metric.headline);
+    const summary = headline.length ? headline : entries.slice(0, SUMMARY_FALLBACK);
+    const documentation_url = o && o.documentation_url !== undefined ? o.documentation_url : m.documentation_url;
+    const hub_url = o && o.hub_url !== undefined ? o.hub_url : m.hub_url;
+    const name = o?.name ?? m.name;
+    const description = (l: Locale) => o?.description?.[l] ?? m.description[l];
+    const common = (l: Locale) => ({
+      id: m.id, slug: m.slug, name, service_url: `${base}/model/${m.slug}`, description: description(l), developer: m.developer,
+      release_date: toInstant(m.release_date), context_window_tokens: m.context_window_tokens, max_output_tokens: m.max_output_tokens,
+      documentation_url, hub_url, stats: { ...stats }, performance_summary: perf,
+    });
+    const item = {} as ModelParts['item'];
+    const detail = {} as ModelParts['detail'];
+    for (const l of LOCALES) {
+      item[l] = common(l);
+      detail[l] = {
+        ...common(l),
+        pricing_summary: price && {
+          input_price_per_million: price.input_price_per_million, output_price_per_million: price.output_price_per_million,
+          blended_price_per_million: price.blended_price_per_million, updated_at: price.updated_at,
+        },
+        benchmark_count: entries.length,
+        benchmark_summary: summary,
+        provenance: { sources: view.provenance.get(m.slug) ?? [] },
+      };
+    }
+    const groups = new Map<string, { benchmark: string; group: string; metrics: unknown[] }>();
+    for (const [i, p] of placements.entries()) {
+      const e = entries[i]!;
+      const g = groups.get(p.board.metric.benchmark) ?? { benchmark: p.board.metric.benchmark, group: p.board.metric.group, metrics: [] };
+      g.metrics.push({ metric_key: e.metric_key, label: e.label, value: e.value, unit: e.unit, rank: e.rank, ranked_count: e.ranked_count });
+      groups.set(p.board.metric.benchmark, g);
+    }
+    const category_performance = GROUP_ORDER.filter((g) => available.has(g)).map((g) => {
+      const mine = placements.filter((p) => p.board.metric.group === g);
+      const total = available.get(g)!;
+      const scores = mine.map((p) => percentile(p.board.rows[p.index]!.rank, p.board.rows.length));
+      return {
+        group: g, metrics_available: total, metrics_covered: mine.length, coverage: round(mine.length / total, 4),
+        score: scores.length ? round(scores.reduce((a, b) => a + b, 0) / scores.length, 2) : null,
+      };
+    });
+    const caps = c.capabilities.get(m.slug)!;
+    models[m.slug] = {
+      item, detail,
+      sections: {
+        benchmarks: { benchmarks: entries, benchmark_groups: [...groups.values()], category_performance },
+        capabilities: { capabilities: caps },
+        pricing: {
+          pricing: price && {
+            input_price_per_million: price.input_price_per_million, output_price_per_million: price.output_price_per_million,
+            blended_price_per_million: price.blended_price_per_million, updated_at: price.updated_at,
+            currency: 'USD', blended_weighting: '3:1 input:output', observations: price.observations, sources: price.sources,
+          },
+        },
+      },
+      search: { name: foldText(name), slug: m.slug, text: Object.fromEntries(LOCALES.map((l) => [l, foldText(`${name}\n${m.slug}\n${description(l)}`)])) as Record<Locale, string> },
+    };
+  }
+  const orders = Object.fromEntries(SORTS.map((s) => [s, orderSlugs(view, s, nameOf)])) as Record<Sort, string[]>;
+  return { lane, displayOnly, orders, models };
+}
+
+function benchmarkEntry(p: Placement, nameOf: (slug: string) => string) {
+  const row = p.board.rows[p.index]!;
+  const metric = p.board.metric;
+  const date = toInstant(row.eval_date);
+  return {
+    metric_key: metric.key, label: metric.label, group: metric.group, value: row.value, unit: metric.unit,
+    rank: row.rank, ranked_count: p.board.rows.length, higher_is_better: metric.higher_is_better, is_aggregate: metric.aggregate,
+    eval_date: date, stderr: row.stderr, confidence: row.confidence, updated_at: date,
+    nearby_models: nearby(p).map((n) => ({ slug: n.slug, name: nameOf(n.slug), value: n.value, rank: n.rank })),
+  };
+}
+
+// ---- string assembly, shared with the gateway -------------------------------------------------------------
+
+/** `"k1":v1,"k2":v2` of an object: spliced into another object. */
+export const innerJson = (o: Record<string, unknown>): string => JSON.stringify(o).slice(1, -1);
+
+/** An object with the include sections spliced in, in canonical include order. */
+export function withSections(objJson: string, sectionJson: Partial<Record<Include, string>>, include: readonly Include[]): string {
+  if (!include.length) return objJson;
+  let out = objJson.slice(0, -1);
+  for (const inc of INCLUDES) if (include.includes(inc)) out += ',' + sectionJson[inc];
+  return out + '}';
+}
+
+export interface Envelope { schemaVersion: string; locale: Locale; attribution: { required: true; name: string; url: string; text: string } }
+
+export const attributionOf = (site: SiteFile) => ({ required: true as const, name: site.name, url: site.url, text: `Source: ${site.name} (${site.url})` });
+
+/**
+ * A body is `head + revision + tail`. The tail holds everything but the revision, so its hash tells whether the
+ * content changed since the previous publication (and the body then keeps its old revision and bytes).
+ */
+export function envelopeParts(schemaVersion: string, locale: Locale, attributionJson: string, dataJson: string): { head: string; tail: string } {
+  return {
+    head: `{"schemaVersion":${JSON.stringify(schemaVersion)},"publicationRevision":`,
+    tail: `,"tier":"${TIER}","locale":"${locale}","attribution":${attributionJson},"data":${dataJson}}`,
+  };
+}
+
+export function listDataJson(itemJsons: readonly string[], page: number, pageSize: number, total: number): string {
+  const pagination = { page, page_size: pageSize, total, total_pages: Math.ceil(total / pageSize) };
+  return `{"models":[${itemJsons.join(',')}],"pagination":${JSON.stringify(pagination)}}`;
+}

@@ -1,0 +1,138 @@
+// Stage 2: check every record against the schemas, then the rules that span files. All problems are collected
+// and reported together (file, line, record, field); nothing is built from data with a single problem.
+import path from 'node:path';
+import type { z } from 'zod';
+import { ValidationError, type SourceIssue } from '../errors.js';
+import {
+  BenchmarkResult, MetricsFile, ModelRecord, OverridesFile, PriceObservation, SiteFile, SourcesFile, SpeedRun, Slug,
+  type DisplayOverride, type Metric, type Source,
+} from '../schema/source.js';
+import { lineOf, type JsonlRecord, type LoadedTree, type YamlSource } from './load.js';
+
+export interface ModelEntry extends ModelRecord { slug: string; file: string }
+export interface SourceData {
+  site: z.infer<typeof SiteFile>;
+  sources: Source[];
+  metrics: Metric[];
+  models: ModelEntry[]; // sorted by slug
+  speed: z.infer<typeof SpeedRun>[];
+  benchmarks: z.infer<typeof BenchmarkResult>[];
+  prices: z.infer<typeof PriceObservation>[];
+  overrides: DisplayOverride[];
+  digest: string;
+  /** The newest date found in the data: the default publication time, so that no clock enters the output. */
+  latestInstant: string;
+}
+
+const fieldOf = (p: readonly PropertyKey[]) => p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('') || undefined;
+
+function checkYaml<T extends z.ZodType>(schema: T, y: YamlSource, issues: SourceIssue[], record?: (p: readonly PropertyKey[]) => string | undefined): z.infer<T> | null {
+  const r = schema.safeParse(y.doc.toJS());
+  if (r.success) return r.data;
+  for (const iss of r.error.issues) {
+    issues.push({ file: y.file, line: lineOf(y, iss.path), record: record?.(iss.path), field: fieldOf(iss.path), message: iss.message });
+  }
+  return null;
+}
+
+interface Located<T> { value: T; file: string; line: number }
+function checkJsonl<T extends z.ZodType>(schema: T, rows: JsonlRecord[], issues: SourceIssue[]): Located<z.infer<T>>[] {
+  const out: Located<z.infer<T>>[] = [];
+  for (const row of rows) {
+    const r = schema.safeParse(row.value);
+    if (r.success) out.push({ value: r.data, file: row.file, line: row.line });
+    else for (const iss of r.error.issues) issues.push({ file: row.file, line: row.line, field: fieldOf(iss.path), message: iss.message });
+  }
+  return out;
+}
+
+/** Validate a loaded tree; throws ValidationError listing every problem. */
+export function validateTree(tree: LoadedTree): SourceData {
+  const issues: SourceIssue[] = [...tree.issues];
+  const site = tree.site && checkYaml(SiteFile, tree.site, issues);
+  const sourcesFile = tree.sources && checkYaml(SourcesFile, tree.sources, issues, (p) => (p[0] === 'sources' && typeof p[1] === 'number' ? `source #${p[1] + 1}` : undefined));
+  const metricsFile = tree.metrics && checkYaml(MetricsFile, tree.metrics, issues, (p) => (p[0] === 'metrics' && typeof p[1] === 'number' ? `metric #${p[1] + 1}` : undefined));
+  const sources = sourcesFile?.sources ?? [];
+  const metrics = metricsFile?.metrics ?? [];
+  uniqueBy(sources, (s) => s.id, 'source id', 'sources.yaml', issues);
+  uniqueBy(metrics, (m) => m.key, 'metric key', 'metrics.yaml', issues);
+
+  const models: ModelEntry[] = [];
+  for (const y of tree.models) {
+    const slug = path.posix.basename(y.file).replace(/\.ya?ml$/, '');
+    if (!Slug.safeParse(slug).success) {
+      issues.push({ file: y.file, message: `file name "${slug}" is not a slug (lowercase letters, digits and single hyphens): the slug is the file name` });
+      continue;
+    }
+    const m = checkYaml(ModelRecord, y, issues, () => `model "${slug}"`);
+    if (m) models.push({ ...m, slug, file: y.file });
+  }
+  models.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+  duplicates(models, (m) => m.slug, (k, a, b) => `Duplicate slug "${k}" used by both ${a.file} and ${b.file}. Slugs must be unique.`, issues);
+  duplicates(models, (m) => String(m.id), (k, a, b) => `Duplicate model id ${k} used by both ${a.file} and ${b.file}. Ids must be unique.`, issues);
+
+
+  const speed = checkJsonl(SpeedRun, tree.speed, issues);
+  const benchmarks = checkJsonl(BenchmarkResult, tree.benchmarks, issues);
+  const prices = checkJsonl(PriceObservation, tree.prices, issues);
+
+  const slugs = new Set(models.map((m) => m.slug));
+  const sourceIds = new Set(sources.map((s) => s.id));
+  const metricKeys = new Set(metrics.map((m) => m.key));
+  function refsOk(model: string | null, source: string, at: Omit<SourceIssue, 'message'>): boolean {
+    let ok = true;
+    if (model !== null && !slugs.has(model)) { issues.push({ ...at, field: 'model', message: `unknown model "${model}": no data/models/${model}.yaml` }); ok = false; }
+    if (sourcesFile && !sourceIds.has(source)) { issues.push({ ...at, field: 'provenance.source', message: `unknown source "${source}": declare it in sources.yaml` }); ok = false; }
+    return ok;
+  }
+  const overrides: DisplayOverride[] = [];
+  for (const y of tree.overrides) {
+    const f = checkYaml(OverridesFile, y, issues, (p) => (typeof p[1] === 'number' ? `override #${p[1] + 1}` : undefined));
+    if (f) f.overrides.forEach((o, i) => { overrides.push(o); refsOk(o.model, o.provenance.source, { file: y.file, line: lineOf(y, ['overrides', i]), record: `override #${i + 1}` }); });
+  }
+  for (const m of models) refsOk(null, m.provenance.source, { file: m.file, record: `model "${m.slug}"` });
+  for (const parsed of [speed, benchmarks, prices] as Located<{ model: string; provenance: { source: string }; metric?: string }>[][]) {
+    for (const { value: rec, file, line } of parsed) {
+      refsOk(rec.model, rec.provenance.source, { file, line });
+      if (rec.metric !== undefined && metricsFile && !metricKeys.has(rec.metric)) {
+        issues.push({ file, line, field: 'metric', message: `unknown metric key "${rec.metric}": declare it in metrics.yaml` });
+      }
+    }
+  }
+  if (issues.length || !site) throw new ValidationError(issues);
+
+  let latest = '0000-01-01T00:00:00.000Z';
+  const seen = (d: string) => { const iso = toInstant(d); if (iso > latest) latest = iso; };
+  for (const m of models) seen(m.updated_at);
+  for (const r of speed) seen(r.value.measured_at);
+  for (const r of benchmarks) seen(r.value.eval_date);
+  for (const r of prices) seen(r.value.observed_at);
+  const values = <T>(rows: Located<T>[]) => rows.map((r) => r.value);
+  return {
+    site, sources, metrics, models, overrides, digest: tree.digest, latestInstant: latest,
+    speed: values(speed), benchmarks: values(benchmarks), prices: values(prices),
+  };
+}
+
+function uniqueBy<T>(items: T[], key: (t: T) => string, what: string, file: string, issues: SourceIssue[]) {
+  const seen = new Set<string>();
+  for (const t of items) {
+    const k = key(t);
+    if (seen.has(k)) issues.push({ file, message: `Duplicate ${what} "${k}". Each ${what} must be unique.` });
+    seen.add(k);
+  }
+}
+function duplicates<T extends { file: string }>(items: T[], key: (t: T) => string, msg: (k: string, a: T, b: T) => string, issues: SourceIssue[]) {
+  const first = new Map<string, T>();
+  for (const t of items) {
+    const k = key(t);
+    const prev = first.get(k);
+    if (prev) issues.push({ file: t.file, message: msg(k, prev, t) });
+    else first.set(k, t);
+  }
+}
+
+/** Dates and instants in the data, normalized to the API's ISO form (UTC, milliseconds). */
+export function toInstant(d: string): string {
+  return new Date(d.length === 10 ? `${d}T00:00:00Z` : d).toISOString();
+}

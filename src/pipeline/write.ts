@@ -1,0 +1,90 @@
+// Stage 5: write bodies into a staging folder. Each distinct body is written once; every other path with the same
+// bytes is a hard link to it. A body whose content did not change since the previous publication keeps that
+// publication's revision and bytes (it is hard-linked from the previous release, not rewritten), so its sha256,
+// ETag and Last-Modified stay put.
+import { createHash } from 'node:crypto';
+import { link, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import pMap from 'p-map';
+import type { ManifestEntry } from '../schema/api.js';
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A body to publish: `head + JSON(revision) + tail` (see render.envelopeParts). */
+export interface PendingBody { path: string; head: string; tail: string }
+
+export interface PreviousRelease {
+  dir: string;
+  revision: string;
+  entries: Map<string, ManifestEntry>;
+}
+
+export interface WriteStats { files: number; uniqueBodies: number; bytesWritten: number; linkedFromPrevious: number }
+
+export interface WriteOptions {
+  stagingDir: string;
+  revision: string;
+  publishedAt: string;
+  previous: PreviousRelease | null;
+  concurrency?: number;
+  onProgress?: (done: number) => void;
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export async function writeBodies(bodies: Iterable<PendingBody>, o: WriteOptions): Promise<{ entries: ManifestEntry[]; stats: WriteStats }> {
+  const entries: ManifestEntry[] = [];
+  const firstPathOf = new Map<string, Promise<string>>(); // sha256 -> path of the file holding those bytes
+  const dirs = new Map<string, Promise<unknown>>();
+  const stats: WriteStats = { files: 0, uniqueBodies: 0, bytesWritten: 0, linkedFromPrevious: 0 };
+  const ensureDir = (dir: string) => {
+    let p = dirs.get(dir);
+    if (!p) dirs.set(dir, (p = mkdir(dir, { recursive: true })));
+    return p;
+  };
+  let done = 0;
+  await pMap(bodies, async (b) => {
+    const prev = o.previous?.entries.get(b.path);
+    let revision = o.revision;
+    let lastModified = o.publishedAt;
+    let bytes: string | null = null;
+    let hash = '';
+    if (prev && prev.revision !== o.revision) {
+      const kept = b.head + JSON.stringify(prev.revision) + b.tail;
+      const keptHash = sha256(kept);
+      if (keptHash === prev.sha256) {
+        [revision, lastModified, bytes, hash] = [prev.revision, prev.last_modified, kept, keptHash];
+      }
+    }
+    if (bytes === null) {
+      bytes = b.head + JSON.stringify(revision) + b.tail;
+      hash = sha256(bytes);
+    }
+    const target = path.join(o.stagingDir, b.path);
+    await ensureDir(path.dirname(target));
+    const first = firstPathOf.get(hash);
+    if (first) {
+      await link(await first, target);
+    } else {
+      const body = bytes;
+      const written = (async () => {
+        if (prev && prev.sha256 === hash && o.previous) {
+          // Unchanged since the previous publication: share its file (or rewrite the same bytes if it is gone).
+          const linked = await link(path.join(o.previous.dir, b.path), target).then(() => true, () => false);
+          if (linked) { stats.linkedFromPrevious++; return target; }
+        }
+        await writeFile(target, body);
+        stats.bytesWritten += Buffer.byteLength(body);
+        return target;
+      })();
+      firstPathOf.set(hash, written);
+      stats.uniqueBodies++;
+      await written;
+    }
+    entries.push({ path: b.path, sha256: hash, bytes: Buffer.byteLength(bytes), content_type: JSON_TYPE, revision, last_modified: lastModified });
+    stats.files++;
+    o.onProgress?.(++done);
+  }, { concurrency: o.concurrency ?? 32 });
+  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { entries, stats };
+}

@@ -1,0 +1,205 @@
+// Published response shapes (SPEC part 2) and the publication's own files (manifest, change list).
+// JSON Schemas under schemas/ are generated from these; test/schemas.test.ts fails when they are stale.
+import { z } from 'zod';
+import { Locale } from './source.js';
+
+export const INCLUDES = ['benchmarks', 'capabilities', 'pricing'] as const; // canonical (sorted) order
+export const Include = z.enum(INCLUDES);
+export type Include = z.infer<typeof Include>;
+export const QUERY_LANES = ['verified', 'provisional', 'all'] as const;
+export const QueryLane = z.enum(QUERY_LANES);
+export type QueryLane = z.infer<typeof QueryLane>;
+export const SORTS = ['popular', 'recent', 'newest', 'alphabetical'] as const;
+export const Sort = z.enum(SORTS);
+export type Sort = z.infer<typeof Sort>;
+
+const Instant = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO 8601 UTC with milliseconds');
+
+export const Attribution = z.strictObject({ required: z.literal(true), name: z.string(), url: z.string(), text: z.string() });
+
+export const Stats = z.strictObject({
+  total_tests: z.number().int().min(0),
+  /** null when total_tests is 0: no measurement, not a measured zero. */
+  average_tokens_per_second: z.number().nullable(),
+  /** milliseconds */
+  average_first_token_latency: z.number().nullable(),
+  last_test_at: Instant.nullable(),
+});
+export const PerformanceSummary = Stats.pick({ average_tokens_per_second: true, average_first_token_latency: true });
+
+export const NearbyModel = z.strictObject({ slug: z.string(), name: z.string(), value: z.number(), rank: z.number().int().min(1) });
+
+export const BenchmarkEntry = z.strictObject({
+  metric_key: z.string(),
+  label: z.string(),
+  group: z.string(),
+  value: z.number(),
+  unit: z.string(),
+  rank: z.number().int().min(1),
+  ranked_count: z.number().int().min(1),
+  higher_is_better: z.boolean(),
+  is_aggregate: z.boolean(),
+  eval_date: Instant,
+  stderr: z.number().nullable(),
+  confidence: z.number(),
+  updated_at: Instant,
+  nearby_models: z.array(NearbyModel),
+});
+export type BenchmarkEntry = z.infer<typeof BenchmarkEntry>;
+
+export const BenchmarkGroup = z.strictObject({
+  benchmark: z.string(),
+  group: z.string(),
+  metrics: z.array(z.strictObject({ metric_key: z.string(), label: z.string(), value: z.number(), unit: z.string(), rank: z.number().int(), ranked_count: z.number().int() })),
+});
+export const CategoryPerformance = z.strictObject({
+  group: z.string(),
+  metrics_available: z.number().int().min(0),
+  metrics_covered: z.number().int().min(0),
+  coverage: z.number().min(0).max(1),
+  /** Mean leaderboard percentile (100 = first) over the covered metrics; null when none is covered. */
+  score: z.number().min(0).max(100).nullable(),
+});
+
+export const PricingSummary = z.strictObject({
+  input_price_per_million: z.number(),
+  output_price_per_million: z.number(),
+  blended_price_per_million: z.number(),
+  updated_at: Instant,
+});
+export const PricingDetail = PricingSummary.extend({
+  currency: z.literal('USD'),
+  blended_weighting: z.literal('3:1 input:output'),
+  observations: z.number().int().min(1),
+  sources: z.array(z.string()),
+});
+
+export const Capabilities = z.strictObject({
+  keys: z.array(z.string()),
+  input_modalities: z.array(z.string()),
+  output_modalities: z.array(z.string()),
+  reasoning: z.boolean(),
+  tool_use: z.boolean(),
+  structured_output: z.boolean().nullable(),
+  attachments: z.boolean(),
+  temperature: z.boolean(),
+  open_weights: z.boolean(),
+  knowledge_cutoff: z.string().nullable(),
+});
+
+export const PublicProvenance = z.strictObject({
+  sources: z.array(z.strictObject({
+    id: z.string(), name: z.string(), url: z.string(), license: z.string(),
+    records: z.number().int().min(1),
+    /** sha256 over the sorted evidence hashes of the records this response rests on */
+    evidence_digest: z.string(),
+  })),
+});
+
+/** Sections added by `include`; on list items and on the detail alike. */
+const BenchmarksSection = {
+  benchmarks: z.array(BenchmarkEntry).optional(),
+  benchmark_groups: z.array(BenchmarkGroup).optional(),
+  category_performance: z.array(CategoryPerformance).optional(),
+};
+const IncludeSections = {
+  ...BenchmarksSection,
+  pricing: PricingDetail.nullable().optional(),
+  capabilities: Capabilities.optional(),
+};
+
+export const ListItem = z.strictObject({
+  id: z.number().int(),
+  slug: z.string(),
+  name: z.string(),
+  service_url: z.string(),
+  description: z.string(),
+  developer: z.string(),
+  release_date: Instant,
+  context_window_tokens: z.number().int().min(0),
+  max_output_tokens: z.number().int().min(0),
+  documentation_url: z.string().nullable(),
+  hub_url: z.string().nullable(),
+  stats: Stats,
+  performance_summary: PerformanceSummary,
+  ...IncludeSections,
+});
+export type ListItem = z.infer<typeof ListItem>;
+
+export const ModelDetail = z.strictObject({
+  id: z.number().int(),
+  slug: z.string(),
+  name: z.string(),
+  service_url: z.string(),
+  description: z.string(),
+  developer: z.string(),
+  release_date: Instant,
+  context_window_tokens: z.number().int().min(0),
+  max_output_tokens: z.number().int().min(0),
+  documentation_url: z.string().nullable(),
+  hub_url: z.string().nullable(),
+  stats: Stats,
+  performance_summary: PerformanceSummary,
+  /** null when the lane holds no price observation for the model */
+  pricing_summary: PricingSummary.nullable(),
+  benchmark_count: z.number().int().min(0),
+  benchmark_summary: z.array(BenchmarkEntry),
+  provenance: PublicProvenance,
+  ...IncludeSections,
+});
+export type ModelDetail = z.infer<typeof ModelDetail>;
+
+export const Pagination = z.strictObject({
+  page: z.number().int().min(1),
+  page_size: z.number().int().min(1).max(100),
+  total: z.number().int().min(0),
+  total_pages: z.number().int().min(0),
+});
+
+const envelope = <T extends z.ZodType>(data: T) => z.strictObject({
+  schemaVersion: z.string(),
+  /** The revision that last changed this body; the current one is in the X-Publication-Revision header. */
+  publicationRevision: z.string(),
+  tier: z.literal('free'),
+  locale: Locale,
+  attribution: Attribution,
+  data,
+});
+export const ListResponse = envelope(z.strictObject({ models: z.array(ListItem), pagination: Pagination }));
+export const DetailResponse = envelope(ModelDetail);
+
+export const Problem = z.strictObject({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  code: z.string(),
+  instance: z.string().optional(),
+  invalid_params: z.array(z.strictObject({ name: z.string(), reason: z.string() })).optional(),
+});
+
+export const ManifestEntry = z.strictObject({
+  path: z.string(),
+  sha256: z.string(),
+  bytes: z.number().int().min(0),
+  content_type: z.string(),
+  /** Revision and time at which this body last changed (its Last-Modified). */
+  revision: z.string(),
+  last_modified: Instant,
+});
+export type ManifestEntry = z.infer<typeof ManifestEntry>;
+export const Manifest = z.strictObject({
+  schemaVersion: z.string(),
+  publicationRevision: z.string(),
+  publishedAt: Instant,
+  files: z.array(ManifestEntry),
+});
+export type Manifest = z.infer<typeof Manifest>;
+export const ChangeList = z.strictObject({
+  publicationRevision: z.string(),
+  previousRevision: z.string().nullable(),
+  added: z.array(z.string()),
+  changed: z.array(z.string()),
+  removed: z.array(z.string()),
+});
+export type ChangeList = z.infer<typeof ChangeList>;

@@ -1,0 +1,167 @@
+// Source records: what people and machines author under data/. Every published field is derived from these.
+// Private fields live only under `private`; the renderer never reads that key (see test/privacy.test.ts).
+import { z } from 'zod';
+
+export const LOCALES = ['en', 'zh', 'ru'] as const;
+export const Locale = z.enum(LOCALES);
+export type Locale = z.infer<typeof Locale>;
+
+/** Lanes a record can be authored in; `all` is a query lane only. */
+export const RecordLane = z.enum(['verified', 'provisional'], {
+  error: (iss) => `unknown lane ${JSON.stringify(iss.input)}: must be "verified" or "provisional"`,
+});
+export type RecordLane = z.infer<typeof RecordLane>;
+
+const Slug = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lowercase letters, digits and single hyphens');
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 hex digest (64 lowercase hex characters)');
+const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+/** A calendar date, as maintainers write it. */
+const IsoDate = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
+/** An instant; a timestamp without zone is rejected rather than guessed. */
+const IsoInstant = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp with a zone, e.g. 2024-04-15T08:04:59Z' });
+const NonNegative = (what: string) =>
+  z.number({ error: `${what} must be a number` }).finite(`${what} must be finite`).min(0, `${what} cannot be negative`);
+const TokenCount = z.number().int('must be a whole number of tokens').min(0, 'cannot be negative');
+
+/** Fields that may accompany any record and never reach the publication. */
+export const PrivateFields = z.strictObject({
+  internal_id: z.union([z.string(), z.number()]).optional(),
+  validator_input: z.unknown().optional(),
+  snapshot_ref: z.string().optional(),
+  notes: z.string().optional(),
+});
+
+/** Where a record comes from: a source declared in data/sources.yaml and the hash of the evidence it rests on. */
+export const Provenance = z.strictObject({
+  source: z.string().min(1),
+  evidence_sha256: Sha256,
+});
+export type Provenance = z.infer<typeof Provenance>;
+
+export const Source = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a lowercase identifier'),
+  name: z.string().min(1),
+  url: HttpUrl,
+  license: z.string().min(1, 'every source declares its licence, or NOASSERTION'),
+  /** The rights filter (SPEC part 1): only sources whose licence allows redistribution reach the publication. */
+  redistributable: z.boolean(),
+  attribution: z.string().min(1).optional(),
+  private: PrivateFields.optional(),
+});
+export type Source = z.infer<typeof Source>;
+export const SourcesFile = z.strictObject({ sources: z.array(Source) });
+
+export const SiteFile = z.strictObject({
+  name: z.string().min(1),
+  url: HttpUrl,
+  schema_version: z.string().regex(/^\d+\.\d+\.\d+$/, 'must be a semantic version like 1.0.0'),
+});
+export type SiteFile = z.infer<typeof SiteFile>;
+
+export const Metric = z.strictObject({
+  key: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a lowercase identifier'),
+  label: z.string().min(1),
+  benchmark: z.string().min(1),
+  group: z.enum(['coding', 'reasoning', 'math', 'language', 'data', 'agentic', 'knowledge', 'efficiency']),
+  unit: z.enum(['percent', 'score', 'index', 'usd', 'seconds']),
+  higher_is_better: z.boolean(),
+  aggregate: z.boolean().default(false),
+  headline: z.boolean().default(false),
+});
+export type Metric = z.infer<typeof Metric>;
+export const MetricsFile = z.strictObject({ metrics: z.array(Metric) });
+
+export const CAPABILITY_MODALITIES = ['text', 'image', 'audio', 'video', 'pdf'] as const;
+export const Modality = z.enum(CAPABILITY_MODALITIES);
+
+/** Capabilities as declared by the catalog; parsed into filterable keys by compute/capabilities.ts. */
+export const CapabilityDeclaration = z.strictObject({
+  input: z.array(Modality).min(1, 'declare at least one input modality'),
+  output: z.array(Modality).min(1, 'declare at least one output modality'),
+  reasoning: z.boolean(),
+  tool_call: z.boolean(),
+  structured_output: z.boolean().nullable(),
+  attachment: z.boolean(),
+  temperature: z.boolean(),
+  open_weights: z.boolean(),
+  knowledge_cutoff: z.string().regex(/^\d{4}-\d{2}(-\d{2})?$/, 'must be YYYY-MM or YYYY-MM-DD').nullable(),
+});
+
+export const LocalizedText = z.strictObject({
+  en: z.string().min(1, 'the en description is required'),
+  zh: z.string().min(1, 'the zh description is required'),
+  ru: z.string().min(1, 'the ru description is required'),
+});
+
+/** data/models/<slug>.yaml: the slug is the file name and is never repeated inside. */
+export const ModelRecord = z.strictObject({
+  id: z.number().int().positive('must be a positive integer'),
+  name: z.string().min(1),
+  developer: z.string().min(1),
+  release_date: IsoDate,
+  updated_at: IsoDate,
+  context_window_tokens: TokenCount,
+  max_output_tokens: TokenCount,
+  documentation_url: HttpUrl.nullable().default(null),
+  hub_url: HttpUrl.nullable().default(null),
+  /** Providers that serve this model; their count orders `sort=popular`. */
+  served_by: z.array(z.string().min(1)).default([]),
+  description: LocalizedText,
+  capabilities: CapabilityDeclaration,
+  lane: RecordLane.default('verified'),
+  provenance: Provenance,
+  private: PrivateFields.optional(),
+});
+export type ModelRecord = z.infer<typeof ModelRecord>;
+
+const Measurement = {
+  model: Slug,
+  lane: RecordLane,
+  provenance: Provenance,
+  private: PrivateFields.optional(),
+};
+
+/** data/measurements/speed/*.jsonl: one test run per line. */
+export const SpeedRun = z.strictObject({
+  ...Measurement,
+  tokens_per_second: NonNegative('tokens_per_second'),
+  first_token_latency_ms: NonNegative('first_token_latency_ms'),
+  measured_at: IsoInstant,
+});
+export type SpeedRun = z.infer<typeof SpeedRun>;
+
+/** data/measurements/benchmarks/*.jsonl: one metric value per line. */
+export const BenchmarkResult = z.strictObject({
+  ...Measurement,
+  metric: z.string().min(1),
+  value: z.number({ error: 'value must be a number' }).finite('value must be finite'),
+  stderr: NonNegative('stderr').nullable().default(null),
+  confidence: z.number().finite().min(0, 'confidence is in [0, 1]').max(1, 'confidence is in [0, 1]'),
+  eval_date: IsoDate,
+});
+export type BenchmarkResult = z.infer<typeof BenchmarkResult>;
+
+/** data/measurements/prices/*.jsonl: one price observation per line, USD per million tokens. */
+export const PriceObservation = z.strictObject({
+  ...Measurement,
+  input_per_million: NonNegative('input_per_million'),
+  output_per_million: NonNegative('output_per_million'),
+  observed_at: IsoInstant,
+});
+export type PriceObservation = z.infer<typeof PriceObservation>;
+
+/** data/overrides/*.yaml: manual display-only values, shown only with includeDisplayOnly=true. */
+export const DisplayOverride = z.strictObject({
+  model: Slug,
+  reason: z.string().min(1, 'say why this display-only value exists'),
+  name: z.string().min(1).optional(),
+  description: LocalizedText.partial().optional(),
+  documentation_url: HttpUrl.nullable().optional(),
+  hub_url: HttpUrl.nullable().optional(),
+  provenance: Provenance,
+  private: PrivateFields.optional(),
+});
+export type DisplayOverride = z.infer<typeof DisplayOverride>;
+export const OverridesFile = z.strictObject({ overrides: z.array(DisplayOverride) });
+
+export { Slug };
