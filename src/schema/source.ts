@@ -19,9 +19,14 @@ const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
 const IsoDate = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
 /** An instant; a timestamp without zone is rejected rather than guessed. */
 const IsoInstant = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp with a zone, e.g. 2024-04-15T08:04:59Z' });
-const NonNegative = (what: string) =>
-  z.number({ error: `${what} must be a number` }).finite(`${what} must be finite`).min(0, `${what} cannot be negative`);
-const TokenCount = z.number().int('must be a whole number of tokens').min(0, 'cannot be negative');
+/**
+ * zod 4 rejects NaN and ±Infinity (JSON `1e999`, YAML `.inf`) as an invalid type and `.finite()` is a no-op, so one
+ * message function tells a missing value, a non-number and a non-finite number apart.
+ */
+const numberError = (iss: { input?: unknown }) =>
+  iss.input === undefined ? 'required' : typeof iss.input === 'number' ? `must be a finite number, not ${iss.input}` : 'must be a number';
+const NonNegative = () => z.number({ error: numberError }).min(0, 'cannot be negative');
+const TokenCount = z.number({ error: numberError }).int('must be a whole number of tokens').min(0, 'cannot be negative');
 
 /** Fields that may accompany any record and never reach the publication. */
 export const PrivateFields = z.strictObject({
@@ -87,11 +92,10 @@ export const CapabilityDeclaration = z.strictObject({
   knowledge_cutoff: z.string().regex(/^\d{4}-\d{2}(-\d{2})?$/, 'must be YYYY-MM or YYYY-MM-DD').nullable(),
 });
 
-export const LocalizedText = z.strictObject({
-  en: z.string().min(1, 'the en description is required'),
-  zh: z.string().min(1, 'the zh description is required'),
-  ru: z.string().min(1, 'the ru description is required'),
-});
+const Description = (l: string) =>
+  z.string({ error: (iss) => (iss.input === undefined ? `the ${l} description is required` : `the ${l} description must be text`) })
+    .min(1, `the ${l} description is required`);
+export const LocalizedText = z.strictObject({ en: Description('en'), zh: Description('zh'), ru: Description('ru') });
 
 /** data/models/<slug>.yaml: the slug is the file name and is never repeated inside. */
 export const ModelRecord = z.strictObject({
@@ -124,8 +128,8 @@ const Measurement = {
 /** data/measurements/speed/*.jsonl: one test run per line. */
 export const SpeedRun = z.strictObject({
   ...Measurement,
-  tokens_per_second: NonNegative('tokens_per_second'),
-  first_token_latency_ms: NonNegative('first_token_latency_ms'),
+  tokens_per_second: NonNegative(),
+  first_token_latency_ms: NonNegative(),
   measured_at: IsoInstant,
 });
 export type SpeedRun = z.infer<typeof SpeedRun>;
@@ -134,9 +138,9 @@ export type SpeedRun = z.infer<typeof SpeedRun>;
 export const BenchmarkResult = z.strictObject({
   ...Measurement,
   metric: z.string().min(1),
-  value: z.number({ error: 'value must be a number' }).finite('value must be finite'),
-  stderr: NonNegative('stderr').nullable().default(null),
-  confidence: z.number().finite().min(0, 'confidence is in [0, 1]').max(1, 'confidence is in [0, 1]'),
+  value: z.number({ error: numberError }),
+  stderr: NonNegative().nullable().default(null),
+  confidence: z.number({ error: numberError }).min(0, 'confidence is in [0, 1]').max(1, 'confidence is in [0, 1]'),
   eval_date: IsoDate,
 });
 export type BenchmarkResult = z.infer<typeof BenchmarkResult>;
@@ -144,8 +148,8 @@ export type BenchmarkResult = z.infer<typeof BenchmarkResult>;
 /** data/measurements/prices/*.jsonl: one price observation per line, USD per million tokens. */
 export const PriceObservation = z.strictObject({
   ...Measurement,
-  input_per_million: NonNegative('input_per_million'),
-  output_per_million: NonNegative('output_per_million'),
+  input_per_million: NonNegative(),
+  output_per_million: NonNegative(),
   observed_at: IsoInstant,
 });
 export type PriceObservation = z.infer<typeof PriceObservation>;
