@@ -26,10 +26,17 @@ export interface SourceData {
 
 const fieldOf = (p: readonly PropertyKey[]) => p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('') || undefined;
 
+/** zod reports unknown keys once, at the object; split them so that each names its own field (and line). */
+function located(issues: z.core.$ZodIssue[]): { path: PropertyKey[]; message: string }[] {
+  return issues.flatMap((iss) => iss.code === 'unrecognized_keys'
+    ? iss.keys.map((k) => ({ path: [...iss.path, k], message: 'unknown field: not in the schema (a typo?)' }))
+    : [{ path: iss.path, message: iss.message }]);
+}
+
 function checkYaml<T extends z.ZodType>(schema: T, y: YamlSource, issues: SourceIssue[], record?: (p: readonly PropertyKey[]) => string | undefined): z.infer<T> | null {
   const r = schema.safeParse(y.doc.toJS());
   if (r.success) return r.data;
-  for (const iss of r.error.issues) {
+  for (const iss of located(r.error.issues)) {
     issues.push({ file: y.file, line: lineOf(y, iss.path), record: record?.(iss.path), field: fieldOf(iss.path), message: iss.message });
   }
   return null;
@@ -41,7 +48,7 @@ function checkJsonl<T extends z.ZodType>(schema: T, rows: JsonlRecord[], issues:
   for (const row of rows) {
     const r = schema.safeParse(row.value);
     if (r.success) out.push({ value: r.data, file: row.file, line: row.line });
-    else for (const iss of r.error.issues) issues.push({ file: row.file, line: row.line, field: fieldOf(iss.path), message: iss.message });
+    else for (const iss of located(r.error.issues)) issues.push({ file: row.file, line: row.line, field: fieldOf(iss.path), message: iss.message });
   }
   return out;
 }
@@ -69,7 +76,9 @@ export function validateTree(tree: LoadedTree): SourceData {
   }
   models.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
   duplicates(models, (m) => m.slug, (k, a, b) => `Duplicate slug "${k}" used by both ${a.file} and ${b.file}. Slugs must be unique.`, issues);
-  duplicates(models, (m) => String(m.id), (k, a, b) => `Duplicate model id ${k} used by both ${a.file} and ${b.file}. Ids must be unique.`, issues);
+  const yamlOf = new Map(tree.models.map((y) => [y.file, y]));
+  const modelLine = (m: ModelEntry, at: PropertyKey[]) => lineOf(yamlOf.get(m.file)!, at);
+  duplicates(models, (m) => String(m.id), (k, a, b) => `Duplicate model id ${k} used by both ${a.file} and ${b.file}. Ids must be unique.`, issues, (m) => modelLine(m, ['id']));
 
 
   const speed = checkJsonl(SpeedRun, tree.speed, issues);
@@ -90,7 +99,7 @@ export function validateTree(tree: LoadedTree): SourceData {
     const f = checkYaml(OverridesFile, y, issues, (p) => (typeof p[1] === 'number' ? `override #${p[1] + 1}` : undefined));
     if (f) f.overrides.forEach((o, i) => { overrides.push(o); refsOk(o.model, o.provenance.source, { file: y.file, line: lineOf(y, ['overrides', i]), record: `override #${i + 1}` }); });
   }
-  for (const m of models) refsOk(null, m.provenance.source, { file: m.file, record: `model "${m.slug}"` });
+  for (const m of models) refsOk(null, m.provenance.source, { file: m.file, line: modelLine(m, ['provenance', 'source']), record: `model "${m.slug}"` });
   for (const parsed of [speed, benchmarks, prices] as Located<{ model: string; provenance: { source: string }; metric?: string }>[][]) {
     for (const { value: rec, file, line } of parsed) {
       refsOk(rec.model, rec.provenance.source, { file, line });
@@ -122,12 +131,12 @@ function uniqueBy<T>(items: T[], key: (t: T) => string, what: string, file: stri
     seen.add(k);
   }
 }
-function duplicates<T extends { file: string }>(items: T[], key: (t: T) => string, msg: (k: string, a: T, b: T) => string, issues: SourceIssue[]) {
+function duplicates<T extends { file: string }>(items: T[], key: (t: T) => string, msg: (k: string, a: T, b: T) => string, issues: SourceIssue[], line?: (t: T) => number | undefined) {
   const first = new Map<string, T>();
   for (const t of items) {
     const k = key(t);
     const prev = first.get(k);
-    if (prev) issues.push({ file: t.file, message: msg(k, prev, t) });
+    if (prev) issues.push({ file: t.file, line: line?.(t), message: msg(k, prev, t) });
     else first.set(k, t);
   }
 }
