@@ -1,0 +1,264 @@
+// Bad source data: every problem is reported at once, each naming file, line, record and field where the format
+// allows, and nothing is published. Expected messages are stated in full (formatIssue of ValidationError.issues).
+import { readdir, readFile, readlink, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { formatIssue, ValidationError } from '../src/errors.js';
+import { build, loadAndValidate } from '../src/pipeline/build.js';
+import { ensureCompiled, runCli } from './helpers/cli.js';
+import { HASH, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
+
+/** The formatted issue lines for a data folder; [] when it is valid. */
+async function problems(dir: string): Promise<string[]> {
+  try {
+    await loadAndValidate(dir);
+    return [];
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    return e.issues.map(formatIssue);
+  }
+}
+
+/** smallCatalog (valid) plus extra raw files: every case below adds files of its own, so cases combine without shifting lines. */
+async function issuesWith(files: Record<string, string>): Promise<string[]> {
+  return withTemp(async (dir) => {
+    await writeFixture(dir, { ...smallCatalog(), files });
+    return problems(dir);
+  });
+}
+
+/** A model file with known line numbers; `set` replaces whole lines by key (a value may span lines). */
+function modelYaml(id: number, set: Record<string, string | null> = {}): string {
+  const lines: [string, string][] = [
+    ['id', `id: ${id}`],
+    ['name', 'name: Test Model'],
+    ['developer', 'developer: Lab'],
+    ['release_date', 'release_date: 2025-01-01'], // line 4
+    ['updated_at', 'updated_at: 2025-02-01'],
+    ['context_window_tokens', 'context_window_tokens: 1000'], // line 6
+    ['max_output_tokens', 'max_output_tokens: 100'],
+    ['description', 'description:\n  en: A model.\n  zh: 一个模型。\n  ru: Модель.'], // lines 8-11
+    ['capabilities', 'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: null'], // 12-21
+    ['lane', 'lane: verified'], // line 22
+    ['provenance', `provenance:\n  source: lab\n  evidence_sha256: "${HASH(id)}"`], // 23-25
+  ];
+  return lines.filter(([k]) => set[k] !== null).map(([k, l]) => set[k] ?? l).join('\n') + '\n';
+}
+const jsonl = (...rows: (Record<string, unknown> | string)[]) => rows.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n';
+const run = (extra: Record<string, unknown> = {}) => ({ model: 'alpha', lane: 'verified', tokens_per_second: 10, first_token_latency_ms: 100, measured_at: '2025-01-05T10:00:00Z', provenance: prov(900), ...extra });
+const result = (extra: Record<string, unknown> = {}) => ({ model: 'alpha', metric: 'code.pass', lane: 'verified', value: 50, stderr: null, confidence: 1, eval_date: '2025-01-10', provenance: prov(901), ...extra });
+const price = (extra: Record<string, unknown> = {}) => ({ model: 'alpha', lane: 'verified', input_per_million: 1, output_per_million: 2, observed_at: '2025-01-01T00:00:00Z', provenance: prov(902), ...extra });
+
+interface Case { files: Record<string, string>; expected: string[] }
+const CASES: Record<string, Case> = {
+  'duplicate slugs (same basename in two folders of models/)': {
+    files: { 'models/vendor/alpha.yaml': modelYaml(11) },
+    expected: ['models/vendor/alpha.yaml: Duplicate slug "alpha" used by both models/alpha.yaml and models/vendor/alpha.yaml. Slugs must be unique.'],
+  },
+  'duplicate ids': {
+    files: { 'models/epsilon.yaml': modelYaml(2) },
+    expected: ['models/epsilon.yaml:1: Duplicate model id 2 used by both models/beta.yaml and models/epsilon.yaml. Ids must be unique.'],
+  },
+  'unknown metric keys': {
+    files: { 'measurements/benchmarks/unknown-metric.jsonl': jsonl(result(), result({ metric: 'code.nope' })) },
+    expected: ['measurements/benchmarks/unknown-metric.jsonl:2: metric: unknown metric key "code.nope": declare it in metrics.yaml'],
+  },
+  'measurements and overrides for unknown models': {
+    files: {
+      'measurements/prices/ghost.jsonl': jsonl(price({ model: 'ghost' })),
+      'measurements/speed/ghost.jsonl': jsonl(run(), run(), run({ model: 'ghost' })),
+      'overrides/ghost.yaml': 'overrides:\n  - model: beta\n    reason: fine\n    provenance: { source: lab, evidence_sha256: "' + HASH(5) + '" }\n  - model: ghost\n    reason: typo\n    provenance: { source: lab, evidence_sha256: "' + HASH(6) + '" }\n',
+    },
+    expected: [
+      'overrides/ghost.yaml:5: override #2: model: unknown model "ghost": no data/models/ghost.yaml',
+      'measurements/speed/ghost.jsonl:3: model: unknown model "ghost": no data/models/ghost.yaml',
+      'measurements/prices/ghost.jsonl:1: model: unknown model "ghost": no data/models/ghost.yaml',
+    ],
+  },
+  'bad dates': {
+    files: {
+      'models/bad-dates.yaml': modelYaml(20, { release_date: 'release_date: 2025-02-30', updated_at: 'updated_at: 2025-2-1' }),
+      'measurements/speed/bad-dates.jsonl': jsonl(run({ measured_at: '2025-01-05T10:00:00' })),
+      'measurements/benchmarks/bad-dates.jsonl': jsonl(result({ eval_date: '2025-13-01' })),
+      'measurements/prices/bad-dates.jsonl': jsonl(price({ observed_at: 'yesterday' })),
+    },
+    expected: [
+      'models/bad-dates.yaml:4: model "bad-dates": release_date: must be a date YYYY-MM-DD',
+      'models/bad-dates.yaml:5: model "bad-dates": updated_at: must be a date YYYY-MM-DD',
+      'measurements/speed/bad-dates.jsonl:1: measured_at: must be an ISO 8601 timestamp with a zone, e.g. 2024-04-15T08:04:59Z',
+      'measurements/benchmarks/bad-dates.jsonl:1: eval_date: must be a date YYYY-MM-DD',
+      'measurements/prices/bad-dates.jsonl:1: observed_at: must be an ISO 8601 timestamp with a zone, e.g. 2024-04-15T08:04:59Z',
+    ],
+  },
+  'negative numbers': {
+    files: {
+      'models/negative.yaml': modelYaml(21, { context_window_tokens: 'context_window_tokens: -1' }),
+      'measurements/speed/negative.jsonl': jsonl(run({ tokens_per_second: -3 })),
+      'measurements/benchmarks/negative.jsonl': jsonl(result({ stderr: -0.1, confidence: -1 })),
+      'measurements/prices/negative.jsonl': jsonl(price({ input_per_million: -0.5 })),
+    },
+    expected: [
+      'models/negative.yaml:6: model "negative": context_window_tokens: cannot be negative',
+      'measurements/speed/negative.jsonl:1: tokens_per_second: cannot be negative',
+      'measurements/benchmarks/negative.jsonl:1: stderr: cannot be negative',
+      'measurements/benchmarks/negative.jsonl:1: confidence: confidence is in [0, 1]',
+      'measurements/prices/negative.jsonl:1: input_per_million: cannot be negative',
+    ],
+  },
+  'non-finite numbers (JSON 1e999 and YAML .inf parse to Infinity)': {
+    files: {
+      'models/infinite.yaml': modelYaml(22, { max_output_tokens: 'max_output_tokens: .inf' }),
+      'measurements/benchmarks/infinite.jsonl': JSON.stringify(result()).replace('"value":50', '"value":1e999') + '\n',
+      'measurements/speed/infinite.jsonl': JSON.stringify(run()).replace('"first_token_latency_ms":100', '"first_token_latency_ms":-1e999') + '\n',
+    },
+    expected: [
+      'models/infinite.yaml:7: model "infinite": max_output_tokens: must be a finite number, not Infinity',
+      'measurements/speed/infinite.jsonl:1: first_token_latency_ms: must be a finite number, not -Infinity',
+      'measurements/benchmarks/infinite.jsonl:1: value: must be a finite number, not Infinity',
+    ],
+  },
+  'unknown lanes': {
+    files: {
+      'models/laneless.yaml': modelYaml(23, { lane: 'lane: beta' }),
+      'measurements/speed/lanes.jsonl': jsonl(run({ lane: 'all' })),
+    },
+    expected: [
+      'models/laneless.yaml:22: model "laneless": lane: unknown lane "beta": must be "verified" or "provisional"',
+      'measurements/speed/lanes.jsonl:1: lane: unknown lane "all": must be "verified" or "provisional"',
+    ],
+  },
+  'missing locale (zh) and an empty one (ru)': {
+    files: { 'models/monolingual.yaml': modelYaml(24, { description: 'description:\n  en: A model.\n  ru: ""' }) },
+    expected: [
+      // A missing key has no line of its own: the line is where its parent's value starts.
+      'models/monolingual.yaml:9: model "monolingual": description.zh: the zh description is required',
+      'models/monolingual.yaml:10: model "monolingual": description.ru: the ru description is required',
+    ],
+  },
+  'unknown provenance source': {
+    files: {
+      'models/unsourced.yaml': modelYaml(25, { provenance: `provenance:\n  source: nowhere\n  evidence_sha256: "${HASH(25)}"` }),
+      'measurements/benchmarks/unsourced.jsonl': jsonl(result({ provenance: prov(903, 'nowhere') })),
+    },
+    expected: [
+      'models/unsourced.yaml:24: model "unsourced": provenance.source: unknown source "nowhere": declare it in sources.yaml',
+      'measurements/benchmarks/unsourced.jsonl:1: provenance.source: unknown source "nowhere": declare it in sources.yaml',
+    ],
+  },
+  'YAML syntax errors, with the line': {
+    files: {
+      'models/broken.yaml': 'id: 40\nname: Broken\nname: Again\n',
+      'models/tabbed.yaml': 'id: 41\nname: Tabbed\n\tdeveloper: Lab\n',
+    },
+    expected: [
+      'models/broken.yaml:3: YAML: Map keys must be unique',
+      'models/tabbed.yaml:3: YAML: Tabs are not allowed as indentation',
+    ],
+  },
+};
+
+describe('validation reports each kind of problem precisely', () => {
+  it('the base catalog is valid', async () => {
+    expect(await issuesWith({})).toEqual([]);
+  });
+  for (const [name, c] of Object.entries(CASES)) {
+    it(name, async () => {
+      expect(await issuesWith(c.files)).toEqual(c.expected);
+    });
+  }
+  it('a bad JSON Lines line is named by its line number (blank lines count)', async () => {
+    const lines = await issuesWith({ 'measurements/speed/garbled.jsonl': jsonl(run(), '', '{"model": "alpha", oops', run()) });
+    expect(lines).toHaveLength(1);
+    // The text after "not valid JSON:" is V8's JSON.parse message, which differs between Node versions.
+    expect(lines[0]).toMatch(/^measurements\/speed\/garbled\.jsonl:3: not valid JSON: \S/);
+  });
+  it('a field of the wrong type, unknown fields (each on its own line) and a missing file are reported too', async () => {
+    await withTemp(async (dir) => {
+      const spec: FixtureSpec = smallCatalog();
+      spec.models = [model('alpha', 1, { context_window_tokens: '1000', colour: 'red', private: { notes: 'x', note: 'typo' } })];
+      spec.speed = [run({ tps: 1 })];
+      spec.benchmarks = spec.prices = spec.overrides = [];
+      await writeFixture(dir, spec);
+      await rm(path.join(dir, 'metrics.yaml'));
+      expect(await problems(dir)).toEqual([
+        'metrics.yaml: missing: every data folder has one',
+        'models/alpha.yaml:6: model "alpha": context_window_tokens: must be a number',
+        'models/alpha.yaml:35: model "alpha": private.note: unknown field: not in the schema (a typo?)',
+        'models/alpha.yaml:32: model "alpha": colour: unknown field: not in the schema (a typo?)',
+        'measurements/speed/runs.jsonl:1: tps: unknown field: not in the schema (a typo?)',
+      ]);
+    });
+  });
+});
+
+describe('every problem at once', () => {
+  it('all the cases above in one data folder give the union of their messages', async () => {
+    const files = Object.assign({}, ...Object.values(CASES).map((c) => c.files)) as Record<string, string>;
+    const expected = Object.values(CASES).flatMap((c) => c.expected);
+    const got = await issuesWith(files);
+    expect([...got].sort()).toEqual([...expected].sort());
+  });
+});
+
+describe('the CLI', () => {
+  let bad: string[] = [];
+  beforeAll(() => {
+    ensureCompiled();
+    bad = [...CASES['unknown metric keys']!.expected, ...CASES['negative numbers']!.expected];
+  });
+  const badFiles = () => ({ ...CASES['unknown metric keys']!.files, ...CASES['negative numbers']!.files });
+
+  it('`validate` exits 1 and prints every issue line on stderr, nothing on stdout', async () => {
+    await withTemp(async (dir) => {
+      await writeFixture(dir, { ...smallCatalog(), files: badFiles() });
+      const r = await runCli(['validate', '--data', dir]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines[0]).toBe(`modelpub: ${bad.length} problems in the source data:`);
+      expect(lines.slice(1).map((l) => l.trim()).sort()).toEqual([...bad].sort());
+    });
+  });
+
+  it('`validate` on good data exits 0', async () => {
+    await withTemp(async (dir) => {
+      await writeFixture(dir, smallCatalog());
+      const r = await runCli(['validate', '--data', dir]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`${dir}: valid. 4 models, 2 metrics, 3 speed runs, 7 benchmark results, 4 price observations, 1 display-only overrides`);
+    });
+  });
+
+  it('`build` on bad data exits 1 and leaves the existing publication untouched', async () => {
+    await withTemp(async (tmp) => {
+      const good = path.join(tmp, 'good');
+      const badDir = path.join(tmp, 'bad');
+      const out = path.join(tmp, 'out');
+      await writeFixture(good, smallCatalog());
+      await writeFixture(badDir, { ...smallCatalog(), files: badFiles() });
+      await build({ dataDir: good, outDir: out });
+      const before = await snapshot(out);
+      const r = await runCli(['build', '--data', badDir, '--out', out, '--quiet']);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trimEnd().split('\n').slice(1).map((l) => l.trim()).sort()).toEqual([...bad].sort());
+      expect(await snapshot(out)).toEqual(before);
+      await expect(build({ dataDir: badDir, outDir: out })).rejects.toBeInstanceOf(ValidationError);
+      expect(await snapshot(out)).toEqual(before);
+    });
+  });
+});
+
+/** Every path under a folder with its bytes (as text) or symlink target. */
+async function snapshot(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    const p = path.join(e.parentPath, e.name);
+    const rel = path.relative(dir, p);
+    if (e.isSymbolicLink()) out[rel] = `-> ${await readlink(p)}`;
+    else if (e.isFile()) out[rel] = await readFile(p, 'utf8');
+    else out[rel] = '<dir>';
+  }
+  return out;
+}
