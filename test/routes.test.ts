@@ -1,0 +1,206 @@
+// Request canonicalization (src/routes.ts): what the gateway accepts, how it names the prebuilt file, and what it refuses.
+import { describe, expect, it } from 'vitest';
+import { INCLUDE_SUBSETS, detailFile, fileFor, listFile, parseRequest, type ApiRequest, type ListRequest, type ParseResult } from '../src/routes.js';
+
+const LIST = '/api/v1/models';
+const parse = (pathname: string, query = '') => parseRequest(pathname, new URLSearchParams(query));
+const ok = (pathname: string, query = ''): ApiRequest => {
+  const r = parse(pathname, query);
+  if (!r.ok) throw new Error(`expected ${pathname}?${query} to parse, got ${JSON.stringify(r)}`);
+  return r.request;
+};
+const invalid = (pathname: string, query: string) => {
+  const r: ParseResult = parse(pathname, query);
+  if (r.ok || r.status !== 400) throw new Error(`expected 400 for ${pathname}?${query}, got ${JSON.stringify(r)}`);
+  return r.invalid;
+};
+
+describe('defaults', () => {
+  it('list: page 1 of 50, popular, en, verified, public, no include, no query', () => {
+    expect(ok(LIST)).toEqual({ kind: 'list', locale: 'en', lane: 'verified', displayOnly: false, include: [], sort: 'popular', page: 1, pageSize: 50, q: null });
+  });
+  it('detail: en, verified, public, no include', () => {
+    expect(ok(`${LIST}/gpt-4o`)).toEqual({ kind: 'detail', slug: 'gpt-4o', locale: 'en', lane: 'verified', displayOnly: false, include: [] });
+  });
+  it('explicit defaults give the same request as none', () => {
+    expect(ok(LIST, 'page=1&page_size=50&sort=popular&locale=en&lane=verified&includeDisplayOnly=false&include=')).toEqual(ok(LIST));
+    expect(ok(`${LIST}/a`, 'locale=en&lane=verified&includeDisplayOnly=false')).toEqual(ok(`${LIST}/a`));
+  });
+  it('every value is taken as given', () => {
+    expect(ok(LIST, 'q=claude&page=3&page_size=100&sort=alphabetical&locale=zh&lane=all&includeDisplayOnly=true&include=pricing')).toEqual({
+      kind: 'list', locale: 'zh', lane: 'all', displayOnly: true, include: ['pricing'], sort: 'alphabetical', page: 3, pageSize: 100, q: 'claude',
+    });
+  });
+});
+
+describe('include', () => {
+  const perms = (xs: string[]): string[][] => (xs.length <= 1 ? [xs] : xs.flatMap((x, i) => perms([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p])));
+  it('every permutation of the three gives the canonical sorted order (and so one file)', () => {
+    const all = perms(['pricing', 'benchmarks', 'capabilities']);
+    expect(all).toHaveLength(6);
+    for (const p of all) {
+      const r = ok(`${LIST}/a`, `include=${p.join(',')}`);
+      expect(r.include).toEqual(['benchmarks', 'capabilities', 'pricing']);
+      expect(detailFile(r as Extract<ApiRequest, { kind: 'detail' }>)).toBe('api/v1/models/a/en.verified.public.benchmarks+capabilities+pricing.json');
+    }
+  });
+  it('pairs and repeats are canonicalized too', () => {
+    expect(ok(LIST, 'include=pricing,benchmarks').include).toEqual(['benchmarks', 'pricing']);
+    expect(ok(LIST, 'include=pricing,pricing').include).toEqual(['pricing']);
+    expect(ok(LIST, 'include=capabilities,benchmarks,capabilities').include).toEqual(['benchmarks', 'capabilities']);
+    expect(ok(LIST, 'include=').include).toEqual([]);
+  });
+  it('unknown values, wrong case, spaces and empty parts are rejected, naming include', () => {
+    expect(invalid(LIST, 'include=prices')).toEqual([{ name: 'include', reason: '"prices" is not one of benchmarks, capabilities, pricing' }]);
+    expect(invalid(LIST, 'include=Pricing')).toEqual([{ name: 'include', reason: '"Pricing" is not one of benchmarks, capabilities, pricing' }]);
+    expect(invalid(LIST, 'include=pricing, benchmarks')).toEqual([{ name: 'include', reason: '" benchmarks" is not one of benchmarks, capabilities, pricing' }]);
+    expect(invalid(LIST, 'include=pricing,')).toEqual([{ name: 'include', reason: '"" is not one of benchmarks, capabilities, pricing' }]);
+  });
+  it('INCLUDE_SUBSETS holds the 8 canonical subsets once each', () => {
+    expect(INCLUDE_SUBSETS.map((s) => s.join('+'))).toEqual([
+      '', 'benchmarks', 'capabilities', 'benchmarks+capabilities', 'pricing', 'benchmarks+pricing', 'capabilities+pricing', 'benchmarks+capabilities+pricing',
+    ]);
+  });
+});
+
+describe('page and page_size', () => {
+  it('accepts the bounds 1 and 100', () => {
+    expect((ok(LIST, 'page_size=1') as ListRequest).pageSize).toBe(1);
+    expect((ok(LIST, 'page_size=100') as ListRequest).pageSize).toBe(100);
+    expect((ok(LIST, 'page=1000000') as ListRequest).page).toBe(1_000_000);
+  });
+  it.each([
+    ['0', 'must be at least 1'],
+    ['101', 'must be at most 100'],
+    ['abc', 'must be a whole number from 1 to 100'],
+    ['1.5', 'must be a whole number from 1 to 100'],
+    ['-1', 'must be a whole number from 1 to 100'],
+    ['', 'must be a whole number from 1 to 100'],
+    ['1e2', 'must be a whole number from 1 to 100'],
+    [' 5', 'must be a whole number from 1 to 100'],
+    ['9999999999', 'must be a whole number from 1 to 100'],
+  ])('page_size=%j is rejected: %s', (v, reason) => {
+    expect(invalid(LIST, `page_size=${encodeURIComponent(v)}`)).toEqual([{ name: 'page_size', reason }]);
+  });
+  it('page 0, a fraction and a page past the limit are rejected, naming page', () => {
+    expect(invalid(LIST, 'page=0')).toEqual([{ name: 'page', reason: 'must be at least 1' }]);
+    expect(invalid(LIST, 'page=2.0')).toEqual([{ name: 'page', reason: 'must be a whole number from 1 to 1000000' }]);
+    expect(invalid(LIST, 'page=1000001')).toEqual([{ name: 'page', reason: 'must be at most 1000000' }]);
+  });
+  it('several bad parameters are reported together', () => {
+    expect(invalid(LIST, 'page_size=0&lane=x&sort=best&locale=de')).toEqual([
+      { name: 'locale', reason: 'must be one of en, zh, ru' },
+      { name: 'lane', reason: 'must be one of verified, provisional, all' },
+      { name: 'sort', reason: 'must be one of popular, recent, newest, alphabetical' },
+      { name: 'page_size', reason: 'must be at least 1' },
+    ]);
+  });
+});
+
+describe('repeated and unknown parameters', () => {
+  it('a known parameter given twice is rejected, even with the same value', () => {
+    expect(invalid(LIST, 'page=1&page=2')).toEqual([{ name: 'page', reason: 'given more than once; send it once' }]);
+    expect(invalid(LIST, 'locale=en&locale=en')).toEqual([{ name: 'locale', reason: 'given more than once; send it once' }]);
+    expect(invalid(`${LIST}/a`, 'include=pricing&include=benchmarks')).toEqual([{ name: 'include', reason: 'given more than once; send it once' }]);
+  });
+  it('unknown parameters are ignored, repeated or not (cache busters)', () => {
+    expect(ok(LIST, 'utm_source=x&_=1&_=2&PAGE=7')).toEqual(ok(LIST));
+  });
+  it('list-only parameters on a detail request are ignored', () => {
+    expect(ok(`${LIST}/a`, 'page=0&page_size=500&sort=x&q=zzz')).toEqual(ok(`${LIST}/a`));
+  });
+});
+
+describe('slugs and paths', () => {
+  it('accepts a slug of up to 160 characters', () => {
+    const slug = 'a'.repeat(160);
+    expect(ok(`${LIST}/${slug}`)).toMatchObject({ kind: 'detail', slug });
+    expect(ok(`${LIST}/claude-3-5-sonnet-20241022`)).toMatchObject({ slug: 'claude-3-5-sonnet-20241022' });
+  });
+  it.each([
+    '..%2Fetc%2Fpasswd', '..%2f..%2fmanifest.json', '%2e%2e', '%2E%2E%2Fx', '..', '.', 'a/b', 'a/../b', 'A', 'Gpt-4o', 'a%00b', 'a\u0000b', 'a\\b', 'a%5Cb',
+    'a'.repeat(161), 'a'.repeat(100_000), '', 'a-', '-a', 'a--b', 'a_b', 'a.b', 'a b', 'a%20b', 'é', 'a?', 'a/',
+  ])('slug %j gives 404', (slug) => {
+    const raw = `${LIST}/${slug}`;
+    expect(parse(raw)).toEqual({ ok: false, status: 404, reason: 'no such model' });
+    // As the gateway may see it after URL parsing, which resolves `..`, `%2e%2e` and cuts at `?`: a 404, or at most
+    // a plain slug (a/../b is b) whose file stays inside api/v1/models/<slug>/.
+    const viaUrl = parse(new URL(raw.replace(/\u0000/g, '%00'), 'http://localhost').pathname);
+    if (viaUrl.ok) {
+      expect(viaUrl.request.kind).toBe('detail');
+      const file = fileFor(viaUrl.request, { pageSizes: [50], pages: () => 1 })!;
+      expect(file).toMatch(/^api\/v1\/models\/[a-z0-9]+(-[a-z0-9]+)*\/en\.verified\.public\.base\.json$/);
+    } else expect(viaUrl.status).toBe(404);
+  });
+  it('other paths give 404', () => {
+    for (const p of ['/', '/api/v1', '/api/v1/models/', '/api/v1/modelsx', '/api/v2/models', '/API/v1/models', '/api/v1/models/a/b/c']) {
+      expect(parse(p).ok, p).toBe(false);
+    }
+    expect(parse('/api/v1/modelsx')).toEqual({ ok: false, status: 404, reason: 'no such path' });
+  });
+});
+
+describe('lane, includeDisplayOnly, locale, sort', () => {
+  it.each(['verified', 'provisional', 'all'])('lane=%s is accepted', (lane) => {
+    expect(ok(LIST, `lane=${lane}`).lane).toBe(lane);
+    expect(ok(`${LIST}/a`, `lane=${lane}`).lane).toBe(lane);
+  });
+  it.each(['bogus', 'Verified', 'ALL', '', 'verified,provisional'])('lane=%j is rejected', (lane) => {
+    expect(invalid(`${LIST}/a`, `lane=${encodeURIComponent(lane)}`)).toEqual([{ name: 'lane', reason: 'must be one of verified, provisional, all' }]);
+  });
+  it('includeDisplayOnly takes exactly true or false', () => {
+    expect(ok(LIST, 'includeDisplayOnly=true').displayOnly).toBe(true);
+    expect(ok(LIST, 'includeDisplayOnly=false').displayOnly).toBe(false);
+    expect(ok(`${LIST}/a`, 'includeDisplayOnly=true').displayOnly).toBe(true);
+    for (const v of ['TRUE', '1', 'yes', '']) {
+      expect(invalid(LIST, `includeDisplayOnly=${v}`), v).toEqual([{ name: 'includeDisplayOnly', reason: 'must be true or false' }]);
+    }
+    expect(ok(LIST, 'includedisplayonly=true').displayOnly).toBe(false); // another (unknown) parameter: ignored
+  });
+  it('locale and sort take their listed values only', () => {
+    for (const l of ['en', 'zh', 'ru']) expect(ok(`${LIST}/a`, `locale=${l}`).locale).toBe(l);
+    expect(invalid(`${LIST}/a`, 'locale=EN')).toEqual([{ name: 'locale', reason: 'must be one of en, zh, ru' }]);
+    expect(invalid(LIST, 'locale=zh-CN')).toEqual([{ name: 'locale', reason: 'must be one of en, zh, ru' }]);
+    for (const s of ['popular', 'recent', 'newest', 'alphabetical']) expect((ok(LIST, `sort=${s}`) as ListRequest).sort).toBe(s);
+  });
+});
+
+describe('q', () => {
+  const q = (v: string) => parse(LIST, new URLSearchParams({ q: v }).toString());
+  it('is trimmed; blank means no query', () => {
+    expect((ok(LIST, 'q=%20%20gpt%204o%09%0A') as ListRequest).q).toBe('gpt 4o');
+    expect((ok(LIST, 'q=%20%20%20') as ListRequest).q).toBeNull();
+    expect((ok(LIST, 'q=') as ListRequest).q).toBeNull();
+    expect((ok(LIST, 'q=%E6%A8%A1%E5%9E%8B') as ListRequest).q).toBe('模型');
+  });
+  it('is limited to 200 characters after trimming', () => {
+    expect(q('x'.repeat(200))).toMatchObject({ ok: true, request: { q: 'x'.repeat(200) } });
+    expect(q(`   ${'x'.repeat(200)}   `)).toMatchObject({ ok: true, request: { q: 'x'.repeat(200) } });
+    expect(q('x'.repeat(201))).toEqual({ ok: false, status: 400, invalid: [{ name: 'q', reason: 'longer than 200 characters' }] });
+  });
+  it.each(['a\u0000b', 'a\u0001b', 'a\tb', 'a\nb', 'a\u007fb', 'a\u001bb', 'a\ufffdb'])('%j (control characters or invalid UTF-8) is rejected', (v) => {
+    expect(q(v)).toEqual({ ok: false, status: 400, invalid: [{ name: 'q', reason: 'holds control characters or invalid UTF-8' }] });
+  });
+  it('invalid percent-encoded UTF-8 arrives as U+FFFD and is rejected', () => {
+    expect(parse(LIST, 'q=%C3%28')).toEqual({ ok: false, status: 400, invalid: [{ name: 'q', reason: 'holds control characters or invalid UTF-8' }] });
+  });
+});
+
+describe('file names', () => {
+  const prebuilt = { pageSizes: [50, 100], pages: () => 3 };
+  it('map a canonical request to one prebuilt file', () => {
+    expect(fileFor(ok(`${LIST}/a`, 'locale=ru&lane=all&include=pricing,benchmarks&includeDisplayOnly=true'), prebuilt)).toBe('api/v1/models/a/ru.all.display.benchmarks+pricing.json');
+    expect(fileFor(ok(LIST), prebuilt)).toBe('api/v1/list/en.verified.public.base/popular-50-1.json');
+    expect(fileFor(ok(LIST, 'page=3&page_size=100&sort=newest&lane=provisional&include=capabilities'), prebuilt)).toBe('api/v1/list/en.provisional.public.capabilities/newest-100-3.json');
+  });
+  it('have no file for a query, a page size not prebuilt, or a page past the last', () => {
+    expect(fileFor(ok(LIST, 'q=gpt'), prebuilt)).toBeNull();
+    expect(fileFor(ok(LIST, 'page_size=7'), prebuilt)).toBeNull();
+    expect(fileFor(ok(LIST, 'page=4'), prebuilt)).toBeNull();
+  });
+  it('detailFile and listFile spell the layout of docs/publication.md', () => {
+    expect(detailFile({ slug: 's', locale: 'zh', lane: 'verified', displayOnly: false, include: [] })).toBe('api/v1/models/s/zh.verified.public.base.json');
+    expect(listFile({ locale: 'en', lane: 'all', displayOnly: true, include: ['benchmarks', 'capabilities', 'pricing'], sort: 'recent', page: 2, pageSize: 50 }))
+      .toBe('api/v1/list/en.all.display.benchmarks+capabilities+pricing/recent-50-2.json');
+  });
+});
