@@ -65,7 +65,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
     const totals: Record<string, number> = {};
     for (const lane of QUERY_LANES) for (const disp of ['public', 'display']) totals[`${lane}.${disp}`] = computed.lanes[lane].models.length;
-    const meta: PublicationMeta = { schemaVersion, publicationRevision: revision, publishedAt, pageSizes, totals };
+    const meta: PublicationMeta = { schemaVersion, publicationRevision: revision, publishedAt, pageSizes, totals, attribution: attributionOf(data.site) };
 
     staging = stagingDirFor(o.outDir, revision);
     await rm(staging, { recursive: true, force: true });

@@ -19,6 +19,8 @@ export interface PublicationMeta {
   publicationRevision: string;
   publishedAt: string;
   pageSizes: number[];
+  /** The attribution object every response repeats (SPEC 2.1): the gateway needs it to compose list pages. */
+  attribution: { required: true; name: string; url: string; text: string };
   /** Number of pages prebuilt per list variant and sort (ceil(total / size)), keyed `<lane>.<public|display>` then size. */
   totals: Record<string, number>;
 }
