@@ -1,0 +1,462 @@
+// Whole builds of small fixtures into temporary folders: what is published, that it is deterministic, incremental
+// and atomic, and that the output folder is guarded.
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { UsageError } from '../src/errors.js';
+import { build, type BuildOptions, type BuildResult } from '../src/pipeline/build.js';
+import { detailFile, fileFor, listFile, parseRequest } from '../src/routes.js';
+import type { ChangeList, Manifest } from '../src/schema/api.js';
+import { BIN, ROOT, ensureCompiled } from './helpers/cli.js';
+import { metric, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
+import { ajvErrors, compileCommitted } from './helpers/schemas.js';
+import { fingerprint, readAll, readTree, sha256 } from './helpers/tree.js';
+
+/** Parsed JSON; `any` by default because the tests walk published bodies freely (their shape is checked by ajv). */
+const json = <T = any>(b: Buffer | string): T => JSON.parse(b.toString());
+const currentDir = async (out: string) => path.resolve(out, await readlink(path.join(out, 'current')));
+const readJson = async <T = any>(p: string): Promise<T> => json<T>(await readFile(p));
+
+/** Build a fixture in <tmp>/<name>/data into <tmp>/<name>/out (or a given out). */
+async function buildFixture(tmp: string, name: string, spec: FixtureSpec, o: Partial<BuildOptions> = {}) {
+  const dataDir = path.join(tmp, name, 'data');
+  await writeFixture(dataDir, spec);
+  return build({ dataDir, outDir: o.outDir ?? path.join(tmp, name, 'out'), ...o });
+}
+
+describe('published files', () => {
+  let files: Map<string, Buffer>;
+  let r: BuildResult;
+  let out: string;
+  beforeAll(async () => {
+    const tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-test-'));
+    r = await buildFixture(tmp, 'a', smallCatalog(), { pageSizes: [2] });
+    out = path.join(tmp, 'a', 'out');
+    files = await readAll(r.releaseDir);
+    return () => rm(tmp, { recursive: true, force: true });
+  });
+
+  it('are exactly the expected set: details, list pages per page size, artifacts and three publication files', () => {
+    const count = (re: RegExp) => [...files.keys()].filter((p) => re.test(p)).length;
+    // details: (3 verified + 2 provisional + 4 all models) x 3 locales x 8 include subsets x public/display
+    expect(count(/^api\/v1\/models\//)).toBe(9 * 3 * 8 * 2);
+    // list pages: 3 locales x 8 subsets x 4 sorts x 2 (public/display) x pages (size 2 and size 50): verified 2+1, provisional 1+1, all 2+1
+    expect(count(/^api\/v1\/list\//)).toBe(3 * 8 * 4 * 2 * (3 + 2 + 3));
+    expect([...files.keys()].filter((p) => !p.startsWith('api/')).sort()).toEqual([
+      'artifacts/all.display.json', 'artifacts/all.public.json', 'artifacts/provisional.display.json', 'artifacts/provisional.public.json',
+      'artifacts/verified.display.json', 'artifacts/verified.public.json', 'changes.json', 'manifest.json', 'publication.json',
+    ]);
+    expect(files.size).toBe(1974 + 3);
+    expect(r.files).toBe(1974);
+  });
+
+  it('`current` is a relative link to releases/<revision>', async () => {
+    expect(await readlink(path.join(out, 'current'))).toBe(`releases/${r.revision}`);
+    expect(r.releaseDir).toBe(path.join(out, 'releases', r.revision));
+    expect((await readdir(out)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']);
+  });
+
+  it('every file validates with ajv (2020) against the generated schemas', () => {
+    const v = compileCommitted();
+    const schemaOf = (p: string) =>
+      p.startsWith('api/v1/list/') ? 'ListResponse'
+        : p.startsWith('api/v1/models/') ? 'DetailResponse'
+          : p.startsWith('artifacts/') ? 'ListArtifact'
+            : p === 'manifest.json' ? 'Manifest'
+              : p === 'changes.json' ? 'ChangeList'
+                : null;
+    const checked: Record<string, number> = {};
+    for (const [p, buf] of files) {
+      const name = schemaOf(p);
+      if (p === 'publication.json') continue; // no generated schema (see src/schema/json-schema.ts); checked below
+      expect(name, `unexpected file ${p}`).not.toBeNull();
+      const validate = v[name!]!;
+      const ok = validate(json(buf));
+      expect(ok, `${p} vs ${name}: ${ajvErrors(validate)}`).toBe(true);
+      checked[name!] = (checked[name!] ?? 0) + 1;
+    }
+    expect(checked).toEqual({ DetailResponse: 432, ListResponse: 1536, ListArtifact: 6, Manifest: 1, ChangeList: 1 });
+  });
+
+  it('every envelope names the locale of its path and the revision that wrote it', () => {
+    for (const [p, buf] of files) {
+      if (!p.startsWith('api/')) continue;
+      const body = json(buf);
+      const locale = /^api\/v1\/(?:models\/[^/]+|list)\/(en|zh|ru)\./.exec(p)![1];
+      expect(body.locale, p).toBe(locale);
+      expect(body.publicationRevision, p).toBe(r.revision);
+      expect(body.schemaVersion, p).toBe('1.0.0');
+      expect(body.attribution, p).toEqual({ required: true, name: 'modelpub', url: 'https://modelpub.example', text: 'Source: modelpub (https://modelpub.example)' });
+    }
+  });
+
+  it('every manifest file exists with the stated sha256 and bytes; nothing else is in the release', () => {
+    const manifest = json<Manifest>(files.get('manifest.json')!);
+    expect(manifest).toMatchObject({ schemaVersion: '1.0.0', publicationRevision: r.revision, publishedAt: '2025-02-01T00:00:00.000Z' });
+    const paths = manifest.files.map((f) => f.path);
+    expect(paths).toEqual([...paths].sort());
+    expect(new Set(paths)).toEqual(new Set([...files.keys()].filter((p) => !['manifest.json', 'changes.json', 'publication.json'].includes(p))));
+    for (const f of manifest.files) {
+      const buf = files.get(f.path)!;
+      expect(sha256(buf), f.path).toBe(f.sha256);
+      expect(buf.length, f.path).toBe(f.bytes);
+      expect(f).toMatchObject({ content_type: 'application/json; charset=utf-8', revision: r.revision, last_modified: '2025-02-01T00:00:00.000Z' });
+    }
+    const changes = json<ChangeList>(files.get('changes.json')!);
+    expect(changes).toEqual({ publicationRevision: r.revision, previousRevision: null, added: paths, changed: [], removed: [] });
+    expect(r.changes).toEqual(changes);
+    expect(json(files.get('publication.json')!)).toMatchObject({ schemaVersion: '1.0.0', publicationRevision: r.revision, publishedAt: '2025-02-01T00:00:00.000Z', pageSizes: [2, 50] });
+  });
+
+  it('list pages are cut by page size, with exact pagination', () => {
+    const page = (p: string) => json(files.get(p)!).data;
+    const at = (pageSize: number, n: number) => page(listFile({ locale: 'en', lane: 'verified', displayOnly: false, include: [], sort: 'popular', page: n, pageSize }));
+    expect(at(2, 1).models.map((m: { slug: string }) => m.slug)).toEqual(['alpha', 'beta']);
+    expect(at(2, 1).pagination).toEqual({ page: 1, page_size: 2, total: 3, total_pages: 2 });
+    expect(at(2, 2).models.map((m: { slug: string }) => m.slug)).toEqual(['gamma']);
+    expect(at(2, 2).pagination).toEqual({ page: 2, page_size: 2, total: 3, total_pages: 2 });
+    expect(at(50, 1).models.map((m: { slug: string }) => m.slug)).toEqual(['alpha', 'beta', 'gamma']);
+    expect(files.has('api/v1/list/en.verified.public.base/popular-2-3.json')).toBe(false);
+  });
+
+  it('the file for include=pricing,benchmarks is the canonical one: base detail + benchmarks section + pricing section, in that order', () => {
+    const parsed = parseRequest('/api/v1/models/alpha', new URLSearchParams('include=pricing,benchmarks'));
+    expect(parsed.ok).toBe(true);
+    const p = fileFor((parsed as Extract<typeof parsed, { ok: true }>).request, { pageSizes: [2, 50], pages: () => 1 })!;
+    expect(p).toBe(detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: false, include: ['benchmarks', 'pricing'] }));
+    expect(p).toBe('api/v1/models/alpha/en.verified.public.benchmarks+pricing.json');
+    const d = (include: ('benchmarks' | 'capabilities' | 'pricing')[]) =>
+      json(files.get(detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: false, include }))!).data;
+    const both = d(['benchmarks', 'pricing']);
+    const base = d([]);
+    expect(Object.keys(both)).toEqual([...Object.keys(base), 'benchmarks', 'benchmark_groups', 'category_performance', 'pricing']);
+    const bench = d(['benchmarks']);
+    expect(both).toEqual({
+      ...base, benchmarks: bench.benchmarks, benchmark_groups: bench.benchmark_groups, category_performance: bench.category_performance, pricing: d(['pricing']).pricing,
+    });
+    expect(both.pricing).toEqual({
+      input_price_per_million: 3, output_price_per_million: 8, blended_price_per_million: 4.25, updated_at: '2025-02-01T00:00:00.000Z',
+      currency: 'USD', blended_weighting: '3:1 input:output', observations: 2, sources: ['lab'],
+    });
+    expect(base.pricing_summary).toEqual({ input_price_per_million: 3, output_price_per_million: 8, blended_price_per_million: 4.25, updated_at: '2025-02-01T00:00:00.000Z' });
+    // The same sections on list items.
+    const item = json(files.get(listFile({ locale: 'en', lane: 'verified', displayOnly: false, include: ['benchmarks', 'pricing'], sort: 'popular', page: 1, pageSize: 50 }))!).data.models[0];
+    expect(item.slug).toBe('alpha');
+    expect(item.benchmarks).toEqual(both.benchmarks);
+    expect(item.pricing).toEqual(both.pricing);
+  });
+
+  it('numbers are identical across locales: zh and ru files equal the en file but for descriptions and locale', () => {
+    let compared = 0;
+    for (const [p, buf] of files) {
+      if (!p.startsWith('api/') || !p.includes('/en.')) continue;
+      const strip = (b: Buffer) => {
+        const body = json(b);
+        delete body.locale;
+        for (const m of body.data.models ?? [body.data]) delete m.description;
+        return body;
+      };
+      const en = strip(buf);
+      for (const l of ['zh', 'ru']) {
+        const other = files.get(p.replace('/en.', `/${l}.`));
+        expect(other, p.replace('/en.', `/${l}.`)).toBeDefined();
+        expect(strip(other!), p).toEqual(en);
+        compared++;
+      }
+    }
+    expect(compared).toBe(2 * (144 + 512));
+    const desc = (l: string) => json(files.get(`api/v1/models/alpha/${l}.verified.public.base.json`)!).data.description;
+    expect([desc('en'), desc('zh'), desc('ru')]).toEqual(['alpha is a model.', 'alpha 是一个模型。', 'alpha — это модель.']);
+  });
+
+  it('display-only overrides appear only in display variants', () => {
+    const marked = [...files].filter(([, b]) => b.includes('Beta Prime') || b.includes('Beta, as marketed.')).map(([p]) => p);
+    expect(marked.length).toBeGreaterThan(0);
+    for (const p of marked) expect(p, p).toMatch(/\.display[./]/);
+    const detail = (displayOnly: boolean, locale: 'en' | 'zh' = 'en') => json(files.get(detailFile({ slug: 'beta', locale, lane: 'verified', displayOnly, include: [] }))!).data;
+    expect([detail(false).name, detail(false).description]).toEqual(['BETA', 'beta is a model.']);
+    expect([detail(true).name, detail(true).description]).toEqual(['Beta Prime', 'Beta, as marketed.']);
+    expect([detail(true, 'zh').name, detail(true, 'zh').description]).toEqual(['Beta Prime', 'beta 是一个模型。']); // no zh override
+    // every display variant that shows beta carries the override (lists, details, and other models' nearby names)
+    for (const [p, buf] of files) {
+      const body = buf.toString();
+      if (!p.includes('.display') || !body.includes('"slug":"beta"')) continue;
+      expect(body.includes('"name":"BETA"'), p).toBe(false);
+      expect(body.includes('Beta Prime'), p).toBe(true);
+    }
+    const alpha = json(files.get(detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: true, include: ['benchmarks'] }))!).data;
+    expect(alpha.benchmarks[0].nearby_models.map((n: { slug: string; name: string }) => [n.slug, n.name])).toEqual([['alpha', 'ALPHA'], ['beta', 'Beta Prime'], ['gamma', 'GAMMA']]);
+    // the override's reason is not published anywhere
+    expect([...files].filter(([, b]) => b.includes('launch name')).map(([p]) => p)).toEqual([]);
+  });
+});
+
+describe('determinism', () => {
+  it('two builds of the same fixture into two empty folders give byte-identical trees', async () => {
+    await withTemp(async (tmp) => {
+      const a = await buildFixture(tmp, 'a', smallCatalog(), { pageSizes: [2] });
+      const b = await buildFixture(tmp, 'b', smallCatalog(), { pageSizes: [2] });
+      expect(b.revision).toBe(a.revision);
+      const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
+      const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
+      expect(ta.links).toEqual([`current -> releases/${a.revision}`]);
+      expect(ta.files).toHaveLength(1974 + 3 + 1);
+      expect(tb).toEqual(ta);
+    });
+  });
+});
+
+describe('incremental builds', () => {
+  const NEW_TEXT = 'alpha now reads long contracts quickly';
+  const edited = (): FixtureSpec => {
+    const spec = smallCatalog();
+    const alpha = spec.models![0]!;
+    alpha.description = { ...(alpha.description as object), en: NEW_TEXT };
+    return spec;
+  };
+
+  it('a changed description changes exactly the files whose bodies hold it; every other file keeps hash, revision, time and inode', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const r1 = await build({ dataDir, outDir });
+      const m1 = await readJson<Manifest>(path.join(r1.releaseDir, 'manifest.json'));
+      const t1 = await readTree(r1.releaseDir);
+
+      await writeFixture(dataDir, edited());
+      const r2 = await build({ dataDir, outDir });
+      expect(r2.revision).not.toBe(r1.revision);
+      expect(await currentDir(outDir)).toBe(r2.releaseDir);
+      const files2 = await readAll(r2.releaseDir);
+      const m2 = await readJson<Manifest>(path.join(r2.releaseDir, 'manifest.json'));
+      const t2 = await readTree(r2.releaseDir);
+
+      const holding = [...files2].filter(([p, b]) => m2.files.some((f) => f.path === p) && b.includes(NEW_TEXT)).map(([p]) => p).sort();
+      // alpha is in every lane (verified record, provisional speed run): its en details (3 lanes x 2 x 8 subsets),
+      // every en list page (3 lanes x 2 x 8 subsets x 4 sorts) and the six artifacts.
+      expect(holding.filter((p) => p.startsWith('api/v1/models/'))).toHaveLength(48);
+      expect(holding.every((p) => p.startsWith('api/v1/models/alpha/en.') || p.startsWith('api/v1/list/en.') || p.startsWith('artifacts/'))).toBe(true);
+      expect(holding.filter((p) => p.startsWith('api/v1/list/'))).toHaveLength(192);
+      expect(holding.filter((p) => p.startsWith('artifacts/'))).toHaveLength(6);
+
+      const changes = await readJson<ChangeList>(path.join(r2.releaseDir, 'changes.json'));
+      expect(changes).toEqual({ publicationRevision: r2.revision, previousRevision: r1.revision, added: [], changed: holding, removed: [] });
+      expect(r2.changes).toEqual(changes);
+
+      const before = new Map(m1.files.map((f) => [f.path, f]));
+      for (const f of m2.files) {
+        const old = before.get(f.path)!;
+        if (holding.includes(f.path)) {
+          expect(f.sha256, f.path).not.toBe(old.sha256);
+          expect([f.revision, f.last_modified], f.path).toEqual([r2.revision, r2.publishedAt]);
+          expect(t2.files.get(f.path)!.ino, f.path).not.toBe(t1.files.get(f.path)!.ino);
+        } else {
+          expect(f, f.path).toEqual(old); // sha256, bytes, revision and last_modified all kept
+          expect(t2.files.get(f.path)!.ino, `${f.path} is a hard link to the previous release's file`).toBe(t1.files.get(f.path)!.ino);
+        }
+      }
+      // Unchanged bodies still name the revision that wrote them, so their bytes (and ETag) stay put.
+      expect(json(files2.get('api/v1/models/beta/en.verified.public.base.json')!).publicationRevision).toBe(r1.revision);
+      expect(json(files2.get('api/v1/models/alpha/en.verified.public.base.json')!).publicationRevision).toBe(r2.revision);
+      expect(r2.stats.linkedFromPrevious).toBeGreaterThan(0);
+      expect(r2.stats.files).toBe(m2.files.length);
+    });
+  });
+
+  it('a removed model: its files are listed in `removed` and are gone; only the two newest releases are kept', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const r1 = await build({ dataDir, outDir });
+      await writeFixture(dataDir, edited());
+      const r2 = await build({ dataDir, outDir });
+      const m2 = await readJson<Manifest>(path.join(r2.releaseDir, 'manifest.json'));
+
+      const spec = edited();
+      spec.models = spec.models!.filter((m) => m.slug !== 'gamma');
+      spec.benchmarks = spec.benchmarks!.filter((b) => b.model !== 'gamma');
+      await rm(dataDir, { recursive: true });
+      await writeFixture(dataDir, spec);
+      const r3 = await build({ dataDir, outDir });
+      const gammaFiles = m2.files.map((f) => f.path).filter((p) => p.startsWith('api/v1/models/gamma/'));
+      expect(gammaFiles).toHaveLength(2 * 2 * 3 * 8); // verified and all lanes, public and display, 3 locales, 8 subsets
+      expect(r3.changes.removed).toEqual(gammaFiles);
+      expect(r3.changes.added).toEqual([]);
+      expect(r3.changes.previousRevision).toBe(r2.revision);
+      await expect(stat(path.join(r3.releaseDir, 'api/v1/models/gamma'))).rejects.toThrow();
+      expect((await readdir(path.join(outDir, 'releases'))).sort()).toEqual([r2.revision, r3.revision].sort());
+      expect(r1.revision).not.toBe(r3.revision);
+    });
+  });
+
+  it('rebuilding unchanged data publishes no change and hard-links every file', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const r1 = await build({ dataDir, outDir });
+      const r2 = await build({ dataDir, outDir });
+      expect(r2.revision).toBe(r1.revision);
+      expect(r2.releaseDir).not.toBe(r1.releaseDir); // releases/<rev>.2: the live release is never overwritten in place
+      expect(r2.changes).toEqual({ publicationRevision: r1.revision, previousRevision: r1.revision, added: [], changed: [], removed: [] });
+      expect(r2.stats.bytesWritten).toBe(0);
+      const [t1, t2] = [await readTree(r1.releaseDir), await readTree(r2.releaseDir)];
+      for (const [p, f] of t2.files) if (p.startsWith('api/') || p.startsWith('artifacts/')) expect(f.ino, p).toBe(t1.files.get(p)!.ino);
+    });
+  });
+});
+
+describe('atomic switch', () => {
+  it('a build that fails after staging (beforeSwitch throws) leaves the previous release live and intact, and no staging folder', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const r1 = await build({ dataDir, outDir });
+      const before = fingerprint(await readTree(outDir));
+      const spec = smallCatalog();
+      spec.models![0]!.name = 'Alpha Renamed';
+      await writeFixture(dataDir, spec);
+      let staged: string[] = [];
+      await expect(build({
+        dataDir, outDir,
+        beforeSwitch: async () => {
+          staged = (await readdir(outDir)).filter((n) => n.startsWith('.staging-'));
+          throw new Error('disk full (simulated)');
+        },
+      })).rejects.toThrow('disk full (simulated)');
+      expect(staged).toHaveLength(1); // the hook ran with a complete staging folder present
+      expect(await currentDir(outDir)).toBe(r1.releaseDir);
+      expect(fingerprint(await readTree(outDir))).toEqual(before); // no staging, no lock, no new release, nothing changed
+      await assertIntact(outDir);
+    });
+  });
+
+  it('a build killed (SIGKILL) mid-write leaves the previous release live; the next build clears its leftovers', async () => {
+    ensureCompiled();
+    await withTemp(async (tmp) => {
+      const small = path.join(tmp, 'small');
+      const big = path.join(tmp, 'big');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(small, smallCatalog());
+      await writeFixture(big, bigCatalog(300));
+      const r1 = await build({ dataDir: small, outDir });
+      const before = fingerprint(await readTree(outDir));
+
+      const child = spawn(process.execPath, [BIN, 'build', '--data', big, '--out', outDir, '--quiet'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (d) => { stderr += d; });
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (code, signal) => resolve([code, signal])));
+      let staging: string | undefined;
+      const deadline = Date.now() + 30_000;
+      // Wait until the child is writing bodies: a staging folder with files in it.
+      while (Date.now() < deadline && child.exitCode === null) {
+        staging = (await readdir(outDir)).find((n) => n.startsWith('.staging-'));
+        if (staging && (await readdir(path.join(outDir, staging), { recursive: true }).catch(() => [])).length > 200) break;
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      expect(child.exitCode, `the build ended before it could be killed: ${stderr}`).toBeNull();
+      child.kill('SIGKILL');
+      expect(await exited).toEqual([null, 'SIGKILL']);
+
+      // The kill landed mid-write: a staging folder without a manifest, the lock of a dead process, the old release live.
+      const left = (await readdir(outDir)).sort();
+      expect(left).toEqual(['.build.lock', '.modelpub-publication', staging!, 'current', 'releases'].sort());
+      await expect(stat(path.join(outDir, staging!, 'manifest.json'))).rejects.toThrow();
+      expect(Number(await readFile(path.join(outDir, '.build.lock'), 'utf8'))).toBe(child.pid);
+      expect(await currentDir(outDir)).toBe(r1.releaseDir);
+      const after = fingerprint(await readTree(outDir));
+      const notStaging = (xs: string[]) => xs.filter((x) => !x.startsWith('.staging-') && !x.startsWith('.build.lock'));
+      expect({ files: notStaging(after.files), links: after.links, dirs: notStaging(after.dirs) }).toEqual(before);
+      await assertIntact(outDir);
+
+      // The next build takes over the stale lock, removes the stale staging folder and publishes
+      // (small data again, edited so that it is a new revision: a second 300-model build would only cost time).
+      const spec = smallCatalog();
+      spec.models![1]!.name = 'Beta Renamed';
+      await writeFixture(small, spec);
+      const r2 = await build({ dataDir: small, outDir });
+      expect(r2.revision).not.toBe(r1.revision);
+      expect(await currentDir(outDir)).toBe(r2.releaseDir);
+      expect((await readdir(outDir)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']);
+      await assertIntact(outDir);
+      expect(r2.changes.previousRevision).toBe(r1.revision);
+    });
+  });
+});
+
+describe('the output folder', () => {
+  it('an --out that is a file is refused with a UsageError, and nothing is written', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      await writeFixture(dataDir, smallCatalog());
+      const outFile = path.join(tmp, 'out.json');
+      await writeFile(outFile, '{"mine":true}\n');
+      const before = fingerprint(await readTree(tmp));
+      const err = await build({ dataDir, outDir: outFile }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UsageError);
+      expect((err as Error).message).toBe(`--out ${outFile} is not a folder: refusing to overwrite it`);
+      expect(fingerprint(await readTree(tmp))).toEqual(before);
+    });
+  });
+
+  it('a folder holding a file modelpub did not write is refused, and that file is untouched', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      await writeFixture(dataDir, smallCatalog());
+      const outDir = path.join(tmp, 'out');
+      await mkdir(outDir);
+      await writeFile(path.join(outDir, 'thesis.docx'), 'four years of work');
+      const before = fingerprint(await readTree(tmp));
+      const err = await build({ dataDir, outDir }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UsageError);
+      expect((err as Error).message).toBe(`--out ${outDir} holds files that modelpub did not write (thesis.docx): choose an empty or new folder`);
+      expect(fingerprint(await readTree(tmp))).toEqual(before);
+      expect(await readFile(path.join(outDir, 'thesis.docx'), 'utf8')).toBe('four years of work');
+    });
+  });
+
+  it('an empty folder and a missing one are accepted', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      await writeFixture(dataDir, smallCatalog());
+      await mkdir(path.join(tmp, 'empty'));
+      for (const outDir of [path.join(tmp, 'empty'), path.join(tmp, 'new', 'nested')]) {
+        const r = await build({ dataDir, outDir });
+        expect(await currentDir(outDir)).toBe(r.releaseDir);
+        expect((await readdir(outDir)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']);
+      }
+    });
+  });
+});
+
+/** The live release's manifest files all exist with their sha256 and size. */
+async function assertIntact(outDir: string): Promise<void> {
+  const dir = await currentDir(outDir);
+  const m = await readJson<Manifest>(path.join(dir, 'manifest.json'));
+  expect(m.files.length).toBeGreaterThan(0);
+  const tree = await readTree(dir);
+  for (const f of m.files) {
+    const got = tree.files.get(f.path);
+    expect(got, f.path).toBeDefined();
+    expect([got!.sha256, got!.bytes], f.path).toEqual([f.sha256, f.bytes]);
+  }
+}
+
+/** n verified models with benchmark results and speed runs: about 100 files per model, enough for a build of seconds. */
+function bigCatalog(n: number): FixtureSpec {
+  const slugs = Array.from({ length: n }, (_, i) => `model-${String(i + 1).padStart(4, '0')}`);
+  return {
+    models: slugs.map((s, i) => model(s, i + 1, { served_by: Array.from({ length: i % 5 }, (_, k) => `p${k}`) })),
+    metrics: [metric('code.pass'), metric('math.score', { group: 'math' })],
+    benchmarks: slugs.flatMap((s, i) => [
+      { model: s, metric: 'code.pass', lane: 'verified', value: (i * 37) % 100, stderr: null, confidence: 1, eval_date: '2025-01-10', provenance: prov(10_000 + i) },
+      { model: s, metric: 'math.score', lane: 'verified', value: (i * 53) % 100, stderr: 0.5, confidence: 1, eval_date: '2025-01-10', provenance: prov(20_000 + i) },
+    ]),
+    speed: slugs.map((s, i) => ({ model: s, lane: 'verified', tokens_per_second: 10 + i, first_token_latency_ms: 100 + i, measured_at: '2025-01-05T10:00:00Z', provenance: prov(30_000 + i) })),
+  };
+}
