@@ -21,7 +21,7 @@ export interface PublicationMeta {
   pageSizes: number[];
   /** The attribution object every response repeats (SPEC 2.1): the gateway needs it to compose list pages. */
   attribution: { required: true; name: string; url: string; text: string };
-  /** Number of pages prebuilt per list variant and sort (ceil(total / size)), keyed `<lane>.<public|display>` then size. */
+  /** Number of models per list variant, keyed `<lane>.<public|display>`; the prebuilt pages per size are max(1, ceil(total / size)). */
   totals: Record<string, number>;
 }
 
