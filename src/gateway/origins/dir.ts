@@ -1,0 +1,19 @@
+// A publication on the local disk: either a build's --out folder (the live release is its `current` link) or
+// one release folder itself. The id is the resolved release folder, so a build's switch shows up as a new id
+// while the old release stays readable for requests already under way.
+import { readFile, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Origin } from './types.js';
+
+export function dirOrigin(dir: string): Origin {
+  const root = path.resolve(dir);
+  return {
+    description: root,
+    async currentId() {
+      const cur = path.join(root, 'current');
+      const st = await stat(cur).catch(() => null);
+      return realpath(st?.isDirectory() ? cur : root);
+    },
+    read: (id, file) => readFile(path.join(id, file)),
+  };
+}

@@ -1,0 +1,21 @@
+// A publication on a remote static host (a bucket or CDN prefix holding one release's files, e.g. .../current).
+// The id is the publication revision in publication.json; bodies are checked against the manifest's sha256 by the
+// caller, so a host that switched publications mid-way is detected rather than served as a mix.
+import type { Origin } from './types.js';
+
+export function httpOrigin(base: string, { timeoutMs = 10_000 } = {}): Origin {
+  const root = base.replace(/\/+$/, '');
+  const get = async (file: string): Promise<Buffer> => {
+    const res = await fetch(`${root}/${file}`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) throw new Error(`origin ${root}/${file} answered ${res.status}`);
+    return Buffer.from(await res.arrayBuffer());
+  };
+  return {
+    description: root,
+    async currentId() {
+      const meta = JSON.parse((await get('publication.json')).toString('utf8')) as { publicationRevision: string };
+      return meta.publicationRevision;
+    },
+    read: (_id, file) => get(file),
+  };
+}

@@ -1,0 +1,29 @@
+// Errors as RFC 9457 problem details. `code` is the stable machine-readable name; `type` is its URI.
+import type { InvalidParam } from '../routes.js';
+
+export const PROBLEM_TYPE = 'application/problem+json';
+
+export const PROBLEMS = {
+  missing_api_key: { status: 401, title: 'API key required', detail: 'Send your key in the x-api-key header.' },
+  invalid_api_key: { status: 401, title: 'API key not valid', detail: 'The x-api-key is unknown or revoked.' },
+  invalid_parameter: { status: 400, title: 'Invalid query parameter', detail: 'One or more query parameters are not valid; see invalid_params.' },
+  bad_request: { status: 400, title: 'Bad request', detail: 'The request line could not be read.' },
+  not_found: { status: 404, title: 'Not found', detail: 'No such model or path.' },
+  method_not_allowed: { status: 405, title: 'Method not allowed', detail: 'This API answers GET, HEAD and OPTIONS only.' },
+  uri_too_long: { status: 414, title: 'URI too long', detail: 'The request target is longer than this API accepts.' },
+  quota_exceeded: { status: 429, title: 'Daily quota exceeded', detail: 'This key has used its requests for the current UTC day; see Retry-After.' },
+  unavailable: { status: 503, title: 'Publication unavailable', detail: 'The publication could not be read; try again shortly.' },
+} as const;
+export type ProblemCode = keyof typeof PROBLEMS;
+
+export function problemBody(code: ProblemCode, extra: { detail?: string; invalid?: InvalidParam[] } = {}): string {
+  const p = PROBLEMS[code];
+  return JSON.stringify({
+    type: `https://modelpub.dev/problems/${code.replace(/_/g, '-')}`,
+    title: p.title,
+    status: p.status,
+    detail: extra.detail ?? p.detail,
+    code,
+    ...(extra.invalid ? { invalid_params: extra.invalid } : {}),
+  });
+}
