@@ -141,10 +141,13 @@ describe('published files', () => {
       currency: 'USD', blended_weighting: '3:1 input:output', observations: 2, sources: ['lab'],
     });
     expect(base.pricing_summary).toEqual({ input_price_per_million: 3, output_price_per_million: 8, blended_price_per_million: 4.25, updated_at: '2025-02-01T00:00:00.000Z' });
-    // The same sections on list items.
+    // List items get the same groups, category scores and pricing, but not the full metric list with nearby
+    // models (that stays on the detail, so a page of 50 stays small).
     const item = json(files.get(listFile({ locale: 'en', lane: 'verified', displayOnly: false, include: ['benchmarks', 'pricing'], sort: 'popular', page: 1, pageSize: 50 }))!).data.models[0];
     expect(item.slug).toBe('alpha');
-    expect(item.benchmarks).toEqual(both.benchmarks);
+    expect(item.benchmarks).toBeUndefined();
+    expect(item.benchmark_groups).toEqual(both.benchmark_groups);
+    expect(item.category_performance).toEqual(both.category_performance);
     expect(item.pricing).toEqual(both.pricing);
   });
 

@@ -118,7 +118,8 @@ function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
   for (const lane of QUERY_LANES) {
     for (const displayOnly of [false, true]) {
       const parts = renderVariant(c, lane, displayOnly);
-      const sections = sectionJsons(parts);
+      const sections = sectionJsons(parts, 'sections');
+      const itemSections = sectionJsons(parts, 'itemSections');
       for (const [slug, m] of Object.entries(parts.models)) {
         for (const locale of LOCALES) {
           const detail = JSON.stringify(m.detail[locale]);
@@ -131,7 +132,7 @@ function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
       for (const locale of LOCALES) {
         const items = new Map(Object.entries(parts.models).map(([slug, m]) => [slug, JSON.stringify(m.item[locale])]));
         for (const include of INCLUDE_SUBSETS) {
-          const withInc = new Map([...items].map(([slug, j]) => [slug, withSections(j, sections.get(slug)!, include)]));
+          const withInc = new Map([...items].map(([slug, j]) => [slug, withSections(j, itemSections.get(slug)!, include)]));
           for (const sort of SORTS) {
             const ordered = parts.orders[sort].map((s) => withInc.get(s)!);
             for (const pageSize of pageSizes) {
@@ -150,9 +151,9 @@ function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
   }
 }
 
-export function sectionJsons(parts: VariantParts): Map<string, Record<Include, string>> {
+export function sectionJsons(parts: VariantParts, which: 'sections' | 'itemSections'): Map<string, Record<Include, string>> {
   return new Map(Object.entries(parts.models).map(([slug, m]) => [slug, {
-    benchmarks: innerJson(m.sections.benchmarks), capabilities: innerJson(m.sections.capabilities), pricing: innerJson(m.sections.pricing),
+    benchmarks: innerJson(m[which].benchmarks), capabilities: innerJson(m[which].capabilities), pricing: innerJson(m[which].pricing),
   }]));
 }
 
@@ -162,7 +163,7 @@ function artifactBody(parts: VariantParts, schemaVersion: string, lane: string, 
     path: artifactFile(lane, displayOnly),
     head: '{"kind":"modelpub.list-artifact","publicationRevision":',
     tail: `,"schemaVersion":${JSON.stringify(schemaVersion)},"orders":${JSON.stringify(parts.orders)},"models":${JSON.stringify(
-      Object.fromEntries(Object.entries(parts.models).map(([slug, m]) => [slug, { item: m.item, sections: m.sections, search: m.search }])),
+      Object.fromEntries(Object.entries(parts.models).map(([slug, m]) => [slug, { item: m.item, sections: m.itemSections, search: m.search }])),
     )}}`,
   };
 }

@@ -20,8 +20,13 @@ const SUMMARY_FALLBACK = 3;
 export interface ModelParts {
   item: Record<Locale, Record<string, unknown>>;
   detail: Record<Locale, Record<string, unknown>>;
-  /** Each section is an object whose keys are spliced into the item or detail. */
+  /** Each section is an object whose keys are spliced into the detail. */
   sections: Record<Include, Record<string, unknown>>;
+  /**
+   * The same for list items, where `benchmarks` adds the display-ready groups and category scores but not the full
+   * metric list with nearby models: that stays on the detail, and a page of 50 items stays small.
+   */
+  itemSections: Record<Include, Record<string, unknown>>;
   search: { name: string; slug: string; text: Record<Locale, string> };
 }
 export interface VariantParts {
@@ -96,20 +101,19 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
         score: scores.length ? round(scores.reduce((a, b) => a + b, 0) / scores.length, 2) : null,
       };
     });
-    const caps = c.capabilities.get(m.slug)!;
+    const benchmark_groups = [...groups.values()];
+    const capabilities = { capabilities: c.capabilities.get(m.slug)! };
+    const pricing = {
+      pricing: price && {
+        input_price_per_million: price.input_price_per_million, output_price_per_million: price.output_price_per_million,
+        blended_price_per_million: price.blended_price_per_million, updated_at: price.updated_at,
+        currency: 'USD', blended_weighting: '3:1 input:output', observations: price.observations, sources: price.sources,
+      },
+    };
     models[m.slug] = {
       item, detail,
-      sections: {
-        benchmarks: { benchmarks: entries, benchmark_groups: [...groups.values()], category_performance },
-        capabilities: { capabilities: caps },
-        pricing: {
-          pricing: price && {
-            input_price_per_million: price.input_price_per_million, output_price_per_million: price.output_price_per_million,
-            blended_price_per_million: price.blended_price_per_million, updated_at: price.updated_at,
-            currency: 'USD', blended_weighting: '3:1 input:output', observations: price.observations, sources: price.sources,
-          },
-        },
-      },
+      sections: { benchmarks: { benchmarks: entries, benchmark_groups, category_performance }, capabilities, pricing },
+      itemSections: { benchmarks: { benchmark_groups, category_performance }, capabilities, pricing },
       search: { name: foldText(name), slug: m.slug, text: Object.fromEntries(LOCALES.map((l) => [l, foldText(`${name}\n${m.slug}\n${description(l)}`)])) as Record<Locale, string> },
     };
   }

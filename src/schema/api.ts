@@ -96,14 +96,10 @@ export const PublicProvenance = z.strictObject({
   })),
 });
 
-/** Sections added by `include`; on list items and on the detail alike. */
-const BenchmarksSection = {
-  benchmarks: z.array(BenchmarkEntry).optional(),
+/** Sections added by `include` to list items; the detail's `benchmarks` also adds the full metric list. */
+const IncludeSections = {
   benchmark_groups: z.array(BenchmarkGroup).optional(),
   category_performance: z.array(CategoryPerformance).optional(),
-};
-const IncludeSections = {
-  ...BenchmarksSection,
   pricing: PricingDetail.nullable().optional(),
   capabilities: Capabilities.optional(),
 };
@@ -145,6 +141,7 @@ export const ModelDetail = z.strictObject({
   benchmark_count: z.number().int().min(0),
   benchmark_summary: z.array(BenchmarkEntry),
   provenance: PublicProvenance,
+  benchmarks: z.array(BenchmarkEntry).optional(),
   ...IncludeSections,
 });
 export type ModelDetail = z.infer<typeof ModelDetail>;

@@ -8,7 +8,7 @@
 // (pipeline/publish.ts PublicationMeta) that the gateway work is still changing.
 import { z } from 'zod';
 import {
-  BenchmarkEntry, BenchmarkGroup, Capabilities, CategoryPerformance, ChangeList, DetailResponse, ListItem, ListResponse,
+  BenchmarkGroup, Capabilities, CategoryPerformance, ChangeList, DetailResponse, ListItem, ListResponse,
   Manifest, PricingDetail, Problem, SORTS,
 } from './api.js';
 import {
@@ -18,7 +18,7 @@ import {
 const perLocale = <T extends z.ZodType>(t: T) => z.strictObject(Object.fromEntries(LOCALES.map((l) => [l, t])) as Record<(typeof LOCALES)[number], T>);
 
 /** A list item without its include sections: the artifact keeps those apart, per section. */
-const ArtifactItem = ListItem.omit({ benchmarks: true, benchmark_groups: true, category_performance: true, pricing: true, capabilities: true });
+const ArtifactItem = ListItem.omit({ benchmark_groups: true, category_performance: true, pricing: true, capabilities: true });
 
 /** artifacts/<lane>.<public|display>.json: what the gateway composes non-prebuilt list answers from (pipeline/build.ts artifactBody). */
 export const ListArtifact = z.strictObject({
@@ -30,7 +30,6 @@ export const ListArtifact = z.strictObject({
     item: perLocale(ArtifactItem),
     sections: z.strictObject({
       benchmarks: z.strictObject({
-        benchmarks: z.array(BenchmarkEntry),
         benchmark_groups: z.array(BenchmarkGroup),
         category_performance: z.array(CategoryPerformance),
       }),
