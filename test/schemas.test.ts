@@ -7,7 +7,7 @@ import { SCHEMA_DIR, committedSchemas, createAjv } from './helpers/schemas.js';
 
 const EXPECTED = [
   'BenchmarkResult', 'ChangeList', 'DetailResponse', 'ListArtifact', 'ListResponse', 'Manifest', 'MetricsFile', 'ModelRecord',
-  'OverridesFile', 'PriceObservation', 'Problem', 'SiteFile', 'SourcesFile', 'SpeedRun',
+  'OverridesFile', 'PriceObservation', 'Problem', 'PublicationMeta', 'SiteFile', 'SourcesFile', 'SpeedRun',
 ];
 
 describe('JSON Schemas generated from zod', () => {

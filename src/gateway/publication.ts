@@ -2,8 +2,7 @@
 // bodies through a bounded cache shared by all publications (keyed by sha256, so an unchanged body stays cached
 // across a switch). A request takes one Publication object at its start and uses only it: never a mix of two.
 import { createHash } from 'node:crypto';
-import { Manifest, type ManifestEntry, type QueryLane } from '../schema/api.js';
-import type { PublicationMeta } from '../pipeline/publish.js';
+import { Manifest, PublicationMeta, type ManifestEntry, type QueryLane } from '../schema/api.js';
 import type { ListArtifact } from './compose.js';
 import type { Origin } from './origins/types.js';
 
@@ -58,7 +57,7 @@ export class Publication {
   static async load(origin: Origin, id: string, cache: BodyCache, { verify = false } = {}): Promise<Publication> {
     const [manifestBytes, metaBytes] = await Promise.all([origin.read(id, 'manifest.json'), origin.read(id, 'publication.json')]);
     const manifest = Manifest.parse(JSON.parse(manifestBytes.toString('utf8')));
-    const meta = JSON.parse(metaBytes.toString('utf8')) as PublicationMeta;
+    const meta = PublicationMeta.parse(JSON.parse(metaBytes.toString('utf8')));
     if (meta.publicationRevision !== manifest.publicationRevision) throw new Error(`publication ${id}: manifest and publication.json disagree on the revision`);
     return new Publication(id, meta, new Map(manifest.files.map((f) => [f.path, f])), origin, cache, verify);
   }

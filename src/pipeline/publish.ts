@@ -6,7 +6,9 @@
 import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
-import { Manifest, type ManifestEntry } from '../schema/api.js';
+import { Manifest, PublicationMeta, type ManifestEntry } from '../schema/api.js';
+
+export type { PublicationMeta };
 import type { PreviousRelease } from './write.js';
 
 export const MARKER = '.modelpub-publication';
@@ -14,16 +16,6 @@ const CURRENT = 'current';
 const RELEASES = 'releases';
 const LOCK = '.build.lock';
 
-export interface PublicationMeta {
-  schemaVersion: string;
-  publicationRevision: string;
-  publishedAt: string;
-  pageSizes: number[];
-  /** The attribution object every response repeats (SPEC 2.1): the gateway needs it to compose list pages. */
-  attribution: { required: true; name: string; url: string; text: string };
-  /** Number of models per list variant, keyed `<lane>.<public|display>`; the prebuilt pages per size are max(1, ceil(total / size)). */
-  totals: Record<string, number>;
-}
 
 /** Refuse an --out that is a file or a folder holding anything modelpub did not write; create it otherwise. */
 export async function claimOutDir(out: string): Promise<void> {
@@ -78,7 +70,7 @@ export async function readPrevious(out: string): Promise<(PreviousRelease & { me
   const dir = await currentRelease(out);
   if (!dir) return null;
   const manifest = Manifest.parse(JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')));
-  const meta = JSON.parse(await readFile(path.join(dir, 'publication.json'), 'utf8')) as PublicationMeta;
+  const meta = PublicationMeta.parse(JSON.parse(await readFile(path.join(dir, 'publication.json'), 'utf8')));
   return { dir, revision: manifest.publicationRevision, entries: new Map<string, ManifestEntry>(manifest.files.map((f) => [f.path, f])), meta };
 }
 

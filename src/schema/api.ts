@@ -200,3 +200,17 @@ export const ChangeList = z.strictObject({
   removed: z.array(z.string()),
 });
 export type ChangeList = z.infer<typeof ChangeList>;
+
+/** publication.json of a release: what the gateway needs besides the manifest. */
+export const PublicationMeta = z.strictObject({
+  schemaVersion: z.string(),
+  publicationRevision: z.string(),
+  publishedAt: Instant,
+  /** List page sizes prebuilt for every list variant and sort. */
+  pageSizes: z.array(z.number().int().min(1).max(100)).min(1),
+  /** Number of models per list variant, keyed `<lane>.<public|display>`. */
+  totals: z.record(z.string(), z.number().int().min(0)),
+  /** The attribution object every response repeats (SPEC 2.1): the gateway needs it to compose list pages. */
+  attribution: Attribution,
+});
+export type PublicationMeta = z.infer<typeof PublicationMeta>;

@@ -4,12 +4,11 @@
 //
 // Source records are described as authored (`io: 'input'`: fields with a default are optional); published files
 // as written (`io: 'output'`). The list artifact the gateway loads has no zod schema elsewhere: it is described here
-// from the same building blocks. publication.json is not covered: its shape is a TypeScript interface
-// (pipeline/publish.ts PublicationMeta) that the gateway work is still changing.
+// from the same building blocks.
 import { z } from 'zod';
 import {
   BenchmarkGroup, Capabilities, CategoryPerformance, ChangeList, DetailResponse, ListItem, ListResponse,
-  Manifest, PricingDetail, Problem, SORTS,
+  Manifest, PricingDetail, Problem, PublicationMeta, SORTS,
 } from './api.js';
 import {
   BenchmarkResult, LOCALES, MetricsFile, ModelRecord, OverridesFile, PriceObservation, SiteFile, Slug, SourcesFile, SpeedRun,
@@ -60,6 +59,7 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
   Problem: { schema: Problem, io: 'output', description: 'error body (application/problem+json)' },
   Manifest: { schema: Manifest, io: 'output', description: 'manifest.json of a release' },
   ChangeList: { schema: ChangeList, io: 'output', description: 'changes.json of a release' },
+  PublicationMeta: { schema: PublicationMeta, io: 'output', description: 'publication.json of a release' },
   ListArtifact: { schema: ListArtifact, io: 'output', description: 'artifacts/<lane>.<public|display>.json of a release' },
 };
 
