@@ -1,0 +1,180 @@
+// Exact daily quotas without a store round trip per request: each process leases units of a key's daily quota from
+// the shared store and admits requests from its lease; leases shrink as the key nears its limit, down to one unit per
+// request at the end. docs/quota.md tells the same story for operators.
+//
+// Exactness (never over-admits): a request is admitted only by spending one unit of a lease, and every lease came from
+// store.take(), which is atomic across all processes sharing the store and never lets a (key, day)'s total granted
+// pass the limit. So, summed over every process that ever shared the store, admissions <= units granted <= limit.
+// Within a process, spending a unit is a synchronous decrement on the one JavaScript thread.
+//
+// Lease size: a process's first take for a (key, day) asks for 1 unit and learns the day's total granted so far (G).
+// Each later take asks for clamp(floor((limit - G) / 8), 1, maxLease) units, G being the total seen at its previous
+// take: with the default limit 1000 and maxLease 100, 100 units at a time until 200 are granted, then 1/8 of what is
+// left, and one unit per request for the last 15. A process has at most one take in flight per key; requests that
+// find the lease empty wait for that take instead of issuing their own.
+//
+// Under-admission bound: units sit in a lease until they are spent. close() hands unspent units back to the store,
+// so a clean shutdown loses nothing. A process that dies (SIGKILL, crash, power loss) loses its unspent units for the
+// rest of that UTC day, plus the units of a take whose answer it never received: at most its current lease, which is
+// <= max(1, floor(R / 8)) <= maxLease units per key, R being the remaining count it saw at its previous take for that
+// key (its first take is 1 unit). So each dead process costs each key it was serving at most maxLease (100) units of
+// that day, and at most ~1/8 of the remainder once the key is past limit - 8 * maxLease (200 of 1000). A key also
+// loses the units leased by processes that are alive but no longer see its requests, until they close.
+//
+// remaining (RateLimit-Remaining): limit - (units granted in the store, as of this process's last take) + (units this
+// process still holds). On a single instance that is exactly limit - requests admitted today. With several instances
+// it is this instance's view: other instances' unspent leases count as used, and their takes since this instance's
+// last one are not yet seen.
+//
+// The day is the UTC date of `now()`; at 00:00 UTC every key starts a fresh lease against a fresh counter.
+import type { QuotaStore } from './stores/types.js';
+
+export interface QuotaOptions {
+  /** Requests per key per UTC day. Default 1000. */
+  limit?: number;
+  /** Largest lease taken at once, in units. Default 100; also the most a crashed process can lose per key per day. */
+  maxLease?: number;
+  /**
+   * After the store has no units left for a key, refuse locally for this long (ms) before asking again: units handed
+   * back by an instance that shut down cleanly are picked up after at most this delay. Default 1000.
+   */
+  exhaustedRecheckMs?: number;
+  now?: () => number;
+}
+
+export interface Admission {
+  ok: boolean;
+  limit: number;
+  /** Requests still allowed today after this one, as this process knows it (see the top of this file). */
+  remaining: number;
+  /** Seconds until 00:00 UTC, when the quota resets; 1 to 86400. */
+  resetSeconds: number;
+}
+
+interface Lease {
+  day: string;
+  /** Units held by this process and not yet spent. */
+  units: number;
+  /** The day's total granted in the store as of this process's last take; -1 before the first. */
+  granted: number;
+  /** When a take last came back empty; -Infinity if never. */
+  exhaustedAt: number;
+  /** The take in flight for this key, if any; resolves to the units it got. */
+  refill: Promise<number> | null;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The UTC day of an instant, 'YYYY-MM-DD'. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** Whole seconds (rounded up) from an instant to the next 00:00 UTC: 1 to 86400. */
+export function secondsToUtcMidnight(ms: number): number {
+  return Math.ceil((Math.floor(ms / DAY_MS + 1) * DAY_MS - ms) / 1000);
+}
+
+export class QuotaLimiter {
+  readonly limit: number;
+  readonly maxLease: number;
+  private readonly exhaustedRecheckMs: number;
+  private readonly now: () => number;
+  private readonly leases = new Map<string, Lease>();
+  private day = '';
+  private dayStart = 0;
+  private dayEnd = 0;
+  private closed = false;
+  private takeCount = 0;
+
+  /** The store stays the caller's: close() does not close it. */
+  constructor(private readonly store: QuotaStore, opts: QuotaOptions = {}) {
+    this.limit = opts.limit ?? 1000;
+    this.maxLease = opts.maxLease ?? 100;
+    this.exhaustedRecheckMs = opts.exhaustedRecheckMs ?? 1000;
+    this.now = opts.now ?? Date.now;
+    if (!Number.isSafeInteger(this.limit) || this.limit < 0) throw new RangeError(`quota limit must be a non-negative integer, got ${this.limit}`);
+    if (!Number.isSafeInteger(this.maxLease) || this.maxLease < 1) throw new RangeError(`maxLease must be a positive integer, got ${this.maxLease}`);
+  }
+
+  /** How many store.take() calls this limiter has made: how often the request path reached the store. */
+  get takes(): number {
+    return this.takeCount;
+  }
+
+  /**
+   * Spends one unit of the key's quota for today if there is one. Resolves ok: false once the day's limit is reached
+   * (the request must not be served, and is not counted). Rejects if the store fails or the limiter is closed: the
+   * request must then be refused too (fail closed).
+   */
+  async admit(keyId: string): Promise<Admission> {
+    for (;;) {
+      const t = this.now();
+      const lease = this.leaseFor(keyId, t);
+      const resetSeconds = Math.ceil((this.dayEnd - t) / 1000);
+      if (lease.units > 0) {
+        lease.units--;
+        return { ok: true, limit: this.limit, remaining: this.remaining(lease), resetSeconds };
+      }
+      if (t - lease.exhaustedAt < this.exhaustedRecheckMs) return { ok: false, limit: this.limit, remaining: 0, resetSeconds };
+      if (this.closed) throw new Error('QuotaLimiter is closed: no more requests can be admitted.');
+      lease.refill ??= this.refill(keyId, lease);
+      const got = await lease.refill;
+      // Nothing left today (unless the day turned while waiting: then try the new day's quota).
+      if (got === 0 && this.leases.get(keyId) === lease) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: secondsToUtcMidnight(this.now()) };
+      // Units arrived: spend one if the other waiters have left any, else take again.
+    }
+  }
+
+  /**
+   * Stops admitting, waits for takes in flight, and hands every unspent unit back to the store, so a clean shutdown
+   * loses no quota. (A crash cannot do this: see the bound at the top of this file.) Does not close the store.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.leases.values()].map((l) => l.refill));
+    const giveBack: Promise<void>[] = [];
+    for (const [keyId, lease] of this.leases) {
+      const units = lease.units;
+      lease.units = 0;
+      if (units > 0) giveBack.push(this.store.release(keyId, lease.day, units));
+    }
+    this.leases.clear();
+    await Promise.all(giveBack);
+  }
+
+  private leaseFor(keyId: string, t: number): Lease {
+    if (t < this.dayStart || t >= this.dayEnd) {
+      // A new UTC day: yesterday's leases are worthless, today's start empty.
+      this.dayStart = Math.floor(t / DAY_MS) * DAY_MS;
+      this.dayEnd = this.dayStart + DAY_MS;
+      this.day = utcDay(t);
+      this.leases.clear();
+    }
+    let lease = this.leases.get(keyId);
+    if (!lease) {
+      lease = { day: this.day, units: 0, granted: -1, exhaustedAt: -Infinity, refill: null };
+      this.leases.set(keyId, lease);
+    }
+    return lease;
+  }
+
+  private async refill(keyId: string, lease: Lease): Promise<number> {
+    try {
+      const want = lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));
+      this.takeCount++;
+      const { taken, granted } = await this.store.take(keyId, lease.day, want, this.limit);
+      lease.granted = granted;
+      lease.units += taken;
+      if (taken === 0) lease.exhaustedAt = this.now();
+      return taken;
+    } finally {
+      lease.refill = null;
+    }
+  }
+
+  private remaining(lease: Lease): number {
+    return Math.min(this.limit, Math.max(0, this.limit - lease.granted + lease.units));
+  }
+}

@@ -1,0 +1,273 @@
+// QuotaLimiter: lease sizes, day boundary, Remaining, clean close, failures; exactness in one process for every store;
+// exactness across two processes sharing a SQLite file or a Redis; and what a SIGKILLed process can cost.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QuotaLimiter, secondsToUtcMidnight, utcDay } from '../src/gateway/quota.js';
+import { openStore, type QuotaStore } from '../src/gateway/stores/index.js';
+import { memoryStore } from '../src/gateway/stores/memory.js';
+import { compileWorker, startWorker, type CompiledWorker } from './helpers/quota-worker.js';
+import { REDIS_MISSING, redisServerPath, startRedis, type RedisServer } from './helpers/redis.js';
+
+const T0 = Date.UTC(2025, 5, 1, 12, 0, 0); // 2025-06-01T12:00:00Z
+const DAY = '2025-06-01';
+
+/** A memory store that records every take()'s `want`. */
+function recording() {
+  const store = memoryStore();
+  const wants: number[] = [];
+  const take = store.take.bind(store);
+  store.take = (keyId, day, want, limit) => {
+    wants.push(want);
+    return take(keyId, day, want, limit);
+  };
+  return { store, wants };
+}
+
+async function admitMany(limiter: QuotaLimiter, keyId: string, n: number) {
+  return Promise.all(Array.from({ length: n }, () => limiter.admit(keyId)));
+}
+
+describe('day arithmetic', () => {
+  it('names the UTC day and counts whole seconds to the next UTC midnight', () => {
+    expect(utcDay(Date.UTC(2025, 11, 31, 23, 59, 59, 999))).toBe('2025-12-31');
+    expect(utcDay(Date.UTC(2026, 0, 1))).toBe('2026-01-01');
+    expect(secondsToUtcMidnight(Date.UTC(2026, 0, 1))).toBe(86_400);
+    expect(secondsToUtcMidnight(Date.UTC(2025, 11, 31, 23, 59, 59, 1))).toBe(1);
+    expect(secondsToUtcMidnight(Date.UTC(2025, 11, 31, 23, 59, 0))).toBe(60);
+    expect(secondsToUtcMidnight(T0)).toBe(43_200);
+  });
+});
+
+describe('QuotaLimiter', () => {
+  it('leases 1 unit first, then 100 at a time, then 1/8 of what is left, then one per request', async () => {
+    const { store, wants } = recording();
+    const limiter = new QuotaLimiter(store, { limit: 1000, now: () => T0 });
+    for (let i = 0; i < 1000; i++) expect((await limiter.admit('k_a')).ok).toBe(true);
+    expect((await limiter.admit('k_a')).ok).toBe(false);
+    expect(wants.slice(0, 10)).toEqual([1, 100, 100, 99, 87, 76, 67, 58, 51, 45]);
+    expect(wants.slice(-16)).toEqual([2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+    // Every lease is at most maxLease and at most max(1, floor(remaining / 8)) of the remaining it was sized from.
+    let granted = 0;
+    for (const [i, w] of wants.entries()) {
+      if (i > 0) expect(w).toBe(Math.min(100, Math.max(1, Math.floor((1000 - granted) / 8))));
+      granted += Math.min(w, 1000 - granted);
+    }
+    expect(limiter.takes).toBe(wants.length);
+    expect(wants.length).toBeLessThan(70);
+    expect(await store.granted('k_a', DAY)).toBe(1000);
+  });
+
+  it('admits exactly the limit among 1,500 concurrent requests, coalescing the takes, with an exact Remaining', async () => {
+    const { store, wants } = recording();
+    const limiter = new QuotaLimiter(store, { limit: 1000, now: () => T0 });
+    const results = await admitMany(limiter, 'k_b', 1500);
+    expect(results.filter((r) => r.ok)).toHaveLength(1000);
+    expect(results.slice(0, 1000).every((r) => r.ok)).toBe(true); // first come, first served
+    // On a single instance, Remaining counts down exactly: 999, 998, ..., 0.
+    expect(results.slice(0, 1000).map((r) => r.remaining)).toEqual(Array.from({ length: 1000 }, (_, i) => 999 - i));
+    expect(results.slice(1000).every((r) => !r.ok && r.remaining === 0 && r.limit === 1000 && r.resetSeconds === 43_200)).toBe(true);
+    expect(wants.length).toBeLessThan(70);
+    // Refusals after the limit stay local (one re-check per exhaustedRecheckMs).
+    await admitMany(limiter, 'k_b', 100);
+    expect(wants.length).toBe(limiter.takes);
+    expect(limiter.takes).toBe(wants.length);
+  });
+
+  it('keeps keys apart', async () => {
+    const limiter = new QuotaLimiter(memoryStore(), { limit: 3, now: () => T0 });
+    expect((await admitMany(limiter, 'k_1', 5)).map((r) => r.ok)).toEqual([true, true, true, false, false]);
+    expect((await admitMany(limiter, 'k_2', 4)).map((r) => r.ok)).toEqual([true, true, true, false]);
+  });
+
+  it('starts a fresh quota at 00:00 UTC and reports the seconds until then', async () => {
+    const store = memoryStore();
+    let t = Date.UTC(2025, 5, 1, 23, 59, 58, 500);
+    const limiter = new QuotaLimiter(store, { limit: 2, now: () => t });
+    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 1, resetSeconds: 2 });
+    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 0, resetSeconds: 2 });
+    expect(await limiter.admit('k_d')).toEqual({ ok: false, limit: 2, remaining: 0, resetSeconds: 2 });
+    t = Date.UTC(2025, 5, 1, 23, 59, 59, 999);
+    expect(await limiter.admit('k_d')).toEqual({ ok: false, limit: 2, remaining: 0, resetSeconds: 1 });
+    t = Date.UTC(2025, 5, 2, 0, 0, 0, 0);
+    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 1, resetSeconds: 86_400 });
+    expect(await store.granted('k_d', '2025-06-01')).toBe(2);
+    expect(await store.granted('k_d', '2025-06-02')).toBe(1);
+  });
+
+  it('hands unspent units back on close, then refuses to admit', async () => {
+    const store = memoryStore();
+    const limiter = new QuotaLimiter(store, { limit: 1000, now: () => T0 });
+    await limiter.admit('k_c');
+    await limiter.admit('k_c'); // second take: a lease of 100, 99 unspent
+    expect(await store.granted('k_c', DAY)).toBe(101);
+    await limiter.close();
+    expect(await store.granted('k_c', DAY)).toBe(2);
+    await expect(limiter.admit('k_c')).rejects.toThrow(/closed/);
+    await limiter.close(); // twice is fine
+  });
+
+  it('picks up units another instance handed back, after exhaustedRecheckMs', async () => {
+    const store = memoryStore();
+    let t = T0;
+    const c = new QuotaLimiter(store, { limit: 100, now: () => t });
+    const d = new QuotaLimiter(store, { limit: 100, now: () => t, exhaustedRecheckMs: 1000 });
+    await c.admit('k_f');
+    await c.admit('k_f'); // leases of 1, then floor(99 / 8) = 12: 11 unspent
+    expect(await store.granted('k_f', DAY)).toBe(13);
+    expect((await admitMany(d, 'k_f', 200)).filter((r) => r.ok)).toHaveLength(87);
+    await c.close();
+    expect(await store.granted('k_f', DAY)).toBe(89);
+    const takes = d.takes;
+    expect((await d.admit('k_f')).ok).toBe(false); // within the recheck delay: refused without asking the store
+    expect(d.takes).toBe(takes);
+    t += 1000;
+    expect((await admitMany(d, 'k_f', 20)).filter((r) => r.ok)).toHaveLength(11);
+    expect(await store.granted('k_f', DAY)).toBe(100);
+  });
+
+  it('fails closed when the store fails, and recovers when it is back', async () => {
+    const store = memoryStore();
+    const take = store.take.bind(store);
+    let down = true;
+    store.take = (...args) => (down ? Promise.reject(new Error('store down')) : take(...args));
+    const limiter = new QuotaLimiter(store, { limit: 5, now: () => T0 });
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => limiter.admit('k_g')));
+    expect(results.every((r) => r.status === 'rejected')).toBe(true);
+    expect(limiter.takes).toBe(1); // the 10 waited on one take
+    down = false;
+    expect((await admitMany(limiter, 'k_g', 7)).filter((r) => r.ok)).toHaveLength(5);
+  });
+
+  it('admits nothing with a limit of 0 and checks its options', async () => {
+    const limiter = new QuotaLimiter(memoryStore(), { limit: 0, now: () => T0 });
+    expect(await limiter.admit('k_z')).toEqual({ ok: false, limit: 0, remaining: 0, resetSeconds: 43_200 });
+    expect(() => new QuotaLimiter(memoryStore(), { limit: -1 })).toThrow(RangeError);
+    expect(() => new QuotaLimiter(memoryStore(), { maxLease: 0 })).toThrow(RangeError);
+  });
+});
+
+// ---- real stores: in one process, across processes, and after a SIGKILL ----
+
+const redisBin = redisServerPath();
+if (!redisBin) console.warn(REDIS_MISSING);
+
+describe('quota against real stores', () => {
+  let worker: CompiledWorker;
+  let redis: RedisServer | undefined;
+  let dir: string;
+  let n = 0;
+  beforeAll(async () => {
+    worker = await compileWorker();
+    dir = await mkdtemp(path.join(tmpdir(), 'modelpub-quota-'));
+    if (redisBin) redis = await startRedis();
+  });
+  afterAll(async () => {
+    await worker?.cleanup();
+    await redis?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A fresh, empty store URL of each kind. */
+  const urls: Record<string, () => string> = {
+    sqlite: () => `sqlite:${path.join(dir, `gw-${++n}.db`)}`,
+    redis: () => `${redis!.url}?prefix=q${++n}:`,
+  };
+
+  for (const kind of ['memory', 'sqlite', 'redis'] as const) {
+    it.skipIf(kind === 'redis' && !redisBin)(`${kind}: one process, 1,500 concurrent requests, exactly 1,000 admitted`, async () => {
+      const store = await openStore(kind === 'memory' ? 'memory:' : urls[kind]!());
+      try {
+        const limiter = new QuotaLimiter(store, { limit: 1000 });
+        const results = await admitMany(limiter, 'k_one', 1500);
+        expect(results.filter((r) => r.ok)).toHaveLength(1000);
+        expect(await store.granted('k_one', utcDay(Date.now()))).toBe(1000);
+        expect(limiter.takes).toBeLessThan(70);
+        await limiter.close();
+      } finally {
+        await store.close();
+      }
+    });
+  }
+
+  for (const kind of ['sqlite', 'redis'] as const) {
+    describe.skipIf(kind === 'redis' && !redisBin)(`${kind}, shared by separate processes`, () => {
+      it('two processes, 750 concurrent requests each: exactly 1,000 admitted', async () => {
+        const url = urls[kind]!();
+        const workers = [0, 1].map(() => startWorker(worker.script, 'burst', url, 'k_two', 1000, 750));
+        await Promise.all(workers.map((w) => w.ready));
+        for (const w of workers) w.go();
+        const out = await Promise.all(workers.map((w) => w.waitFor((l) => l.startsWith('{')).then((l) => JSON.parse(l) as { ok: number; refused: number; takes: number })));
+        const exits = await Promise.all(workers.map((w) => w.exited));
+        expect(exits.map((e) => e.code), exits.map((e) => e.stderr).join('\n')).toEqual([0, 0]);
+        expect(out[0]!.ok + out[1]!.ok).toBe(1000);
+        expect(out[0]!.refused + out[1]!.refused).toBe(500);
+        const store = await openStore(url);
+        try {
+          expect(await store.granted('k_two', utcDay(Date.now()))).toBe(1000);
+        } finally {
+          await store.close();
+        }
+      });
+
+      it('a process SIGKILLed while holding a lease: never more than the limit, and at most maxLease lost', async () => {
+        const url = urls[kind]!();
+        const w = startWorker(worker.script, 'hold', url, 'k_kill', 1000, 10);
+        await w.ready;
+        w.go();
+        const held = JSON.parse(await w.waitFor((l) => l.startsWith('{'))) as { ok: number; takes: number };
+        expect(held).toEqual({ ok: 10, takes: 2 }); // leases of 1, then 100: 91 unspent
+        w.child.kill('SIGKILL');
+        expect((await w.exited).signal).toBe('SIGKILL');
+
+        const store = await openStore(url);
+        try {
+          const day = utcDay(Date.now());
+          expect(await store.granted('k_kill', day)).toBe(101);
+          const limiter = new QuotaLimiter(store, { limit: 1000 });
+          const ok = (await admitMany(limiter, 'k_kill', 1500)).filter((r) => r.ok).length;
+          expect(ok).toBe(899);
+          expect(held.ok + ok).toBeLessThanOrEqual(1000);
+          expect(1000 - (held.ok + ok)).toBe(91); // the dead lease, <= maxLease
+          expect(await store.granted('k_kill', day)).toBe(1000);
+          await limiter.close();
+        } finally {
+          await store.close();
+        }
+      });
+
+      it('a process SIGKILLed in the middle of admitting: never more than the limit, at most maxLease (+ requests in flight) lost', async () => {
+        const url = urls[kind]!();
+        const limit = 50_000_000; // out of reach before the kill: the worker is killed mid-stream, never done
+        const log = path.join(dir, `stream-${++n}.log`);
+        const w = startWorker(worker.script, 'stream', url, 'k_mid', limit, log);
+        await w.ready;
+        w.go();
+        const recorded = async () => ((await readFile(log, 'utf8').catch(() => '')).match(/ok\n/g) ?? []).length;
+        while ((await recorded()) < 2_000) await new Promise((resolve) => setTimeout(resolve, 20));
+        w.child.kill('SIGKILL');
+        expect((await w.exited).signal).toBe('SIGKILL');
+        const printed = await recorded();
+        expect(w.lines).not.toContain('done');
+
+        const store = await openStore(url);
+        try {
+          const day = utcDay(Date.now());
+          const atKill = await store.granted('k_mid', day);
+          // Granted covers what it admitted; what it had not spent is at most its lease (100), plus at most one
+          // admission per loop (8) not yet recorded in the log.
+          expect(atKill).toBeGreaterThanOrEqual(printed);
+          expect(atKill - printed).toBeLessThanOrEqual(100 + 8);
+          // Everything left can still be granted, exactly once: no unit was lost beyond the bound, none double-granted.
+          const { taken } = await store.take('k_mid', day, limit, limit);
+          expect(taken).toBe(limit - atKill);
+          expect(printed + taken).toBeLessThanOrEqual(limit);
+          expect(await store.granted('k_mid', day)).toBe(limit);
+        } finally {
+          await store.close();
+        }
+      });
+    });
+  }
+});
