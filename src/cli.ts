@@ -3,11 +3,19 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ValidationError, UsageError } from './errors.js';
 import { buildCommand } from './commands/build.js';
 import { validateCommand } from './commands/validate.js';
+import { DEFAULT_STORE, serveCommand } from './commands/serve.js';
+import { devCommand } from './commands/dev.js';
+import { keysCreate, keysList, keysRevoke } from './commands/keys.js';
 
 const intList = (v: string): number[] => {
   const out = v.split(',').map((s) => Number(s));
   if (out.some((n) => !Number.isInteger(n) || n < 1 || n > 100)) throw new InvalidArgumentError('a comma-separated list of page sizes from 1 to 100');
   return out;
+};
+const positiveInt = (max: number) => (v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > max) throw new InvalidArgumentError(`a whole number from 0 to ${max}`);
+  return n;
 };
 const isoTime = (v: string): string => {
   if (Number.isNaN(Date.parse(v))) throw new InvalidArgumentError('an ISO 8601 timestamp');
@@ -29,6 +37,28 @@ export function program(): Command {
     .description('check data/ and report every problem; publishes nothing')
     .option('--data <dir>', 'source data folder', 'data')
     .action((o) => validateCommand(o));
+  const serving = (c: Command) => c
+    .option('--dir <dir>', 'publication folder (a build --out, or one release folder)')
+    .option('--origin <url>', 'remote static host holding one publication (instead of --dir)')
+    .option('--port <n>', 'port', positiveInt(65535), 8787)
+    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .option('--store <url>', 'keys and quota store: sqlite:PATH, redis://HOST:PORT or memory:', DEFAULT_STORE)
+    .option('--workers <n>', 'worker processes sharing the port', positiveInt(64), 1)
+    .option('--quota <n>', 'requests per key per UTC day', positiveInt(1e9), 1000)
+    .option('--cache-mb <n>', 'memory for cached bodies', positiveInt(65536), 128)
+    .option('--poll-ms <n>', 'how often to look for a new publication', positiveInt(3_600_000), 1000)
+    .option('--log <level>', 'info (a line per request), warn or silent', 'info');
+  serving(p.command('serve').description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'))
+    .action((o) => serveCommand(o));
+  serving(p.command('dev').description('build the default publication if needed, create a development key and serve (npm start)'))
+    .option('--data <dir>', 'source data folder used when building', 'data')
+    .action((o) => devCommand(o));
+  const keys = p.command('keys').description('manage API keys (stored as hashes only)');
+  keys.command('create').option('--store <url>', 'store URL', DEFAULT_STORE).option('--label <text>', 'who the key is for', 'unnamed')
+    .description('create a key; the key is printed once, alone on the last line').action((o) => keysCreate(o));
+  keys.command('list').option('--store <url>', 'store URL', DEFAULT_STORE).description('list keys (ids and labels, never the keys)').action((o) => keysList(o));
+  keys.command('revoke').argument('<id>', 'key id as shown by keys list').option('--store <url>', 'store URL', DEFAULT_STORE)
+    .description('revoke a key').action((id, o) => keysRevoke({ ...o, id }));
   return p;
 }
 

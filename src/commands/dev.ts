@@ -1,0 +1,27 @@
+// `npm start`: build the default publication if there is none, make a development key, serve on localhost.
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { createKey } from '../gateway/keys.js';
+import { startGateway } from '../gateway/server.js';
+import { openStore } from '../gateway/stores/index.js';
+import { buildCommand } from './build.js';
+import { DEFAULT_STORE, gatewayOptions, type ServeCommandOptions } from './serve.js';
+
+export async function devCommand(o: ServeCommandOptions & { data: string }): Promise<void> {
+  const dir = o.dir ?? 'dist';
+  const built = await access(path.join(dir, 'current', 'manifest.json')).then(() => true, () => false);
+  if (!built) {
+    console.log(`no publication in ${dir}: building it from ${o.data}`);
+    await buildCommand({ data: o.data, out: dir });
+  }
+  const store = await openStore(o.store ?? DEFAULT_STORE);
+  const { key } = await createKey(store, 'development key (npm start)');
+  await store.close();
+  const g = await startGateway(gatewayOptions({ ...o, dir }));
+  console.log(`listening on ${g.url}`);
+  console.log(`development key: ${key}`);
+  console.log(`try: curl -s -H 'x-api-key: ${key}' '${g.url}/api/v1/models?page_size=2&include=pricing'`);
+  const stop = () => void g.close().finally(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

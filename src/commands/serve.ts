@@ -1,0 +1,25 @@
+import { startCluster, startGateway, type GatewayOptions } from '../gateway/server.js';
+
+export const DEFAULT_STORE = 'sqlite:var/gateway.db';
+
+export interface ServeCommandOptions {
+  dir?: string; origin?: string; port: number; host: string; store: string; workers: number; quota: number; cacheMb: number; pollMs: number; log: GatewayOptions['logLevel'];
+}
+
+export const gatewayOptions = (o: ServeCommandOptions): GatewayOptions => ({
+  dir: o.dir, origin: o.origin, port: o.port, host: o.host, store: o.store, quota: o.quota, cacheBytes: o.cacheMb * 1024 * 1024, pollMs: o.pollMs, logLevel: o.log,
+});
+
+export async function serveCommand(o: ServeCommandOptions): Promise<void> {
+  if (o.dir && o.origin) throw new Error('give --dir or --origin, not both');
+  const opts = gatewayOptions(o);
+  if (o.workers > 1) {
+    await startCluster(opts, o.workers, (url) => console.log(`listening on ${url} (${o.workers} workers)`));
+    return;
+  }
+  const g = await startGateway(opts);
+  console.log(`listening on ${g.url}`);
+  const stop = () => void g.close().finally(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

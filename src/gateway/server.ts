@@ -1,0 +1,119 @@
+// Wires a gateway together: origin -> live publication (polled, switched without a restart), key cache, quota
+// limiter, logger, node:http server; optionally several worker processes on one port (node:cluster).
+import cluster from 'node:cluster';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { destination, pino } from 'pino';
+import { createHandler, type RequestLog } from './app.js';
+import { fingerprint, KeyCache } from './keys.js';
+import { dirOrigin } from './origins/dir.js';
+import { httpOrigin } from './origins/http.js';
+import type { Origin } from './origins/types.js';
+import { BodyCache, Publication } from './publication.js';
+import { QuotaLimiter } from './quota.js';
+import { openStore } from './stores/index.js';
+import type { QuotaStore } from './stores/types.js';
+
+export interface GatewayOptions {
+  dir?: string;
+  origin?: string;
+  port: number;
+  host: string;
+  store: string;
+  /** Requests per key per UTC day. */
+  quota: number;
+  cacheBytes: number;
+  pollMs: number;
+  /** 'info' logs one line per request; 'silent' logs nothing. */
+  logLevel: 'info' | 'warn' | 'silent';
+  /** An already open store (tests share one with the code that creates keys); not closed by the gateway. */
+  storeInstance?: QuotaStore;
+}
+
+export interface RunningGateway {
+  url: string;
+  server: Server;
+  publication(): Publication;
+  close(): Promise<void>;
+}
+
+export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
+  const origin: Origin = o.origin ? httpOrigin(o.origin) : dirOrigin(o.dir ?? 'dist');
+  const cache = new BodyCache(o.cacheBytes);
+  const verify = Boolean(o.origin);
+  let current = await Publication.load(origin, await origin.currentId(), cache, { verify }).catch((e: Error) => {
+    throw new Error(`no publication to serve at ${origin.description}: ${e.message}. Run \`modelpub build\` first.`);
+  });
+  const log = o.logLevel === 'silent' ? null : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
+  const store = o.storeInstance ?? (await openStore(o.store));
+  const keys = new KeyCache(store);
+  const quota = new QuotaLimiter(store, { limit: o.quota });
+
+  // Poll for a new publication; a failed load keeps the current one serving.
+  let polling = false;
+  const poll = setInterval(async () => {
+    if (polling) return;
+    polling = true;
+    try {
+      const id = await origin.currentId();
+      if (id !== current.id) {
+        current = await Publication.load(origin, id, cache, { verify });
+        log?.info({ revision: current.revision }, 'switched to a new publication');
+      }
+    } catch (e) {
+      log?.warn({ err: String(e) }, 'publication poll failed; still serving the current one');
+    } finally {
+      polling = false;
+    }
+  }, o.pollMs);
+  poll.unref();
+
+  const handler = createHandler({ publication: () => current, keys, quota, log: log as RequestLog | null, fingerprint });
+  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000 }, handler);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${host}:${addr.port}`,
+    server,
+    publication: () => current,
+    async close() {
+      clearInterval(poll);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await quota.close();
+      if (!o.storeInstance) await store.close();
+      log?.flush();
+    },
+  };
+}
+
+/** Run `workers` processes sharing one port; each holds its own leases against the shared store. */
+export async function startCluster(o: GatewayOptions, workers: number, announce: (url: string) => void): Promise<void> {
+  if (cluster.isPrimary) {
+    if (o.store.startsWith('memory:')) throw new Error('--workers needs a shared store (sqlite:PATH or redis://HOST:PORT), not memory:');
+    let ready = 0;
+    let url = '';
+    for (let i = 0; i < workers; i++) cluster.fork();
+    cluster.on('message', (_w, msg: { listening?: string }) => {
+      if (msg?.listening && ++ready === workers) announce((url = msg.listening));
+    });
+    cluster.on('exit', (w, code, signal) => {
+      if (url) console.error(`worker ${w.process.pid} exited (${signal ?? code}); starting another`);
+      if (url) cluster.fork();
+    });
+    const stop = () => { for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGTERM'); process.exit(0); };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    return;
+  }
+  const g = await startGateway(o);
+  process.send?.({ listening: g.url });
+  const stop = () => void g.close().finally(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

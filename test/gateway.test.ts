@@ -1,0 +1,232 @@
+// The gateway end to end over real HTTP on loopback: a fixture publication, the memory store, real keys.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../src/pipeline/build.js';
+import { createKey } from '../src/gateway/keys.js';
+import { startGateway, type RunningGateway } from '../src/gateway/server.js';
+import { openStore } from '../src/gateway/stores/index.js';
+import type { QuotaStore } from '../src/gateway/stores/types.js';
+import { listFile } from '../src/routes.js';
+import { SORTS, INCLUDES } from '../src/schema/api.js';
+import { model, smallCatalog, writeFixture } from './helpers/fixture.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+
+let tmp: string;
+let gw: RunningGateway;
+let store: QuotaStore;
+let key: string;
+const QUOTA = 400;
+const PAGE_SIZES = [1, 2, 3, 7, 100];
+
+// Enough models for several pages, accents to search for, and the small catalog's lanes and overrides.
+function catalog() {
+  const spec = smallCatalog();
+  spec.models!.push(
+    model('zeta-ultra', 10, { name: 'Zêta Ultra', description: { en: 'A café-grade model.', zh: '一个模型。', ru: 'Модель для кафе.' } }),
+    ...Array.from({ length: 9 }, (_, i) => model(`extra-${i}`, 20 + i, { release_date: `2024-0${1 + (i % 9)}-15` })),
+  );
+  return spec;
+}
+
+const get = (p: string, headers: Record<string, string> = {}, method = 'GET') =>
+  fetch(gw.url + p, { method, headers: { 'x-api-key': key, ...headers } });
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-gw-'));
+  await writeFixture(path.join(tmp, 'data'), catalog());
+  // The gateway serves `plain`; `full` is the same data with every list page size prebuilt, for byte comparison.
+  await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'plain') });
+  await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'full'), pageSizes: PAGE_SIZES });
+  store = await openStore('memory:');
+  key = (await createKey(store, 'test')).key;
+  gw = await startGateway({ dir: path.join(tmp, 'plain'), port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 24, pollMs: 50, logLevel: 'silent' });
+});
+afterAll(async () => {
+  await gw?.close();
+  await store?.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+describe('keys', () => {
+  it('answers 401 problem+json without a key, with an unknown key, on both operations', async () => {
+    for (const p of ['/api/v1/models', '/api/v1/models/alpha']) {
+      const none = await fetch(gw.url + p);
+      expect(none.status).toBe(401);
+      expect(none.headers.get('content-type')).toBe('application/problem+json');
+      expect(await none.json()).toMatchObject({ status: 401, code: 'missing_api_key' });
+      const wrong = await fetch(gw.url + p, { headers: { 'x-api-key': 'mp_not-a-key' } });
+      expect(wrong.status).toBe(401);
+      expect(await wrong.json()).toMatchObject({ status: 401, code: 'invalid_api_key' });
+    }
+  });
+  it('answers the CORS preflight without a key and allows the x-api-key header', async () => {
+    const r = await fetch(gw.url + '/api/v1/models', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-headers': 'x-api-key' } });
+    expect(r.status).toBe(204);
+    expect(r.headers.get('access-control-allow-headers')).toContain('x-api-key');
+    expect(r.headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
+
+describe('serving the publication', () => {
+  it('serves prebuilt bodies byte for byte with validators and version headers', async () => {
+    const r = await get('/api/v1/models?include=pricing,benchmarks');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const file = await readFile(path.join(tmp, 'plain', 'current', listFile({ locale: 'en', lane: 'verified', displayOnly: false, include: ['benchmarks', 'pricing'], sort: 'popular', page: 1, pageSize: 50 })));
+    expect(Buffer.from(await r.arrayBuffer()).equals(file)).toBe(true);
+    expect(r.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(new Date(r.headers.get('last-modified')!).toISOString()).toBe('2025-02-01T00:00:00.000Z');
+    expect(r.headers.get('x-publication-revision')).toBe(gw.publication().revision);
+    expect(r.headers.get('x-schema-version')).toBe('1.0.0');
+    expect(r.headers.get('cache-control')).toBe('private, max-age=300');
+    expect(r.headers.get('ratelimit-policy')).toBe(`"daily";q=${QUOTA};w=86400`);
+    expect(r.headers.get('ratelimit')).toMatch(/^"daily";r=\d+;t=\d+$/);
+  });
+  it('answers If-None-Match (lists, weak form) with 304, and lets it win over If-Modified-Since', async () => {
+    const r = await get('/api/v1/models/alpha');
+    const etag = r.headers.get('etag')!;
+    const lm = r.headers.get('last-modified')!;
+    for (const inm of [etag, `"x", ${etag}`, `W/${etag}`, '*']) {
+      const c = await get('/api/v1/models/alpha', { 'if-none-match': inm });
+      expect(c.status).toBe(304);
+      expect(await c.text()).toBe('');
+      expect(c.headers.get('etag')).toBe(etag);
+    }
+    expect((await get('/api/v1/models/alpha', { 'if-none-match': '"other"', 'if-modified-since': lm })).status).toBe(200);
+    expect((await get('/api/v1/models/alpha', { 'if-modified-since': lm })).status).toBe(304);
+    expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Thu, 01 Jan 2015 00:00:00 GMT' })).status).toBe(200);
+    expect((await get('/api/v1/models/alpha?locale=zh', { 'if-none-match': etag })).status).toBe(200);
+  });
+  it('answers HEAD with the GET headers and no body', async () => {
+    const [g, h] = [await get('/api/v1/models'), await get('/api/v1/models', {}, 'HEAD')];
+    expect(h.status).toBe(200);
+    expect(await h.text()).toBe('');
+    expect(h.headers.get('etag')).toBe(g.headers.get('etag'));
+    expect(h.headers.get('content-length')).toBe(g.headers.get('content-length'));
+  });
+  it('rejects other methods with 405 and Allow', async () => {
+    for (const m of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      const r = await get('/api/v1/models', {}, m);
+      expect(r.status).toBe(405);
+      expect(r.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+      expect(r.headers.get('content-type')).toBe('application/problem+json');
+    }
+  });
+  it('answers 400 naming the parameter, and 404 for unknown slugs and paths', async () => {
+    const r = await get('/api/v1/models?page_size=101&sort=best');
+    expect(r.status).toBe(400);
+    expect((await r.json()).invalid_params).toEqual([
+      { name: 'sort', reason: 'must be one of popular, recent, newest, alphabetical' },
+      { name: 'page_size', reason: 'must be at most 100' },
+    ]);
+    expect((await get('/api/v1/models?page=2&page=3')).status).toBe(400);
+    expect((await get('/api/v1/models/no-such-model')).status).toBe(404);
+    expect((await get('/api/v2/models')).status).toBe(404);
+    expect((await get('/api/v1/models/delta')).status).toBe(404); // provisional only
+    expect((await get('/api/v1/models/delta?lane=provisional')).status).toBe(200);
+  });
+});
+
+describe('composed answers', () => {
+  it('are byte-identical to what the build writes when the page size is prebuilt', async () => {
+    const full = path.join(tmp, 'full', 'current');
+    let compared = 0;
+    for (const pageSize of PAGE_SIZES) {
+      for (const sort of SORTS) {
+        for (const [lane, displayOnly, include] of [['verified', false, []], ['all', true, [...INCLUDES]], ['provisional', false, ['pricing']]] as const) {
+          const total = lane === 'provisional' ? 2 : lane === 'all' ? 14 : 13;
+          for (let page = 1; page <= Math.max(1, Math.ceil(total / pageSize)); page++) {
+            const q = new URLSearchParams({ page: String(page), page_size: String(pageSize), sort, lane, locale: 'ru', includeDisplayOnly: String(displayOnly) });
+            if (include.length) q.set('include', include.join(','));
+            const r = await get(`/api/v1/models?${q}`);
+            expect(r.status).toBe(200);
+            const want = await readFile(path.join(full, listFile({ locale: 'ru', lane, displayOnly, include: [...include], sort, page, pageSize })));
+            expect(Buffer.from(await r.arrayBuffer()).toString()).toBe(want.toString());
+            compared++;
+          }
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(100);
+  });
+  it('search is case- and accent-insensitive over name, slug and localized description', async () => {
+    const names = async (q: string, locale = 'en') => ((await (await get(`/api/v1/models?q=${encodeURIComponent(q)}&locale=${locale}`)).json()).data.models as { slug: string }[]).map((m) => m.slug);
+    expect(await names('ZETA')).toEqual(['zeta-ultra']);
+    expect(await names('cafe')).toEqual(['zeta-ultra']);
+    expect(await names('кафе', 'ru')).toEqual(['zeta-ultra']);
+    expect(await names('кафе', 'en')).toEqual([]);
+    expect(await names('zeta ultra')).toEqual(['zeta-ultra']);
+    // exact slug first, then prefix matches, then the rest in the requested order
+    expect((await names('extra-1')).slice(0, 1)).toEqual(['extra-1']);
+    const none = await (await get('/api/v1/models?q=nothing-matches-this')).json();
+    expect(none.data.pagination).toEqual({ page: 1, page_size: 50, total: 0, total_pages: 0 });
+  });
+  it('answers a page past the end with 200 and no models', async () => {
+    const r = await (await get('/api/v1/models?page=99')).json();
+    expect(r.data.models).toEqual([]);
+    expect(r.data.pagination.total).toBe(13);
+  });
+});
+
+describe('hostile input', () => {
+  it('never answers 500 nor serves a file outside the publication', async () => {
+    const secret = await readFile(path.join(tmp, 'plain', 'current', 'manifest.json'), 'utf8');
+    const paths = [
+      '/api/v1/models/..%2F..%2Fmanifest', '/api/v1/models/%2e%2e%2fmanifest.json', '/api/v1/models/....//', '/api/v1/models/%00',
+      '/api/v1/models/alpha%00', '/api/v1/models/%5c..%5cmanifest', '/api/v1/models/../../manifest.json', '/api/v1/models/alpha/',
+      '/api/v1/models//alpha', '/api/v1/models/%C0%AE%C0%AE%2F', '/api/v1/models/%ff%fe', '/api/v1/models/' + 'a'.repeat(5000),
+      '/api/v1/models?q=%ff%fe', '/api/v1/models?q=%00', '/api/v1/models?page=1e3', '/api/v1/models?page=-0', '/api/v1/models?page_size=%31%30%31',
+      '/api/v1/models?include=benchmarks,,pricing', '/api/v1/models?locale=en&locale=en', '/api/v1/models?unknown=1&x=%zz',
+      '/manifest.json', '/current/manifest.json', '/api/v1/../../etc/passwd', '//etc/passwd', '/api/v1/models/alpha?include=../',
+      '/api/v1/models?q=' + 'x'.repeat(3000), '/api/v1/models/ALPHA', '/api/v1/models/alpha.json', '/%2e%2e/%2e%2e/etc/passwd',
+    ];
+    // Generated: every path above with each of a few suffixes.
+    const corpus = paths.flatMap((p) => [p, p + (p.includes('?') ? '&' : '?') + 'lane=all', p + '#frag']);
+    for (const p of corpus) {
+      const r = await get(p);
+      const body = await r.text();
+      expect(r.status, p).not.toBeGreaterThanOrEqual(500);
+      expect([200, 400, 404, 414], p).toContain(r.status);
+      expect(body.includes(secret.slice(0, 200)), p).toBe(false);
+      if (r.status !== 200) expect(r.headers.get('content-type'), p).toBe('application/problem+json');
+      else expect(JSON.parse(body).data, p).toBeTruthy();
+    }
+  });
+  it('survives very long headers and keys', async () => {
+    const r = await fetch(gw.url + '/api/v1/models', { headers: { 'x-api-key': 'k'.repeat(5000) } });
+    expect(r.status).toBe(401);
+    const big = await fetch(gw.url + '/api/v1/models', { headers: { 'x-api-key': key, 'x-junk': 'j'.repeat(20_000) } });
+    expect(big.status).toBe(431);
+  });
+});
+
+describe('publication switch', () => {
+  it('serves a new publication without a restart', async () => {
+    const before = gw.publication().revision;
+    await writeFile(path.join(tmp, 'data', 'models', 'alpha.yaml'), (await readFile(path.join(tmp, 'data', 'models', 'alpha.yaml'), 'utf8')).replace('alpha is a model.', 'alpha is a better model.'));
+    await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'plain') });
+    for (let i = 0; i < 100 && gw.publication().revision === before; i++) await new Promise((r) => setTimeout(r, 20));
+    const r = await get('/api/v1/models/alpha');
+    expect(r.headers.get('x-publication-revision')).not.toBe(before);
+    expect((await r.json()).data.description).toBe('alpha is a better model.');
+  });
+});
+
+describe('quota', () => {
+  it('admits exactly the daily quota, then 429 with Retry-After to the next UTC midnight', async () => {
+    const fresh = (await createKey(store, 'quota')).key;
+    const statuses = await Promise.all(Array.from({ length: QUOTA + 50 }, () => fetch(gw.url + '/api/v1/models/alpha', { headers: { 'x-api-key': fresh } }).then(async (r) => { await r.arrayBuffer(); return r; })));
+    expect(statuses.filter((r) => r.status === 200).length).toBe(QUOTA);
+    const refused = statuses.filter((r) => r.status !== 200);
+    expect(refused.every((r) => r.status === 429)).toBe(true);
+    const ra = Number(refused[0]!.headers.get('retry-after'));
+    const midnight = new Date();
+    midnight.setUTCHours(24, 0, 0, 0);
+    expect(Math.abs(ra - (midnight.getTime() - Date.now()) / 1000)).toBeLessThan(5);
+    expect(refused[0]!.headers.get('ratelimit')).toMatch(/^"daily";r=0;t=\d+$/);
+    // the other key is not affected
+    expect((await get('/api/v1/models/alpha')).status).toBe(200);
+  });
+});

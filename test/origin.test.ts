@@ -1,0 +1,65 @@
+// `serve --origin URL`: the same publication fetched from a (local, plain) static host instead of the disk.
+import { createServer, type Server } from 'node:http';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createKey } from '../src/gateway/keys.js';
+import { startGateway, type RunningGateway } from '../src/gateway/server.js';
+import { openStore } from '../src/gateway/stores/index.js';
+import type { QuotaStore } from '../src/gateway/stores/types.js';
+import { build } from '../src/pipeline/build.js';
+import { detailFile } from '../src/routes.js';
+import { smallCatalog, writeFixture } from './helpers/fixture.js';
+
+let tmp: string;
+let host: Server;
+let gw: RunningGateway;
+let store: QuotaStore;
+let key: string;
+let release: string;
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-origin-'));
+  await writeFixture(path.join(tmp, 'data'), smallCatalog());
+  release = (await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'out') })).releaseDir;
+  // A static host that knows nothing about the API: path -> file under the release folder.
+  host = createServer(async (req, res) => {
+    const file = path.join(release, decodeURIComponent(new URL(req.url!, 'http://h').pathname));
+    if (!file.startsWith(release + path.sep)) return void res.writeHead(404).end();
+    try {
+      res.writeHead(200).end(await readFile(file));
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
+  store = await openStore('memory:');
+  key = (await createKey(store, 'origin test')).key;
+  gw = await startGateway({ origin: `http://127.0.0.1:${(host.address() as AddressInfo).port}/`, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: 1000, cacheBytes: 1 << 20, pollMs: 60_000, logLevel: 'silent' });
+});
+afterAll(async () => {
+  await gw?.close();
+  await store?.close();
+  await new Promise((r) => host?.close(r));
+  await rm(tmp, { recursive: true, force: true });
+});
+
+it('serves the bytes the static host holds, with the manifest validators', async () => {
+  const rel = detailFile({ slug: 'alpha', locale: 'ru', lane: 'verified', displayOnly: false, include: ['pricing'] });
+  const r = await fetch(`${gw.url}/api/v1/models/alpha?locale=ru&include=pricing`, { headers: { 'x-api-key': key } });
+  expect(r.status).toBe(200);
+  expect(Buffer.from(await r.arrayBuffer()).equals(await readFile(path.join(release, rel)))).toBe(true);
+  const list = await fetch(`${gw.url}/api/v1/models?q=alpha&page_size=3`, { headers: { 'x-api-key': key } });
+  expect((await list.json()).data.models.map((m: { slug: string }) => m.slug)).toEqual(['alpha']);
+});
+
+it('refuses bytes that do not match the manifest (a host switched mid-way) with 503, never a mix', async () => {
+  const rel = detailFile({ slug: 'beta', locale: 'zh', lane: 'verified', displayOnly: false, include: [] });
+  await writeFile(path.join(release, rel), '{"tampered":true}');
+  const r = await fetch(`${gw.url}/api/v1/models/beta?locale=zh`, { headers: { 'x-api-key': key } });
+  expect(r.status).toBe(503);
+  expect(r.headers.get('content-type')).toBe('application/problem+json');
+  expect(await r.text()).not.toContain('tampered');
+});
