@@ -12,7 +12,7 @@ import type { Include, ManifestEntry, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
 import { envelopeParts, foldText, innerJson, listDataJson, withSections } from '../pipeline/render.js';
 import { includeKey, type ListRequest } from '../routes.js';
-import { etagOf, httpDate, type Publication, type ServedFile } from './publication.js';
+import { bodyHeaders, etagOf, httpDate, type Publication, type ServedFile } from './publication.js';
 
 interface ArtifactModel {
   item: Record<Locale, Record<string, unknown>>;
@@ -73,11 +73,14 @@ export async function composeList(pub: Publication, r: ListRequest): Promise<Ser
   const { head, tail } = envelopeParts(a.schemaVersion, r.locale, JSON.stringify(pub.meta.attribution), data);
   const body = Buffer.from(head + JSON.stringify(a.publicationRevision) + tail);
   const sha256 = createHash('sha256').update(body).digest('hex');
+  const etag = etagOf(sha256);
+  const lastModified = httpDate(a.entry.last_modified);
   const served: ServedFile = {
     entry: { ...a.entry, path: cacheKey, sha256, bytes: body.length },
-    etag: etagOf(sha256),
-    lastModified: httpDate(a.entry.last_modified),
+    etag,
+    lastModified,
     body,
+    headers: bodyHeaders(etag, lastModified, pub.revision, pub.meta.schemaVersion),
   };
   if (pub.composed.size >= MAX_COMPOSED) pub.composed.delete(pub.composed.keys().next().value!);
   pub.composed.set(cacheKey, served);

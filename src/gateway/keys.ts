@@ -4,7 +4,7 @@
 // A key is 'mp_' + 43 base64url characters (32 random bytes). Its public id is 'k_' + the first 8 hex digits of its
 // hash, the same 8 digits as its fingerprint, so a log line's fingerprint points at one row of `modelpub keys list`
 // without revealing anything usable about the key.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { DuplicateKeyError, type KeyRecord, type QuotaStore } from './stores/types.js';
 
@@ -19,7 +19,7 @@ export function generateKey(): string {
 
 /** SHA-256 of the key, 64 lowercase hex digits: what the store keeps. */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex'); // the one-shot form: no Hash object per request
 }
 
 /** A short, non-reversible name for a key in logs: the first 8 hex digits of its hash. */
@@ -119,10 +119,9 @@ export class KeyCache {
    * and are not cached.
    */
   async lookup(key: string): Promise<KeyRecord | null> {
-    if (!isWellFormedKey(key)) return null;
+    const cached = this.peek(key);
+    if (cached !== undefined) return cached;
     const hash = hashKey(key);
-    const hit = this.entries.get(hash);
-    if (hit && hit.until > this.now()) return hit.record && !hit.record.revoked_at ? hit.record : null;
     let pending = this.inflight.get(hash);
     if (!pending) {
       pending = this.fetch(hash);
@@ -130,6 +129,17 @@ export class KeyCache {
     }
     const record = await pending;
     return record && !record.revoked_at ? record : null;
+  }
+
+  /**
+   * lookup() without the store: the answer when it is known from the cache (or from the key's shape), undefined when
+   * only lookup() can tell. Lets the request path stay synchronous for the keys it has seen in the last ttlMs.
+   */
+  peek(key: string): KeyRecord | null | undefined {
+    if (!isWellFormedKey(key)) return null;
+    const hit = this.entries.get(hashKey(key));
+    if (hit === undefined || hit.until <= this.now()) return undefined;
+    return hit.record && !hit.record.revoked_at ? hit.record : null;
   }
 
   /** Forgets everything (e.g. right after this process revoked a key). */

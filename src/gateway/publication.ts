@@ -6,31 +6,43 @@ import { Manifest, PublicationMeta, type ManifestEntry, type QueryLane } from '.
 import type { ListArtifact } from './compose.js';
 import type { Origin } from './origins/types.js';
 
-export interface ServedFile {
+/** What the gateway needs to answer with a file, besides its bytes. */
+export interface FileInfo {
   entry: ManifestEntry;
   etag: string;
   lastModified: string; // HTTP date
+  /** The response headers that depend only on this body and publication, as [name, value, name, value, ...]. */
+  headers: readonly string[];
+}
+export interface ServedFile extends FileInfo {
   body: Buffer;
 }
 
-/** Bodies by sha256, least recently used evicted past a byte budget. */
+/**
+ * Bodies by sha256 within a byte budget. Eviction is second-chance (CLOCK): a hit only sets a flag, so the request
+ * path never reorders the map; eviction walks from the oldest insertion and re-queues entries hit since last time.
+ */
 export class BodyCache {
-  private map = new Map<string, Buffer>();
+  private map = new Map<string, { body: Buffer; hit: boolean }>();
   private bytes = 0;
   constructor(readonly maxBytes: number) {}
   get(sha: string): Buffer | undefined {
-    const b = this.map.get(sha);
-    if (b) { this.map.delete(sha); this.map.set(sha, b); }
-    return b;
+    const e = this.map.get(sha);
+    if (e === undefined) return undefined;
+    e.hit = true;
+    return e.body;
   }
   set(sha: string, body: Buffer): void {
     if (body.length > this.maxBytes || this.map.has(sha)) return;
-    this.map.set(sha, body);
+    this.map.set(sha, { body, hit: false });
     this.bytes += body.length;
-    for (const [k, v] of this.map) {
-      if (this.bytes <= this.maxBytes) break;
+    while (this.bytes > this.maxBytes) {
+      const [k, e] = this.map.entries().next().value!;
       this.map.delete(k);
-      this.bytes -= v.length;
+      if (e.hit && k !== sha) {
+        e.hit = false;
+        this.map.set(k, e);
+      } else this.bytes -= e.body.length;
     }
   }
   get size(): number { return this.bytes; }
@@ -39,8 +51,25 @@ export class BodyCache {
 export const etagOf = (sha256: string) => `"${sha256.slice(0, 32)}"`;
 export const httpDate = (iso: string) => new Date(iso).toUTCString();
 
+/** CORS for browser clients: any origin may read the API (a key is needed anyway), and these headers too. */
+export const CORS_HEADERS = [
+  'access-control-allow-origin', '*',
+  'access-control-expose-headers', 'ETag, Last-Modified, Retry-After, RateLimit, RateLimit-Policy, X-Publication-Revision, X-Schema-Version',
+] as const;
+/** Keyed, per-key rate-limited answers: browsers and apps may reuse them for five minutes, shared caches must not. */
+export const CACHE_CONTROL = 'private, max-age=300';
+
+/** The headers of a served body that do not change from request to request (rate limits and length are added). */
+export function bodyHeaders(etag: string, lastModified: string, revision: string, schemaVersion: string): string[] {
+  return [
+    ...CORS_HEADERS,
+    'etag', etag, 'last-modified', lastModified, 'cache-control', CACHE_CONTROL,
+    'x-publication-revision', revision, 'x-schema-version', schemaVersion,
+  ];
+}
+
 export class Publication {
-  private headers = new Map<string, { etag: string; lastModified: string }>();
+  private infos = new Map<string, FileInfo>();
   private artifacts = new Map<string, Promise<ListArtifact>>();
   /** Composed answers (q, other page sizes), by canonical request: bounded, dropped with the publication. */
   readonly composed = new Map<string, ServedFile>();
@@ -64,21 +93,42 @@ export class Publication {
 
   get revision(): string { return this.meta.publicationRevision; }
 
-  /** A file of this publication with its validators, or null when the manifest has no such path. */
-  async file(path: string): Promise<ServedFile | null> {
-    const entry = this.entries.get(path);
-    if (!entry) return null;
-    let h = this.headers.get(path);
-    if (!h) this.headers.set(path, (h = { etag: etagOf(entry.sha256), lastModified: httpDate(entry.last_modified) }));
-    let body = this.cache.get(entry.sha256);
-    if (!body) {
-      body = await this.origin.read(this.id, path);
-      if (this.verify && createHash('sha256').update(body).digest('hex') !== entry.sha256) {
-        throw new Error(`origin returned other bytes for ${path} than publication ${this.revision} lists: it has switched publications`);
-      }
-      this.cache.set(entry.sha256, body);
+  /** A file's validators and headers, or null when the manifest has no such path. Made once per path. */
+  info(path: string): FileInfo | null {
+    let info = this.infos.get(path);
+    if (info === undefined) {
+      const entry = this.entries.get(path);
+      if (!entry) return null;
+      const etag = etagOf(entry.sha256);
+      const lastModified = httpDate(entry.last_modified);
+      info = { entry, etag, lastModified, headers: bodyHeaders(etag, lastModified, this.revision, this.meta.schemaVersion) };
+      this.infos.set(path, info);
     }
-    return { entry, etag: h.etag, lastModified: h.lastModified, body };
+    return info;
+  }
+
+  /** The body when it is in memory: lets the request path stay synchronous. */
+  cachedBody(info: FileInfo): Buffer | undefined {
+    return this.cache.get(info.entry.sha256);
+  }
+
+  /** The body, read from the origin (and checked against the manifest) when it is not in memory. */
+  async body(info: FileInfo): Promise<Buffer> {
+    let body = this.cache.get(info.entry.sha256);
+    if (!body) {
+      body = await this.origin.read(this.id, info.entry.path);
+      if (this.verify && createHash('sha256').update(body).digest('hex') !== info.entry.sha256) {
+        throw new Error(`origin returned other bytes for ${info.entry.path} than publication ${this.revision} lists: it has switched publications`);
+      }
+      this.cache.set(info.entry.sha256, body);
+    }
+    return body;
+  }
+
+  /** A file of this publication with its body, or null when the manifest has no such path. */
+  async file(path: string): Promise<ServedFile | null> {
+    const info = this.info(path);
+    return info && { ...info, body: await this.body(info) };
   }
 
   /** The parsed list artifact of a lane and display variant (loaded once per publication). */

@@ -109,21 +109,31 @@ export class QuotaLimiter {
    */
   async admit(keyId: string): Promise<Admission> {
     for (;;) {
-      const t = this.now();
-      const lease = this.leaseFor(keyId, t);
-      const resetSeconds = Math.ceil((this.dayEnd - t) / 1000);
-      if (lease.units > 0) {
-        lease.units--;
-        return { ok: true, limit: this.limit, remaining: this.remaining(lease), resetSeconds };
-      }
-      if (t - lease.exhaustedAt < this.exhaustedRecheckMs) return { ok: false, limit: this.limit, remaining: 0, resetSeconds };
+      const local = this.tryAdmit(keyId);
+      if (local !== undefined) return local;
       if (this.closed) throw new Error('QuotaLimiter is closed: no more requests can be admitted.');
+      const lease = this.leaseFor(keyId, this.now());
       lease.refill ??= this.refill(keyId, lease);
       const got = await lease.refill;
       // Nothing left today (unless the day turned while waiting: then try the new day's quota).
       if (got === 0 && this.leases.get(keyId) === lease) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: secondsToUtcMidnight(this.now()) };
       // Units arrived: spend one if the other waiters have left any, else take again.
     }
+  }
+
+  /**
+   * admit() when the answer is local: a unit of the lease spent, or a refusal while the store is known to be empty.
+   * Undefined when only the store can tell (call admit()). Keeps the request path synchronous between takes.
+   */
+  tryAdmit(keyId: string): Admission | undefined {
+    const t = this.now();
+    const lease = this.leaseFor(keyId, t);
+    if (lease.units > 0) {
+      lease.units--;
+      return { ok: true, limit: this.limit, remaining: this.remaining(lease), resetSeconds: Math.ceil((this.dayEnd - t) / 1000) };
+    }
+    if (t - lease.exhaustedAt < this.exhaustedRecheckMs) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: Math.ceil((this.dayEnd - t) / 1000) };
+    return undefined;
   }
 
   /**
