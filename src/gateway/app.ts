@@ -7,7 +7,7 @@
 // (a store lookup, a lease refill, a disk or origin read), and the next step runs when it is known.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileFor, parseRequest, type ApiRequest, type ParseResult } from '../routes.js';
-import { composeList } from './compose.js';
+import { composeList, composedCached } from './compose.js';
 import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
 import { CORS_HEADERS, type FileInfo, type Publication, type ServedFile } from './publication.js';
 
@@ -166,6 +166,8 @@ export function createHandler(d: GatewayDeps) {
       const info = parsed.info;
       if (info === null) {
         if (request.kind === 'detail') return problem(res, req, 'not_found', rate);
+        const made = composedCached(pub, request);
+        if (made) return send(req, res, made, made.body, rate);
         return composeList(pub, request).then((f) => send(req, res, f, f.body, rate));
       }
       const body = pub.cachedBody(info);

@@ -12,7 +12,7 @@ import type { Include, ManifestEntry, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
 import { envelopeParts, foldText, innerJson, listDataJson, withSections } from '../pipeline/render.js';
 import { includeKey, type ListRequest } from '../routes.js';
-import { bodyHeaders, etagOf, httpDate, type Publication, type ServedFile } from './publication.js';
+import { bodyHeaders, etagOf, type Publication, type ServedFile } from './publication.js';
 
 interface ArtifactModel {
   item: Record<Locale, Record<string, unknown>>;
@@ -26,23 +26,42 @@ export interface ListArtifact {
   models: Record<string, ArtifactModel>;
   entry: ManifestEntry;
   /** Serialized items by `<locale>.<include>`, made on first use. */
-  items: Map<string, Map<string, string>>;
+  items: Map<string, Map<string, Buffer>>;
+  /** The artifact's Last-Modified as an HTTP date. */
+  lastModified: string;
 }
 
-const MAX_COMPOSED = 5_000;
-
-function itemJsons(a: ListArtifact, locale: Locale, include: Include[]): Map<string, string> {
+/** Each model's list item for a locale and include set, as UTF-8 bytes (encoded once, copied into many pages). */
+function itemJsons(a: ListArtifact, locale: Locale, include: Include[]): Map<string, Buffer> {
   const key = `${locale}.${includeKey(include)}`;
   let m = a.items.get(key);
   if (!m) {
     m = new Map();
     for (const [slug, model] of Object.entries(a.models)) {
       const sections = { benchmarks: innerJson(model.sections.benchmarks), capabilities: innerJson(model.sections.capabilities), pricing: innerJson(model.sections.pricing) };
-      m.set(slug, withSections(JSON.stringify(model.item[locale]), sections, include));
+      m.set(slug, Buffer.from(withSections(JSON.stringify(model.item[locale]), sections, include)));
     }
     a.items.set(key, m);
   }
   return m;
+}
+
+const COMMA = Buffer.from(',');
+const MARK = '\u0000'; // never in JSON text unescaped: marks where the items go
+
+/**
+ * The page's body, assembled by the build's own functions (envelopeParts, listDataJson) around a marker that is then
+ * replaced by the items' bytes: byte-identical to what the build writes, without re-encoding every item per answer.
+ */
+function pageBody(a: ListArtifact, locale: Locale, attribution: string, items: Buffer[], page: number, pageSize: number, total: number): Buffer {
+  const { head, tail } = envelopeParts(a.schemaVersion, locale, attribution, listDataJson(items.length ? [MARK] : [], page, pageSize, total));
+  const text = head + JSON.stringify(a.publicationRevision) + tail;
+  if (!items.length) return Buffer.from(text);
+  const at = text.indexOf(MARK);
+  const parts: Buffer[] = [Buffer.from(text.slice(0, at))];
+  items.forEach((item, i) => parts.push(...(i ? [COMMA, item] : [item])));
+  parts.push(Buffer.from(text.slice(at + MARK.length)));
+  return Buffer.concat(parts);
 }
 
 export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: Sort): string[] {
@@ -61,28 +80,41 @@ export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: So
   return tiers.flat();
 }
 
+const composedKey = (r: ListRequest) => `${r.locale}.${r.lane}.${r.displayOnly}.${includeKey(r.include)}.${r.sort}.${r.pageSize}.${r.page}.${r.q ?? ''}`;
+
+/** A composed answer made earlier and still in memory: lets the request path stay synchronous. */
+export function composedCached(pub: Publication, r: ListRequest): ServedFile | undefined {
+  return pub.composed.get(composedKey(r));
+}
+
 export async function composeList(pub: Publication, r: ListRequest): Promise<ServedFile> {
-  const cacheKey = `${r.locale}.${r.lane}.${r.displayOnly}.${includeKey(r.include)}.${r.sort}.${r.pageSize}.${r.page}.${r.q ?? ''}`;
+  const cacheKey = composedKey(r);
   const hit = pub.composed.get(cacheKey);
   if (hit) return hit;
   const a = await pub.artifact(r.lane, r.displayOnly);
   const items = itemJsons(a, r.locale, r.include);
-  const order = r.q === null ? a.orders[r.sort] : searchOrder(a, r.q, r.locale, r.sort);
+  let order = a.orders[r.sort];
+  if (r.q !== null) {
+    const searchKey = `${r.lane}.${r.displayOnly}.${r.locale}.${r.sort}.${r.q}`;
+    const found = pub.searches.get(searchKey);
+    if (found) order = found;
+    else pub.searches.set(searchKey, (order = searchOrder(a, r.q, r.locale, r.sort)));
+  }
   const page = order.slice((r.page - 1) * r.pageSize, r.page * r.pageSize).map((slug) => items.get(slug)!);
-  const data = listDataJson(page, r.page, r.pageSize, order.length);
-  const { head, tail } = envelopeParts(a.schemaVersion, r.locale, JSON.stringify(pub.meta.attribution), data);
-  const body = Buffer.from(head + JSON.stringify(a.publicationRevision) + tail);
-  const sha256 = createHash('sha256').update(body).digest('hex');
-  const etag = etagOf(sha256);
-  const lastModified = httpDate(a.entry.last_modified);
+  const attribution = JSON.stringify(pub.meta.attribution);
+  const body = pageBody(a, r.locale, attribution, page, r.page, r.pageSize, order.length);
+  // The body is a function of the artifact, the attribution and the canonical request: a hash of those is a strong
+  // validator (same inputs, same bytes) without hashing the body itself.
+  const validator = createHash('sha256').update(`${a.entry.sha256}\n${attribution}\n${cacheKey}`).digest('hex');
+  const etag = etagOf(validator);
+  const lastModified = a.lastModified;
   const served: ServedFile = {
-    entry: { ...a.entry, path: cacheKey, sha256, bytes: body.length },
+    entry: { ...a.entry, path: cacheKey, sha256: validator, bytes: body.length },
     etag,
     lastModified,
     body,
     headers: bodyHeaders(etag, lastModified, pub.revision, pub.meta.schemaVersion),
   };
-  if (pub.composed.size >= MAX_COMPOSED) pub.composed.delete(pub.composed.keys().next().value!);
   pub.composed.set(cacheKey, served);
   return served;
 }

@@ -19,34 +19,45 @@ export interface ServedFile extends FileInfo {
 }
 
 /**
- * Bodies by sha256 within a byte budget. Eviction is second-chance (CLOCK): a hit only sets a flag, so the request
+ * Values by key within a byte budget. Eviction is second-chance (CLOCK): a hit only sets a flag, so the request
  * path never reorders the map; eviction walks from the oldest insertion and re-queues entries hit since last time.
  */
-export class BodyCache {
-  private map = new Map<string, { body: Buffer; hit: boolean }>();
+export class ByteCache<V> {
+  private map = new Map<string, { value: V; bytes: number; hit: boolean }>();
   private bytes = 0;
-  constructor(readonly maxBytes: number) {}
-  get(sha: string): Buffer | undefined {
-    const e = this.map.get(sha);
+  constructor(readonly maxBytes: number, private readonly sizeOf: (v: V) => number) {}
+  get(key: string): V | undefined {
+    const e = this.map.get(key);
     if (e === undefined) return undefined;
     e.hit = true;
-    return e.body;
+    return e.value;
   }
-  set(sha: string, body: Buffer): void {
-    if (body.length > this.maxBytes || this.map.has(sha)) return;
-    this.map.set(sha, { body, hit: false });
-    this.bytes += body.length;
+  set(key: string, value: V): void {
+    const bytes = this.sizeOf(value);
+    if (bytes > this.maxBytes || this.map.has(key)) return;
+    this.map.set(key, { value, bytes, hit: false });
+    this.bytes += bytes;
     while (this.bytes > this.maxBytes) {
       const [k, e] = this.map.entries().next().value!;
       this.map.delete(k);
-      if (e.hit && k !== sha) {
+      if (e.hit && k !== key) {
         e.hit = false;
         this.map.set(k, e);
-      } else this.bytes -= e.body.length;
+      } else this.bytes -= e.bytes;
     }
   }
   get size(): number { return this.bytes; }
 }
+
+/** Bodies by sha256, shared by every publication a gateway loads (an unchanged body stays cached across a switch). */
+export class BodyCache extends ByteCache<Buffer> {
+  constructor(maxBytes: number) {
+    super(maxBytes, (b) => b.length);
+  }
+}
+
+const COMPOSED_CACHE_BYTES = 32 << 20;
+const SEARCH_CACHE_BYTES = 8 << 20;
 
 export const etagOf = (sha256: string) => `"${sha256.slice(0, 32)}"`;
 export const httpDate = (iso: string) => new Date(iso).toUTCString();
@@ -71,8 +82,10 @@ export function bodyHeaders(etag: string, lastModified: string, revision: string
 export class Publication {
   private infos = new Map<string, FileInfo>();
   private artifacts = new Map<string, Promise<ListArtifact>>();
-  /** Composed answers (q, other page sizes), by canonical request: bounded, dropped with the publication. */
-  readonly composed = new Map<string, ServedFile>();
+  /** Composed answers (q, other page sizes), by canonical request: within a byte budget, dropped with the publication. */
+  readonly composed = new ByteCache<ServedFile>(COMPOSED_CACHE_BYTES, (f) => f.body.length + 512);
+  /** Search results (ordered slugs) by lane, variant, locale, sort and query: a query's pages and includes share one. */
+  readonly searches = new ByteCache<string[]>(SEARCH_CACHE_BYTES, (order) => 64 + 8 * order.length);
 
   private constructor(
     readonly id: string,
@@ -140,7 +153,7 @@ export class Publication {
         const entry = this.entries.get(path);
         if (!entry) throw new Error(`publication ${this.revision} has no ${path}`);
         const raw = await this.origin.read(this.id, path);
-        return { ...(JSON.parse(raw.toString('utf8')) as Omit<ListArtifact, 'entry' | 'items'>), entry, items: new Map() };
+        return { ...(JSON.parse(raw.toString('utf8')) as Omit<ListArtifact, 'entry' | 'items' | 'lastModified'>), entry, items: new Map(), lastModified: httpDate(entry.last_modified) };
       })();
       p.catch(() => this.artifacts.delete(path));
       this.artifacts.set(path, p);

@@ -1,0 +1,150 @@
+// The gateway's commands through the real CLI: `keys create|list|revoke` on a SQLite store, and `serve`: its
+// "listening on" line, one JSON log line per request with a key fingerprint and never the key, and --workers 2.
+import type { ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from '../src/pipeline/build.js';
+import { ensureCompiled, runCli, spawnCli } from './helpers/cli.js';
+import { smallCatalog, withTemp, writeFixture } from './helpers/fixture.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+
+let tmp: string;
+let out: string;
+const store = () => `sqlite:${path.join(tmp, 'gw.db')}`;
+
+beforeAll(async () => {
+  ensureCompiled();
+  tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-cli-gw-'));
+  await writeFixture(path.join(tmp, 'data'), smallCatalog());
+  out = path.join(tmp, 'dist');
+  await build({ dataDir: path.join(tmp, 'data'), outDir: out });
+}, 60_000);
+afterAll(async () => {
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+/** Starts `serve`, resolves with its URL once it printed `listening on`; collects stdout lines. */
+async function serve(args: string[]): Promise<{ url: string; child: ChildProcess; lines: string[]; stop(): Promise<void> }> {
+  const child = spawnCli(['serve', '--dir', out, '--port', '0', '--store', store(), ...args]);
+  const lines: string[] = [];
+  let buf = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d;
+      const parts = buf.split('\n');
+      buf = parts.pop()!;
+      lines.push(...parts);
+      const m = /^listening on (http:\/\/\S+)/.exec(lines.find((l) => l.startsWith('listening on')) ?? '');
+      if (m) resolve(m[1]!);
+    });
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d));
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+  });
+  return {
+    url,
+    child,
+    lines,
+    stop: () => new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+describe('keys', () => {
+  it('create prints the key alone on the last line; the store and `list` hold only its id, label and hash', async () => {
+    const created = await runCli(['keys', 'create', '--store', store(), '--label', 'docs team']);
+    expect(created.code, created.stderr).toBe(0);
+    const key = created.stdout.trim().split('\n').at(-1)!;
+    expect(key).toMatch(/^mp_[A-Za-z0-9_-]{43}$/);
+    const listed = await runCli(['keys', 'list', '--store', store()]);
+    expect(listed.stdout).toContain('docs team');
+    expect(listed.stdout).not.toContain(key);
+    const db = await readFile(path.join(tmp, 'gw.db'));
+    expect(db.includes(key)).toBe(false);
+    expect(db.includes(key.slice(3, 20))).toBe(false);
+  });
+
+  it('revoke takes an id; a revoked key is refused with 401; an unknown id is an error naming it', async () => {
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'to revoke'])).stdout.trim().split('\n').at(-1)!;
+    const id = /^(k_[0-9a-f]{8})\tto revoke/m.exec((await runCli(['keys', 'list', '--store', store()])).stdout)![1]!;
+    const revoked = await runCli(['keys', 'revoke', id, '--store', store()]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect((await runCli(['keys', 'list', '--store', store()])).stdout).toMatch(new RegExp(`^${id}\\tto revoke\\tcreated \\S+\\trevoked `, 'm'));
+    const gw = await serve(['--log', 'silent']);
+    try {
+      const r = await fetch(`${gw.url}/api/v1/models`, { headers: { 'x-api-key': key } });
+      expect(r.status).toBe(401);
+      expect((await r.json()).code).toBe('invalid_api_key');
+    } finally {
+      await gw.stop();
+    }
+    const unknown = await runCli(['keys', 'revoke', 'k_00000000', '--store', store()]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('k_00000000');
+  });
+});
+
+describe('serve', () => {
+  it('logs one JSON line per request with method, route, status, duration and a key fingerprint, never the key', async () => {
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'logged'])).stdout.trim().split('\n').at(-1)!;
+    const gw = await serve([]);
+    try {
+      const asked = [
+        ['/api/v1/models?page_size=2', key, 200],
+        ['/api/v1/models/alpha?locale=zh', key, 200],
+        ['/api/v1/models/no-such-model', key, 404],
+        ['/api/v1/models?page_size=1000', key, 400],
+        ['/api/v1/models', 'mp_' + 'x'.repeat(43), 401],
+      ] as const;
+      for (const [p, k, status] of asked) {
+        const r = await fetch(gw.url + p, { headers: { 'x-api-key': k } });
+        await r.arrayBuffer();
+        expect(r.status, p).toBe(status);
+      }
+      // pino writes asynchronously: wait for the lines.
+      for (let i = 0; i < 100 && gw.lines.filter((l) => l.startsWith('{')).length < asked.length; i++) await new Promise((r) => setTimeout(r, 20));
+      const logs = gw.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const requests = logs.filter((l) => 'status' in l);
+      expect(requests.map((l) => [l.method, l.route, l.status])).toEqual([
+        ['GET', 'list', 200], ['GET', 'detail', 200], ['GET', 'detail', 404], ['GET', 'list', 400], ['GET', 'list', 401],
+      ]);
+      for (const l of requests) {
+        expect(typeof l.ms).toBe('number');
+        expect(l.key).toMatch(/^[0-9a-f]{8}$/);
+      }
+      expect(requests[0]!.key).toBe(requests[1]!.key);
+      expect(requests[4]!.key).not.toBe(requests[0]!.key);
+      const all = gw.lines.join('\n');
+      expect(all).not.toContain(key);
+      expect(all).not.toContain(key.slice(3));
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('--workers 2 shares the port and the store: one key, exactly its quota across both processes', async () => {
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers'])).stdout.trim().split('\n').at(-1)!;
+    const gw = await serve(['--workers', '2', '--quota', '300', '--log', 'silent']);
+    try {
+      expect(gw.lines.some((l) => /listening on http:\/\/\S+ \(2 workers\)/.test(l))).toBe(true);
+      const statuses = await Promise.all(Array.from({ length: 400 }, () =>
+        fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } }).then(async (r) => { await r.arrayBuffer(); return r.status; })));
+      expect(statuses.filter((s) => s === 200)).toHaveLength(300);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(100);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
+it('serve without a publication says what to do', async () => {
+  await withTemp(async (dir) => {
+    const r = await runCli(['serve', '--dir', dir, '--port', '0', '--store', 'memory:']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('modelpub build');
+  });
+});
