@@ -24,7 +24,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs as parseCliArgs } from 'node:util';
 import YAML from 'yaml';
+import { wholeNumber } from './synthetic-catalog.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const USAGE = 'usage: node scripts/bench-build.mjs [--models 2000] [--metrics 60] [--speed 500000] [--seed 1] [--root DIR] [--rev GIT-REV] [--repeat 3] [--no-reference] [--keep]';
@@ -35,34 +37,16 @@ const GOAL_RSS = 2 * 1024 ** 3;
 // Command line
 
 function parseArgs(argv) {
-  const o = { models: 2000, metrics: 60, speed: 500000, seed: 1, root: null, rev: null, repeat: 3, reference: true, keep: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const eq = arg.indexOf('=');
-    const [flag, inline] = eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
-    const value = () => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value; ${USAGE}`);
-      return v;
-    };
-    const int = () => {
-      const v = value();
-      if (!/^\d+$/.test(v)) throw new Error(`${flag} must be a whole number, got ${JSON.stringify(v)}`);
-      return Number(v);
-    };
-    if (flag === '--models') o.models = int();
-    else if (flag === '--metrics') o.metrics = int();
-    else if (flag === '--speed') o.speed = int();
-    else if (flag === '--seed') o.seed = int();
-    else if (flag === '--root') o.root = path.resolve(value());
-    else if (flag === '--rev') o.rev = value();
-    else if (flag === '--repeat') o.repeat = Math.max(1, int());
-    else if (flag === '--no-reference') o.reference = false;
-    else if (flag === '--keep') o.keep = true;
-    else if (flag === '--help' || flag === '-h') o.help = true;
-    else throw new Error(`unknown argument ${JSON.stringify(arg)}; ${USAGE}`);
-  }
-  return o;
+  const { values: v } = parseCliArgs({ args: argv, options: {
+    models: { type: 'string', default: '2000' }, metrics: { type: 'string', default: '60' }, speed: { type: 'string', default: '500000' },
+    seed: { type: 'string', default: '1' }, root: { type: 'string' }, rev: { type: 'string' }, repeat: { type: 'string', default: '3' },
+    'no-reference': { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
+  } });
+  return {
+    models: wholeNumber('models', v.models), metrics: wholeNumber('metrics', v.metrics), speed: wholeNumber('speed', v.speed),
+    seed: wholeNumber('seed', v.seed), root: v.root ? path.resolve(v.root) : null, rev: v.rev ?? null,
+    repeat: Math.max(1, wholeNumber('repeat', v.repeat)), reference: !v['no-reference'], keep: v.keep, help: v.help,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

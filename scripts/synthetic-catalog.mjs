@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseArgs as parseCliArgs } from 'node:util';
 import YAML from 'yaml';
 
 // ---------------------------------------------------------------------------------------------
@@ -25,32 +26,22 @@ import YAML from 'yaml';
 
 const USAGE = 'usage: node scripts/synthetic-catalog.mjs --out DIR [--models 2000] [--metrics 60] [--speed 500000] [--seed 1] [--force]';
 
+/** A whole number >= min, or an error naming the flag. */
+export function wholeNumber(flag, v, min = 0) {
+  if (!/^\d+$/.test(v) || Number(v) < min) throw new Error(`--${flag} must be a whole number >= ${min}, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
 export function parseArgs(argv) {
-  const opts = { out: null, models: 2000, metrics: 60, speed: 500000, seed: 1, force: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const eq = arg.indexOf('=');
-    const [flag, inline] = eq > 0 ? [arg.slice(0, eq), arg.slice(eq + 1)] : [arg, undefined];
-    const value = () => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value; ${USAGE}`);
-      return v;
-    };
-    const int = (min) => {
-      const v = value();
-      const n = Number(v);
-      if (!/^\d+$/.test(v) || n < min) throw new Error(`${flag} must be a whole number >= ${min}, got ${JSON.stringify(v)}`);
-      return n;
-    };
-    if (flag === '--out') opts.out = path.resolve(value());
-    else if (flag === '--models') opts.models = int(1);
-    else if (flag === '--metrics') opts.metrics = int(1);
-    else if (flag === '--speed') opts.speed = int(0);
-    else if (flag === '--seed') opts.seed = int(0);
-    else if (flag === '--force') opts.force = true;
-    else if (flag === '--help' || flag === '-h') opts.help = true;
-    else throw new Error(`unknown argument ${JSON.stringify(arg)}; ${USAGE}`);
-  }
+  const { values: v } = parseCliArgs({ args: argv, options: {
+    out: { type: 'string' }, models: { type: 'string', default: '2000' }, metrics: { type: 'string', default: '60' },
+    speed: { type: 'string', default: '500000' }, seed: { type: 'string', default: '1' }, force: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  } });
+  const opts = {
+    out: v.out ? path.resolve(v.out) : null, models: wholeNumber('models', v.models, 1), metrics: wholeNumber('metrics', v.metrics, 1),
+    speed: wholeNumber('speed', v.speed), seed: wholeNumber('seed', v.seed), force: v.force, help: v.help,
+  };
   if (!opts.help && !opts.out) throw new Error(`--out is required; ${USAGE}`);
   return opts;
 }

@@ -97,7 +97,7 @@ export function createHandler(d: GatewayDeps) {
   };
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
-    const started = performance.now();
+    const started = d.log ? performance.now() : 0;
     let route: Route = 'other';
     let keyPrint: string | undefined;
     const done = (status: number) => d.log?.info({ method: req.method, route, status, ms: Math.round((performance.now() - started) * 100) / 100, key: keyPrint });

@@ -56,8 +56,8 @@ export class BodyCache extends ByteCache<Buffer> {
   }
 }
 
-const COMPOSED_CACHE_BYTES = 32 << 20;
-const SEARCH_CACHE_BYTES = 8 << 20;
+const COMPOSED_CACHE_BYTES = 16 << 20;
+const SEARCH_CACHE_BYTES = 4 << 20;
 
 export const etagOf = (sha256: string) => `"${sha256.slice(0, 32)}"`;
 export const httpDate = (iso: string) => new Date(iso).toUTCString();
