@@ -101,20 +101,29 @@ export function createHandler(d: GatewayDeps) {
     let route: Route = 'other';
     let keyPrint: string | undefined;
     const done = (status: number) => d.log?.info({ method: req.method, route, status, ms: Math.round((performance.now() - started) * 100) / 100, key: keyPrint });
+    // The answer is sent by then; a failing log call must not touch the response (nor become an unhandled rejection).
+    const logged = (s: number) => {
+      try {
+        done(s);
+      } catch { /* the logger's own problem */ }
+    };
     const fail = (err: unknown) => {
       // Never a 500: an unexpected failure here is the publication or the store being unreadable.
-      d.log?.error({ err: String(err), route }, 'request failed');
+      try {
+        d.log?.error({ err: String(err), route }, 'request failed');
+      } catch { /* as above */ }
       if (!res.headersSent) problem(res, req, 'unavailable');
       else res.destroy();
-      done(503);
+      logged(503);
     };
+    let status: number | Promise<number>;
     try {
-      const status = start();
-      if (isPromise(status)) status.then(done, fail);
-      else done(status);
+      status = start();
     } catch (err) {
-      fail(err);
+      return fail(err);
     }
+    if (isPromise(status)) status.then(logged, fail);
+    else logged(status);
 
     function start(): number | Promise<number> {
       const method = req.method ?? '';

@@ -25,7 +25,8 @@ export interface ServedFile extends FileInfo {
 export class ByteCache<V> {
   private map = new Map<string, { value: V; bytes: number; hit: boolean }>();
   private bytes = 0;
-  constructor(readonly maxBytes: number, private readonly sizeOf: (v: V) => number) {}
+  /** sizeOf: what an entry costs, key included (keys can be client-chosen, e.g. a search query). */
+  constructor(readonly maxBytes: number, private readonly sizeOf: (v: V, key: string) => number) {}
   get(key: string): V | undefined {
     const e = this.map.get(key);
     if (e === undefined) return undefined;
@@ -33,14 +34,16 @@ export class ByteCache<V> {
     return e.value;
   }
   set(key: string, value: V): void {
-    const bytes = this.sizeOf(value);
+    const bytes = this.sizeOf(value, key);
     if (bytes > this.maxBytes || this.map.has(key)) return;
     this.map.set(key, { value, bytes, hit: false });
     this.bytes += bytes;
     while (this.bytes > this.maxBytes) {
       const [k, e] = this.map.entries().next().value!;
       this.map.delete(k);
-      if (e.hit && k !== key) {
+      // The entry being added is never the one evicted (when every older entry was hit, the walk clears their flags
+      // and comes round to it before the oldest of them); the loop ends since it fits the budget on its own.
+      if (e.hit || k === key) {
         e.hit = false;
         this.map.set(k, e);
       } else this.bytes -= e.bytes;
@@ -83,9 +86,9 @@ export class Publication {
   private infos = new Map<string, FileInfo>();
   private artifacts = new Map<string, Promise<ListArtifact>>();
   /** Composed answers (q, other page sizes), by canonical request: within a byte budget, dropped with the publication. */
-  readonly composed = new ByteCache<ServedFile>(COMPOSED_CACHE_BYTES, (f) => f.body.length + 512);
+  readonly composed = new ByteCache<ServedFile>(COMPOSED_CACHE_BYTES, (f, key) => f.body.length + 2 * key.length + 512);
   /** Search results (ordered slugs) by lane, variant, locale, sort and query: a query's pages and includes share one. */
-  readonly searches = new ByteCache<string[]>(SEARCH_CACHE_BYTES, (order) => 64 + 8 * order.length);
+  readonly searches = new ByteCache<string[]>(SEARCH_CACHE_BYTES, (order, key) => 200 + 2 * key.length + 8 * order.length);
 
   private constructor(
     readonly id: string,

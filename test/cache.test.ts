@@ -1,0 +1,46 @@
+// ByteCache: the second-chance byte budget behind the gateway's body, composed-page and search caches.
+import { describe, expect, it } from 'vitest';
+import { ByteCache } from '../src/gateway/publication.js';
+
+const cache = (max: number) => new ByteCache<string>(max, (v) => v.length);
+
+describe('ByteCache', () => {
+  it('keeps the bytes within the budget and evicts the oldest entry not hit since the last eviction', () => {
+    const c = cache(30);
+    c.set('a', 'x'.repeat(10));
+    c.set('b', 'x'.repeat(10));
+    c.set('c', 'x'.repeat(10));
+    c.set('d', 'x'.repeat(10)); // none hit since inserted: every entry has its first chance, so the oldest goes after a walk
+    expect(c.size).toBe(30);
+    expect(['a', 'b', 'c', 'd'].filter((k) => c.get(k) !== undefined)).toHaveLength(3);
+    expect(c.get('d')).toBeDefined();
+  });
+
+  it('keeps a new entry when every older one was hit (it is not evicted on arrival)', () => {
+    const c = cache(30);
+    for (const k of ['a', 'b', 'c']) c.set(k, 'x'.repeat(10));
+    for (const k of ['a', 'b', 'c']) c.get(k);
+    c.set('d', 'x'.repeat(10));
+    expect(c.get('d')).toBe('x'.repeat(10));
+    expect(c.size).toBe(30);
+    expect(['a', 'b', 'c'].filter((k) => c.get(k) !== undefined)).toEqual(['b', 'c']);
+  });
+
+  it('prefers to keep what is read: a hot entry survives a stream of one-off entries', () => {
+    const c = cache(100);
+    c.set('hot', 'h'.repeat(10));
+    for (let i = 0; i < 1000; i++) {
+      expect(c.get('hot')).toBeDefined();
+      c.set(`cold-${i}`, 'c'.repeat(10));
+      expect(c.size).toBeLessThanOrEqual(100);
+    }
+  });
+
+  it('counts the key when told to, and refuses a value larger than the budget', () => {
+    const c = new ByteCache<string>(50, (v, key) => v.length + key.length);
+    c.set('k'.repeat(45), 'v'.repeat(10));
+    expect(c.size).toBe(0);
+    c.set('key', 'v'.repeat(10));
+    expect(c.size).toBe(13);
+  });
+});
