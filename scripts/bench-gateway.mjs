@@ -3,7 +3,7 @@
 // with the gateway's response headers (bare-hdr: what node:http charges for them), and
 // `modelpub serve` on SQLite and on Redis (one process, then --workers 2), loaded in turn with wrk, several
 // repetitions alternating between servers; then composed list answers (q=, other page sizes) against the prebuilt
-// list pages. Prints req/s, p50, p99, RSS, CPU and the ratios, and checks the goals (docs/benchmarks/gateway.md).
+// list pages. Prints req/s, p50, p99, RSS, CPU and the ratios, and checks the goals (docs/benchmarks/README.md).
 //
 //   node scripts/bench-gateway.mjs [--reps 3] [--duration 10] [--warmup 2] [--connections 64] [--threads 2]
 //        [--keys 200] [--mix-size 100000] [--seed 1] [--pub DIR] [--out DIR] [--only nginx,bare,sqlite,...]

@@ -1,6 +1,6 @@
 // The request handler: method -> route -> key -> parameters -> quota -> publication file (or composed list) ->
 // conditional request -> response. Plain node:http: two routes need no framework, and every microsecond here is
-// multiplied by the request rate (docs/benchmarks/gateway.md has the figures).
+// multiplied by the request rate (docs/benchmarks/README.md has the figures).
 //
 // The common request (a key seen in the last seconds, units left in this process's lease, a body in memory) runs
 // synchronously from the first byte to res.end(): each step returns its answer, or a promise only when it must wait
@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileFor, parseRequest, type ApiRequest, type ParseResult } from '../routes.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
-import { CORS_HEADERS, type FileInfo, type Publication, type ServedFile } from './publication.js';
+import { CORS_HEADERS, type FileInfo, type Publication } from './publication.js';
 
 export const MAX_URL_LENGTH = 4096;
 const ALLOW = 'GET, HEAD, OPTIONS';

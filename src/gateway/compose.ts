@@ -87,10 +87,9 @@ export function composedCached(pub: Publication, r: ListRequest): ServedFile | u
   return pub.composed.get(composedKey(r));
 }
 
+/** Composes a list answer and keeps it in the publication's composed cache (the caller asks composedCached first). */
 export async function composeList(pub: Publication, r: ListRequest): Promise<ServedFile> {
   const cacheKey = composedKey(r);
-  const hit = pub.composed.get(cacheKey);
-  if (hit) return hit;
   const a = await pub.artifact(r.lane, r.displayOnly);
   const items = itemJsons(a, r.locale, r.include);
   let order = a.orders[r.sort];

@@ -141,12 +141,6 @@ export class Publication {
     return body;
   }
 
-  /** A file of this publication with its body, or null when the manifest has no such path. */
-  async file(path: string): Promise<ServedFile | null> {
-    const info = this.info(path);
-    return info && { ...info, body: await this.body(info) };
-  }
-
   /** The parsed list artifact of a lane and display variant (loaded once per publication). */
   artifact(lane: QueryLane, displayOnly: boolean): Promise<ListArtifact> {
     const path = `artifacts/${lane}.${displayOnly ? 'display' : 'public'}.json`;
