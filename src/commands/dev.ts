@@ -2,7 +2,7 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { createKey } from '../gateway/keys.js';
-import { startGateway } from '../gateway/server.js';
+import { closeOnSignals, startGateway } from '../gateway/server.js';
 import { openStore } from '../gateway/stores/index.js';
 import { buildCommand } from './build.js';
 import { DEFAULT_STORE, gatewayOptions, type ServeCommandOptions } from './serve.js';
@@ -21,7 +21,5 @@ export async function devCommand(o: ServeCommandOptions & { data: string }): Pro
   console.log(`listening on ${g.url}`);
   console.log(`development key: ${key}`);
   console.log(`try: curl -s -H 'x-api-key: ${key}' '${g.url}/api/v1/models?page_size=2&include=pricing'`);
-  const stop = () => void g.close().finally(() => process.exit(0));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  closeOnSignals(g);
 }

@@ -1,4 +1,4 @@
-import { startCluster, startGateway, type GatewayOptions } from '../gateway/server.js';
+import { closeOnSignals, startCluster, startGateway, type GatewayOptions } from '../gateway/server.js';
 
 export const DEFAULT_STORE = 'sqlite:var/gateway.db';
 
@@ -19,7 +19,5 @@ export async function serveCommand(o: ServeCommandOptions): Promise<void> {
   }
   const g = await startGateway(opts);
   console.log(`listening on ${g.url}`);
-  const stop = () => void g.close().finally(() => process.exit(0));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  closeOnSignals(g);
 }

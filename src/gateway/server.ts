@@ -113,6 +113,11 @@ export async function startCluster(o: GatewayOptions, workers: number, announce:
   }
   const g = await startGateway(o);
   process.send?.({ listening: g.url });
+  closeOnSignals(g);
+}
+
+/** SIGTERM / SIGINT close the gateway cleanly (unspent quota leases go back to the store), then exit. */
+export function closeOnSignals(g: RunningGateway): void {
   const stop = () => void g.close().finally(() => process.exit(0));
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
