@@ -12,7 +12,7 @@ const intList = (v: string): number[] => {
   if (out.some((n) => !Number.isInteger(n) || n < 1 || n > 100)) throw new InvalidArgumentError('a comma-separated list of page sizes from 1 to 100');
   return out;
 };
-const positiveInt = (max: number) => (v: string): number => {
+const wholeNumber = (max: number) => (v: string): number => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > max) throw new InvalidArgumentError(`a whole number from 0 to ${max}`);
   return n;
@@ -40,13 +40,13 @@ export function program(): Command {
   const serving = (c: Command) => c
     .option('--dir <dir>', 'publication folder (a build --out, or one release folder)')
     .option('--origin <url>', 'remote static host holding one publication (instead of --dir)')
-    .option('--port <n>', 'port', positiveInt(65535), 8787)
+    .option('--port <n>', 'port', wholeNumber(65535), 8787)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--store <url>', 'keys and quota store: sqlite:PATH, redis://HOST:PORT or memory:', DEFAULT_STORE)
-    .option('--workers <n>', 'worker processes sharing the port', positiveInt(64), 1)
-    .option('--quota <n>', 'requests per key per UTC day', positiveInt(1e9), 1000)
-    .option('--cache-mb <n>', 'memory for cached bodies', positiveInt(65536), 128)
-    .option('--poll-ms <n>', 'how often to look for a new publication', positiveInt(3_600_000), 1000)
+    .option('--workers <n>', 'worker processes sharing the port', wholeNumber(64), 1)
+    .option('--quota <n>', 'requests per key per UTC day', wholeNumber(1e9), 1000)
+    .option('--cache-mb <n>', 'memory for cached bodies', wholeNumber(65536), 128)
+    .option('--poll-ms <n>', 'how often to look for a new publication', wholeNumber(3_600_000), 1000)
     .option('--log <level>', 'info (a line per request), warn or silent', 'info');
   serving(p.command('serve').description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'))
     .action((o) => serveCommand(o));

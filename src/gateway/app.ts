@@ -10,6 +10,7 @@ import { fileFor, parseRequest, type ApiRequest, type ParseResult } from '../rou
 import { composeList, composedCached } from './compose.js';
 import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
 import { CORS_HEADERS, type FileInfo, type Publication } from './publication.js';
+import type { Admission } from './quota.js';
 
 export const MAX_URL_LENGTH = 4096;
 const ALLOW = 'GET, HEAD, OPTIONS';
@@ -25,7 +26,6 @@ export interface KeyLookup {
   peek(key: string): KeyRecordLike | null | undefined;
   lookup(key: string): Promise<KeyRecordLike | null>;
 }
-export interface Admission { ok: boolean; limit: number; remaining: number; resetSeconds: number }
 export interface QuotaCheck {
   /** The answer if known without the store (undefined otherwise). */
   tryAdmit(keyId: string): Admission | undefined;
