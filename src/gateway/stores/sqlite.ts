@@ -39,9 +39,20 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
   const file = opts.path === ':memory:' ? opts.path : path.resolve(opts.path);
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
+  const busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000));
   try {
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
-    db.pragma('journal_mode = WAL');
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    // Turning a new file to WAL can fail with SQLITE_BUSY at once, without SQLite's busy handler, while another process
+    // opens it too (--workers N on a new store): retry for as long as busy_timeout would have waited.
+    for (const until = Date.now() + busyTimeoutMs; ;) {
+      try {
+        db.pragma('journal_mode = WAL');
+        break;
+      } catch (e) {
+        if ((e as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= until) throw e;
+        await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+      }
+    }
     db.pragma('synchronous = NORMAL');
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > SCHEMA_VERSION) throw new Error(`${file} was written by a newer modelpub (quota store schema ${version}; this one knows ${SCHEMA_VERSION}).`);
