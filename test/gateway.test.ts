@@ -1,4 +1,5 @@
 // The gateway end to end over real HTTP on loopback: a fixture publication, the memory store, real keys.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +8,7 @@ import { createKey } from '../src/gateway/keys.js';
 import { startGateway, type RunningGateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
-import { listFile } from '../src/routes.js';
+import { detailFile, listFile } from '../src/routes.js';
 import { SORTS, INCLUDES } from '../src/schema/api.js';
 import { model, smallCatalog, writeFixture } from './helpers/fixture.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -98,6 +99,35 @@ describe('serving the publication', () => {
     expect((await get('/api/v1/models/alpha', { 'if-modified-since': lm })).status).toBe(304);
     expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Thu, 01 Jan 2015 00:00:00 GMT' })).status).toBe(200);
     expect((await get('/api/v1/models/alpha?locale=zh', { 'if-none-match': etag })).status).toBe(200);
+  });
+  it('gives every answer its own header values when many are in flight (the header lists are reused)', async () => {
+    const manifest = JSON.parse(await readFile(path.join(tmp, 'plain', 'current', 'manifest.json'), 'utf8')) as { files: { path: string; sha256: string; bytes: number }[] };
+    const byPath = new Map(manifest.files.map((f) => [f.path, f]));
+    const own = (await createKey(store, 'interleaved')).key;
+    const slugs = ['alpha', 'zeta-ultra', ...Array.from({ length: 9 }, (_, i) => `extra-${i}`)];
+    const cases = slugs.flatMap((slug) => (['en', 'zh', 'ru'] as const).map((locale) => {
+      const file = byPath.get(detailFile({ slug, locale, lane: 'verified', displayOnly: false, include: ['pricing'] }))!;
+      return { url: `/api/v1/models/${slug}?locale=${locale}&include=pricing`, file, etag: `"${file.sha256.slice(0, 32)}"` };
+    }));
+    const answers = await Promise.all(cases.flatMap((c) => [
+      fetch(gw.url + c.url, { headers: { 'x-api-key': own } }).then(async (r) => ({ c, r, body: Buffer.from(await r.arrayBuffer()) })),
+      fetch(gw.url + c.url, { headers: { 'x-api-key': own, 'if-none-match': c.etag } }).then(async (r) => ({ c, r, body: Buffer.from(await r.arrayBuffer()) })),
+    ]));
+    const remaining = new Set<string>();
+    for (const { c, r, body } of answers) {
+      expect(r.headers.get('etag')).toBe(c.etag);
+      remaining.add(r.headers.get('ratelimit')!);
+      if (r.status === 200) {
+        expect(r.headers.get('content-length')).toBe(String(c.file.bytes));
+        expect(createHash('sha256').update(body).digest('hex')).toBe(c.file.sha256);
+      } else {
+        expect(r.status).toBe(304);
+        expect(r.headers.get('content-length')).toBeNull();
+        expect(r.headers.get('content-type')).toBeNull();
+      }
+    }
+    // One key, one process: each admitted request saw its own count.
+    expect(remaining.size).toBe(answers.length);
   });
   it('answers HEAD with the GET headers and no body', async () => {
     const [g, h] = [await get('/api/v1/models'), await get('/api/v1/models', {}, 'HEAD')];

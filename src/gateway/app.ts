@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileFor, parseRequest, type ApiRequest, type ParseResult } from '../routes.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
-import { CORS_HEADERS, type FileInfo, type Publication } from './publication.js';
+import { CACHE_CONTROL, CORS_HEADERS, type FileInfo, type Publication } from './publication.js';
 import type { Admission } from './quota.js';
 
 export const MAX_URL_LENGTH = 4096;
@@ -85,125 +85,167 @@ function parseUrl(rawUrl: string): ParsedUrl {
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => v instanceof Promise;
 
+/** One request in flight: what its log line needs besides the request itself. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  route: Route;
+  keyPrint: string | undefined;
+  started: number;
+}
+
 export function createHandler(d: GatewayDeps) {
   const urls = new UrlCache(20_000);
+  const heads = new ResponseHeads();
   let lastPub: Publication | null = null;
-  const policies = new Map<number, string>();
-  /** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers): one policy, a daily window. */
-  const rateHeaders = (a: Admission): string[] => {
-    let policy = policies.get(a.limit);
-    if (policy === undefined) policies.set(a.limit, (policy = `"daily";q=${a.limit};w=86400`));
-    return ['ratelimit-policy', policy, 'ratelimit', `"daily";r=${a.remaining};t=${a.resetSeconds}`];
-  };
+  // The steps are created once, here, not per request: a request carries its state in one small Exchange object.
+
+  function logged(x: Exchange, status: number): void {
+    if (!d.log) return;
+    // The answer is sent by then; a failing log call must not touch the response (nor become an unhandled rejection).
+    try {
+      d.log.info({ method: x.req.method, route: x.route, status, ms: Math.round((performance.now() - x.started) * 100) / 100, key: x.keyPrint });
+    } catch { /* the logger's own problem */ }
+  }
+
+  function fail(x: Exchange, err: unknown): void {
+    // Never a 500: an unexpected failure here is the publication or the store being unreadable.
+    try {
+      d.log?.error({ err: String(err), route: x.route }, 'request failed');
+    } catch { /* as above */ }
+    if (!x.res.headersSent) problem(x.res, x.req, 'unavailable');
+    else x.res.destroy();
+    logged(x, 503);
+  }
+
+  function start(x: Exchange): number | Promise<number> {
+    const { req, res } = x;
+    const method = req.method ?? '';
+    if (method === 'OPTIONS') {
+      x.route = 'preflight';
+      res.writeHead(204, PREFLIGHT_HEADERS);
+      res.end();
+      return 204;
+    }
+    if (method !== 'GET' && method !== 'HEAD') return problem(res, req, 'method_not_allowed', ['allow', ALLOW]);
+    const rawUrl = req.url ?? '/';
+    if (rawUrl.length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
+    const parsed = urls.get(rawUrl);
+    x.route = parsed.route;
+    if (parsed.result === 'bad_request') return problem(res, req, 'bad_request');
+    if (!parsed.result.ok && parsed.result.status === 404) return problem(res, req, 'not_found');
+
+    const key = req.headers['x-api-key'];
+    if (typeof key !== 'string' || key === '') return problem(res, req, 'missing_api_key');
+    const known = key.length <= 256 ? d.keys.peek(key) : null;
+    if (known === undefined) return d.keys.lookup(key).then((owner) => withKey(x, key, owner, parsed));
+    return withKey(x, key, known, parsed);
+  }
+
+  function withKey(x: Exchange, key: string, owner: KeyRecordLike | null, parsed: ParsedUrl): number | Promise<number> {
+    // A key's id is `k_` + its fingerprint: no second hash on the common path.
+    if (d.log) x.keyPrint = owner ? owner.id.slice(2) : d.fingerprint(key);
+    if (!owner) return problem(x.res, x.req, 'invalid_api_key');
+    const result = parsed.result as ParseResult;
+    if (!result.ok) return problem(x.res, x.req, 'invalid_parameter', [], result.status === 400 ? result.invalid : undefined);
+    const admission = d.quota.tryAdmit(owner.id);
+    if (admission === undefined) return d.quota.admit(owner.id).then((a) => admitted(x, a, parsed, result.request));
+    return admitted(x, admission, parsed, result.request);
+  }
+
+  function admitted(x: Exchange, a: Admission, parsed: ParsedUrl, request: ApiRequest): number | Promise<number> {
+    const { req, res } = x;
+    if (!a.ok) return problem(res, req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
+    const pub = d.publication();
+    if (pub !== lastPub) {
+      // A new publication: forget the old one's files (and let it be collected once its requests are done).
+      urls.clear();
+      lastPub = pub;
+    }
+    if (parsed.pub !== pub) {
+      parsed.info = prebuilt(pub, request);
+      parsed.pub = pub;
+    }
+    const info = parsed.info;
+    if (info === null) {
+      if (request.kind === 'detail') return problem(res, req, 'not_found', rateHeaders(a));
+      const made = composedCached(pub, request);
+      if (made) return heads.send(req, res, pub, made, made.body, a);
+      return composeList(pub, request).then((f) => heads.send(req, res, pub, f, f.body, a));
+    }
+    const body = pub.cachedBody(info);
+    if (body === undefined) return pub.body(info).then((b) => heads.send(req, res, pub, info, b, a));
+    return heads.send(req, res, pub, info, body, a);
+  }
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
-    const started = d.log ? performance.now() : 0;
-    let route: Route = 'other';
-    let keyPrint: string | undefined;
-    const done = (status: number) => d.log?.info({ method: req.method, route, status, ms: Math.round((performance.now() - started) * 100) / 100, key: keyPrint });
-    // The answer is sent by then; a failing log call must not touch the response (nor become an unhandled rejection).
-    const logged = (s: number) => {
-      try {
-        done(s);
-      } catch { /* the logger's own problem */ }
-    };
-    const fail = (err: unknown) => {
-      // Never a 500: an unexpected failure here is the publication or the store being unreadable.
-      try {
-        d.log?.error({ err: String(err), route }, 'request failed');
-      } catch { /* as above */ }
-      if (!res.headersSent) problem(res, req, 'unavailable');
-      else res.destroy();
-      logged(503);
-    };
+    const x: Exchange = { req, res, route: 'other', keyPrint: undefined, started: d.log ? performance.now() : 0 };
     let status: number | Promise<number>;
     try {
-      status = start();
+      status = start(x);
     } catch (err) {
-      return fail(err);
+      return fail(x, err);
     }
-    if (isPromise(status)) status.then(logged, fail);
-    else logged(status);
-
-    function start(): number | Promise<number> {
-      const method = req.method ?? '';
-      if (method === 'OPTIONS') {
-        route = 'preflight';
-        res.writeHead(204, PREFLIGHT_HEADERS);
-        res.end();
-        return 204;
-      }
-      if (method !== 'GET' && method !== 'HEAD') return problem(res, req, 'method_not_allowed', ['allow', ALLOW]);
-      const rawUrl = req.url ?? '/';
-      if (rawUrl.length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
-      const parsed = urls.get(rawUrl);
-      route = parsed.route;
-      if (parsed.result === 'bad_request') return problem(res, req, 'bad_request');
-      if (!parsed.result.ok && parsed.result.status === 404) return problem(res, req, 'not_found');
-
-      const key = req.headers['x-api-key'];
-      if (typeof key !== 'string' || key === '') return problem(res, req, 'missing_api_key');
-      const known = key.length <= 256 ? d.keys.peek(key) : null;
-      if (known === undefined) return d.keys.lookup(key).then((owner) => withKey(key, owner, parsed));
-      return withKey(key, known, parsed);
-    }
-
-    function withKey(key: string, owner: KeyRecordLike | null, parsed: ParsedUrl): number | Promise<number> {
-      // A key's id is `k_` + its fingerprint: no second hash on the common path.
-      keyPrint = owner ? owner.id.slice(2) : d.fingerprint(key);
-      if (!owner) return problem(res, req, 'invalid_api_key');
-      const result = parsed.result as ParseResult;
-      if (!result.ok) return problem(res, req, 'invalid_parameter', [], result.status === 400 ? result.invalid : undefined);
-      const admission = d.quota.tryAdmit(owner.id);
-      if (admission === undefined) return d.quota.admit(owner.id).then((a) => admitted(a, parsed, result.request));
-      return admitted(admission, parsed, result.request);
-    }
-
-    function admitted(a: Admission, parsed: ParsedUrl, request: ApiRequest): number | Promise<number> {
-      const rate = rateHeaders(a);
-      if (!a.ok) return problem(res, req, 'quota_exceeded', [...rate, 'retry-after', String(a.resetSeconds)]);
-      const pub = d.publication();
-      if (pub !== lastPub) {
-        // A new publication: forget the old one's files (and let it be collected once its requests are done).
-        urls.clear();
-        lastPub = pub;
-      }
-      if (parsed.pub !== pub) {
-        parsed.info = prebuilt(pub, request);
-        parsed.pub = pub;
-      }
-      const info = parsed.info;
-      if (info === null) {
-        if (request.kind === 'detail') return problem(res, req, 'not_found', rate);
-        const made = composedCached(pub, request);
-        if (made) return send(req, res, made, made.body, rate);
-        return composeList(pub, request).then((f) => send(req, res, f, f.body, rate));
-      }
-      const body = pub.cachedBody(info);
-      if (body === undefined) return pub.body(info).then((b) => send(req, res, info, b, rate));
-      return send(req, res, info, body, rate);
-    }
+    if (isPromise(status)) status.then((s) => logged(x, s), (err: unknown) => fail(x, err));
+    else logged(x, status);
   };
+}
+
+/** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers): one policy, a daily window. */
+const policyOf = (limit: number) => `"daily";q=${limit};w=86400`;
+const rateOf = (a: Admission) => `"daily";r=${a.remaining};t=${a.resetSeconds}`;
+const rateHeaders = (a: Admission): string[] => ['ratelimit-policy', policyOf(a.limit), 'ratelimit', rateOf(a)];
+
+/**
+ * The header lists of 200 and 304 answers, each one array reused for every response: writeHead() turns the list into
+ * bytes before it returns, and this thread answers one request at a time, so filling the value slots in place is
+ * safe and saves building a list of 22 strings per response. Both lists start with the same names, so one set of
+ * slot positions serves both.
+ */
+class ResponseHeads {
+  private readonly ok = [
+    ...CORS_HEADERS, 'etag', '', 'last-modified', '', 'cache-control', CACHE_CONTROL, 'x-publication-revision', '',
+    'x-schema-version', '', 'ratelimit-policy', '', 'ratelimit', '', 'content-type', JSON_TYPE, 'content-length', '',
+  ];
+  private readonly notModified = this.ok.slice(0, this.ok.indexOf('content-type'));
+  private readonly slot = (name: string) => this.ok.indexOf(name) + 1;
+  private readonly at = {
+    etag: this.slot('etag'), lastModified: this.slot('last-modified'), revision: this.slot('x-publication-revision'),
+    schema: this.slot('x-schema-version'), policy: this.slot('ratelimit-policy'), rate: this.slot('ratelimit'), length: this.slot('content-length'),
+  };
+  private policyLimit = -1;
+  private policy = '';
+
+  send(req: IncomingMessage, res: ServerResponse, pub: Publication, f: FileInfo, body: Buffer, a: Admission): number {
+    const unchanged = notModified(req, f);
+    const list = unchanged ? this.notModified : this.ok;
+    const at = this.at;
+    if (a.limit !== this.policyLimit) {
+      this.policy = policyOf(a.limit);
+      this.policyLimit = a.limit;
+    }
+    list[at.etag] = f.etag;
+    list[at.lastModified] = f.lastModified;
+    list[at.revision] = pub.revision;
+    list[at.schema] = pub.meta.schemaVersion;
+    list[at.policy] = this.policy;
+    list[at.rate] = rateOf(a);
+    if (unchanged) {
+      res.writeHead(304, list);
+      res.end();
+      return 304;
+    }
+    list[at.length] = String(body.length);
+    res.writeHead(200, list);
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return 200;
+  }
 }
 
 /** The prebuilt file that answers a request in a publication; null when it is composed (lists) or unknown (details). */
 function prebuilt(pub: Publication, r: ApiRequest): FileInfo | null {
   const path = fileFor(r, { pageSizes: pub.meta.pageSizes, pages: (l) => Math.max(1, Math.ceil((pub.meta.totals[`${l.lane}.${l.displayOnly ? 'display' : 'public'}`] ?? 0) / l.pageSize)) });
   return path === null ? null : pub.info(path);
-}
-
-function send(req: IncomingMessage, res: ServerResponse, f: FileInfo, body: Buffer, rate: string[]): number {
-  // A flat [name, value, ...] list: node:http takes it without building a header object per request.
-  const headers = f.headers.concat(rate);
-  if (notModified(req, f)) {
-    res.writeHead(304, headers);
-    res.end();
-    return 304;
-  }
-  headers.push('content-type', JSON_TYPE, 'content-length', String(body.length));
-  res.writeHead(200, headers);
-  res.end(req.method === 'HEAD' ? undefined : body);
-  return 200;
 }
 
 /** RFC 9110 13.1.2 and 13.2.2: If-None-Match (a list, weak comparison) wins over If-Modified-Since. */

@@ -12,7 +12,7 @@ import type { Include, ManifestEntry, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
 import { envelopeParts, foldText, innerJson, listDataJson, withSections } from '../pipeline/render.js';
 import { includeKey, type ListRequest } from '../routes.js';
-import { bodyHeaders, etagOf, type Publication, type ServedFile } from './publication.js';
+import { etagOf, type Publication, type ServedFile } from './publication.js';
 
 interface ArtifactModel {
   item: Record<Locale, Record<string, unknown>>;
@@ -112,7 +112,6 @@ export async function composeList(pub: Publication, r: ListRequest): Promise<Ser
     etag,
     lastModified,
     body,
-    headers: bodyHeaders(etag, lastModified, pub.revision, pub.meta.schemaVersion),
   };
   pub.composed.set(cacheKey, served);
   return served;

@@ -92,9 +92,11 @@ export interface KeyCacheOptions {
 interface Entry { record: KeyRecord | null; until: number }
 
 /**
- * Answers "which valid key is this?" for the request path. Lookups go by hash, and the cache is keyed by hash too, so
- * no raw key is kept in memory past the request. Comparing a client's key to stored ones happens as a lookup of its
- * SHA-256: the timing of that lookup tells an attacker nothing about any stored key's bytes.
+ * Answers "which valid key is this?" for the request path. The store is asked by SHA-256 (it holds nothing else);
+ * the answers are cached by the key as the client sent it, so a key seen in the last seconds costs one Map lookup:
+ * no hash, no pattern test. The price: up to maxEntries raw keys stay in this process's memory (never on disk, never
+ * logged) while cached, as each one already did in its request's buffers. A lookup by raw key is a hash-table probe
+ * whose timing depends on V8's seeded string hash, not on a byte-by-byte comparison with stored keys.
  *
  * Freshness: a revoked key may keep working for up to ttlMs in each gateway process (10 s by default); a new key may
  * be refused for up to negativeTtlMs (1 s) if it was tried just before it was created.
@@ -121,11 +123,10 @@ export class KeyCache {
   async lookup(key: string): Promise<KeyRecord | null> {
     const cached = this.peek(key);
     if (cached !== undefined) return cached;
-    const hash = hashKey(key);
-    let pending = this.inflight.get(hash);
+    let pending = this.inflight.get(key);
     if (!pending) {
-      pending = this.fetch(hash);
-      this.inflight.set(hash, pending);
+      pending = this.fetch(key);
+      this.inflight.set(key, pending);
     }
     const record = await pending;
     return record && !record.revoked_at ? record : null;
@@ -136,9 +137,9 @@ export class KeyCache {
    * only lookup() can tell. Lets the request path stay synchronous for the keys it has seen in the last ttlMs.
    */
   peek(key: string): KeyRecord | null | undefined {
-    if (!isWellFormedKey(key)) return null;
-    const hit = this.entries.get(hashKey(key));
-    if (hit === undefined || hit.until <= this.now()) return undefined;
+    const hit = this.entries.get(key);
+    if (hit === undefined) return isWellFormedKey(key) ? undefined : null;
+    if (hit.until <= this.now()) return undefined;
     return hit.record && !hit.record.revoked_at ? hit.record : null;
   }
 
@@ -151,15 +152,15 @@ export class KeyCache {
     return this.entries.size;
   }
 
-  private async fetch(hash: string): Promise<KeyRecord | null> {
+  private async fetch(key: string): Promise<KeyRecord | null> {
     try {
-      const record = await this.store.findKey(hash);
-      this.entries.delete(hash);
+      const record = await this.store.findKey(hashKey(key));
+      this.entries.delete(key);
       while (this.entries.size >= this.maxEntries) this.evict();
-      this.entries.set(hash, { record, until: this.now() + (record ? this.ttlMs : this.negativeTtlMs) });
+      this.entries.set(key, { record, until: this.now() + (record ? this.ttlMs : this.negativeTtlMs) });
       return record;
     } finally {
-      this.inflight.delete(hash);
+      this.inflight.delete(key);
     }
   }
 

@@ -11,8 +11,6 @@ export interface FileInfo {
   entry: ManifestEntry;
   etag: string;
   lastModified: string; // HTTP date
-  /** The response headers that depend only on this body and publication, as [name, value, name, value, ...]. */
-  headers: readonly string[];
 }
 export interface ServedFile extends FileInfo {
   body: Buffer;
@@ -73,15 +71,6 @@ export const CORS_HEADERS = [
 /** Keyed, per-key rate-limited answers: browsers and apps may reuse them for five minutes, shared caches must not. */
 export const CACHE_CONTROL = 'private, max-age=300';
 
-/** The headers of a served body that do not change from request to request (rate limits and length are added). */
-export function bodyHeaders(etag: string, lastModified: string, revision: string, schemaVersion: string): string[] {
-  return [
-    ...CORS_HEADERS,
-    'etag', etag, 'last-modified', lastModified, 'cache-control', CACHE_CONTROL,
-    'x-publication-revision', revision, 'x-schema-version', schemaVersion,
-  ];
-}
-
 export class Publication {
   private infos = new Map<string, FileInfo>();
   private artifacts = new Map<string, Promise<ListArtifact>>();
@@ -109,15 +98,13 @@ export class Publication {
 
   get revision(): string { return this.meta.publicationRevision; }
 
-  /** A file's validators and headers, or null when the manifest has no such path. Made once per path. */
+  /** A file's validators, or null when the manifest has no such path. Made once per path. */
   info(path: string): FileInfo | null {
     let info = this.infos.get(path);
     if (info === undefined) {
       const entry = this.entries.get(path);
       if (!entry) return null;
-      const etag = etagOf(entry.sha256);
-      const lastModified = httpDate(entry.last_modified);
-      info = { entry, etag, lastModified, headers: bodyHeaders(etag, lastModified, this.revision, this.meta.schemaVersion) };
+      info = { entry, etag: etagOf(entry.sha256), lastModified: httpDate(entry.last_modified) };
       this.infos.set(path, info);
     }
     return info;
