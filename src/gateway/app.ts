@@ -216,7 +216,7 @@ class ResponseHeads {
   private policyLimit = -1;
   private policy = '';
 
-  send(req: IncomingMessage, res: ServerResponse, pub: Publication, f: FileInfo, body: Buffer, a: Admission): number {
+  send(req: IncomingMessage, res: ServerResponse, pub: Publication, f: FileInfo, body: Buffer | readonly Buffer[], a: Admission): number {
     const unchanged = notModified(req, f);
     const list = unchanged ? this.notModified : this.ok;
     const at = this.at;
@@ -235,9 +235,15 @@ class ResponseHeads {
       res.end();
       return 304;
     }
-    list[at.length] = String(body.length);
+    list[at.length] = String(Buffer.isBuffer(body) ? body.length : f.entry.bytes);
     res.writeHead(200, list);
-    res.end(req.method === 'HEAD' ? undefined : body);
+    if (req.method === 'HEAD') res.end();
+    else if (Buffer.isBuffer(body)) res.end(body);
+    else {
+      // Writes in one tick are corked by node:http and leave in one writev.
+      for (const chunk of body as readonly Buffer[]) res.write(chunk);
+      res.end();
+    }
     return 200;
   }
 }

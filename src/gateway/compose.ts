@@ -7,12 +7,12 @@
 // every word must occur in the model's name, slug or description in the requested locale. Results are ordered by
 // relevance tier, then by the requested sort: (0) the query equals the name or slug, (1) the name or slug starts
 // with it, (2) the name or slug contains it, (3) the rest (matched through the description or across fields).
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { Include, ManifestEntry, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
 import { envelopeParts, foldText, innerJson, listDataJson, withSections } from '../pipeline/render.js';
 import { includeKey, type ListRequest } from '../routes.js';
-import { etagOf, type Publication, type ServedFile } from './publication.js';
+import { etagOf, httpDate, type Publication, type ServedFile } from './publication.js';
 
 interface ArtifactModel {
   item: Record<Locale, Record<string, unknown>>;
@@ -29,9 +29,23 @@ export interface ListArtifact {
   items: Map<string, Map<string, Buffer>>;
   /** The artifact's Last-Modified as an HTTP date. */
   lastModified: string;
+  /** The publication's attribution as JSON, as every page carries it. */
+  attributionJson: string;
+  /** SHA-256 fed with the artifact's hash and the attribution: each composed answer's validator continues from it. */
+  validatorPrefix: Hash;
 }
 
-/** Each model's list item for a locale and include set, as UTF-8 bytes (encoded once, copied into many pages). */
+/** The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. */
+export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, attribution: unknown): ListArtifact {
+  const attributionJson = JSON.stringify(attribution);
+  const validatorPrefix = createHash('sha256').update(`${entry.sha256}\n${attributionJson}\n`);
+  return { ...raw, entry, items: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
+}
+
+/**
+ * Each model's list item for a locale and include set as UTF-8 bytes, a comma in front (encoded once, then shared by
+ * every page that lists it: a page is a list of references to these, not a copy).
+ */
 function itemJsons(a: ListArtifact, locale: Locale, include: Include[]): Map<string, Buffer> {
   const key = `${locale}.${includeKey(include)}`;
   let m = a.items.get(key);
@@ -39,29 +53,30 @@ function itemJsons(a: ListArtifact, locale: Locale, include: Include[]): Map<str
     m = new Map();
     for (const [slug, model] of Object.entries(a.models)) {
       const sections = { benchmarks: innerJson(model.sections.benchmarks), capabilities: innerJson(model.sections.capabilities), pricing: innerJson(model.sections.pricing) };
-      m.set(slug, Buffer.from(withSections(JSON.stringify(model.item[locale]), sections, include)));
+      m.set(slug, Buffer.from(',' + withSections(JSON.stringify(model.item[locale]), sections, include)));
     }
     a.items.set(key, m);
   }
   return m;
 }
 
-const COMMA = Buffer.from(',');
 const MARK = '\u0000'; // never in JSON text unescaped: marks where the items go
 
 /**
- * The page's body, assembled by the build's own functions (envelopeParts, listDataJson) around a marker that is then
- * replaced by the items' bytes: byte-identical to what the build writes, without re-encoding every item per answer.
+ * The page's body as chunks: the envelope, assembled by the build's own functions (envelopeParts, listDataJson)
+ * around a marker, split there, and the items' shared bytes in between. The same bytes the build writes, with nothing
+ * copied: composed pages are mostly made once and sent once, and allocating a body for each kept V8's collector busy
+ * with external memory (several mark-compacts a second under the composed mix).
  */
-function pageBody(a: ListArtifact, locale: Locale, attribution: string, items: Buffer[], page: number, pageSize: number, total: number): Buffer {
-  const { head, tail } = envelopeParts(a.schemaVersion, locale, attribution, listDataJson(items.length ? [MARK] : [], page, pageSize, total));
+function pageChunks(a: ListArtifact, locale: Locale, items: Buffer[], page: number, pageSize: number, total: number): Buffer[] {
+  const { head, tail } = envelopeParts(a.schemaVersion, locale, a.attributionJson, listDataJson(items.length ? [MARK] : [], page, pageSize, total));
   const text = head + JSON.stringify(a.publicationRevision) + tail;
-  if (!items.length) return Buffer.from(text);
+  if (!items.length) return [Buffer.from(text)];
   const at = text.indexOf(MARK);
-  const parts: Buffer[] = [Buffer.from(text.slice(0, at))];
-  items.forEach((item, i) => parts.push(...(i ? [COMMA, item] : [item])));
-  parts.push(Buffer.from(text.slice(at + MARK.length)));
-  return Buffer.concat(parts);
+  const chunks = [Buffer.from(text.slice(0, at)), items[0]!.subarray(1)]; // the first item without its comma
+  for (let i = 1; i < items.length; i++) chunks.push(items[i]!);
+  chunks.push(Buffer.from(text.slice(at + MARK.length)));
+  return chunks;
 }
 
 export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: Sort): string[] {
@@ -100,15 +115,16 @@ export async function composeList(pub: Publication, r: ListRequest): Promise<Ser
     else pub.searches.set(searchKey, (order = searchOrder(a, r.q, r.locale, r.sort)));
   }
   const page = order.slice((r.page - 1) * r.pageSize, r.page * r.pageSize).map((slug) => items.get(slug)!);
-  const attribution = JSON.stringify(pub.meta.attribution);
-  const body = pageBody(a, r.locale, attribution, page, r.page, r.pageSize, order.length);
+  const body = pageChunks(a, r.locale, page, r.page, r.pageSize, order.length);
+  let bytes = 0;
+  for (const c of body) bytes += c.length;
   // The body is a function of the artifact, the attribution and the canonical request: a hash of those is a strong
-  // validator (same inputs, same bytes) without hashing the body itself.
-  const validator = createHash('sha256').update(`${a.entry.sha256}\n${attribution}\n${cacheKey}`).digest('hex');
+  // validator (same inputs, same bytes) without hashing the body itself. The first two are hashed once per artifact.
+  const validator = a.validatorPrefix.copy().update(cacheKey).digest('hex');
   const etag = etagOf(validator);
   const lastModified = a.lastModified;
   const served: ServedFile = {
-    entry: { ...a.entry, path: cacheKey, sha256: validator, bytes: body.length },
+    entry: { ...a.entry, path: cacheKey, sha256: validator, bytes },
     etag,
     lastModified,
     body,

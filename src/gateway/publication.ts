@@ -3,7 +3,7 @@
 // across a switch). A request takes one Publication object at its start and uses only it: never a mix of two.
 import { createHash } from 'node:crypto';
 import { Manifest, PublicationMeta, type ManifestEntry, type QueryLane } from '../schema/api.js';
-import type { ListArtifact } from './compose.js';
+import { loadedArtifact, type ListArtifact } from './compose.js';
 import type { Origin } from './origins/types.js';
 
 /** What the gateway needs to answer with a file, besides its bytes. */
@@ -13,7 +13,8 @@ export interface FileInfo {
   lastModified: string; // HTTP date
 }
 export interface ServedFile extends FileInfo {
-  body: Buffer;
+  /** The bytes, whole or as chunks sent one after the other (composed pages share their items' bytes); entry.bytes long. */
+  body: Buffer | readonly Buffer[];
 }
 
 /**
@@ -58,6 +59,12 @@ export class BodyCache extends ByteCache<Buffer> {
 }
 
 const COMPOSED_CACHE_BYTES = 16 << 20;
+/** What a composed answer holds on its own: a whole body, or its chunk list and the envelope (items are shared). */
+const composedCost = (f: ServedFile) => {
+  if (Buffer.isBuffer(f.body)) return f.body.length;
+  const chunks = f.body as readonly Buffer[];
+  return 8 * chunks.length + chunks[0]!.length + chunks[chunks.length - 1]!.length + 64;
+};
 const SEARCH_CACHE_BYTES = 4 << 20;
 
 export const etagOf = (sha256: string) => `"${sha256.slice(0, 32)}"`;
@@ -75,7 +82,7 @@ export class Publication {
   private infos = new Map<string, FileInfo>();
   private artifacts = new Map<string, Promise<ListArtifact>>();
   /** Composed answers (q, other page sizes), by canonical request: within a byte budget, dropped with the publication. */
-  readonly composed = new ByteCache<ServedFile>(COMPOSED_CACHE_BYTES, (f, key) => f.body.length + 2 * key.length + 512);
+  readonly composed = new ByteCache<ServedFile>(COMPOSED_CACHE_BYTES, (f, key) => composedCost(f) + 2 * key.length + 512);
   /** Search results (ordered slugs) by lane, variant, locale, sort and query: a query's pages and includes share one. */
   readonly searches = new ByteCache<string[]>(SEARCH_CACHE_BYTES, (order, key) => 200 + 2 * key.length + 8 * order.length);
 
@@ -137,7 +144,7 @@ export class Publication {
         const entry = this.entries.get(path);
         if (!entry) throw new Error(`publication ${this.revision} has no ${path}`);
         const raw = await this.origin.read(this.id, path);
-        return { ...(JSON.parse(raw.toString('utf8')) as Omit<ListArtifact, 'entry' | 'items' | 'lastModified'>), entry, items: new Map(), lastModified: httpDate(entry.last_modified) };
+        return loadedArtifact(JSON.parse(raw.toString('utf8')), entry, this.meta.attribution);
       })();
       p.catch(() => this.artifacts.delete(path));
       this.artifacts.set(path, p);
