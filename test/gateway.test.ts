@@ -181,6 +181,23 @@ describe('composed answers', () => {
     }
     expect(compared).toBeGreaterThan(100);
   });
+  it('answers a composed page the same from its cache, to HEAD with its length, and with 304 to its ETag', async () => {
+    const own = (await createKey(store, 'composed')).key;
+    const at = (u: string, headers: Record<string, string> = {}, method = 'GET') => fetch(gw.url + u, { method, headers: { 'x-api-key': own, ...headers } });
+    const url = '/api/v1/models?q=extra&page_size=3&page=2&include=pricing&locale=zh';
+    const first = await at(url);
+    const body = Buffer.from(await first.arrayBuffer());
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-length')).toBe(String(body.length));
+    expect((JSON.parse(body.toString()) as { data: { models: unknown[] } }).data.models).toHaveLength(3);
+    const again = await at(url);
+    expect(Buffer.from(await again.arrayBuffer()).equals(body)).toBe(true);
+    expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+    const head = await at(url, {}, 'HEAD');
+    expect(head.headers.get('content-length')).toBe(String(body.length));
+    expect(await head.text()).toBe('');
+    expect((await at(url, { 'if-none-match': first.headers.get('etag')! })).status).toBe(304);
+  });
   it('search is case- and accent-insensitive over name, slug and localized description', async () => {
     const names = async (q: string, locale = 'en') => ((await (await get(`/api/v1/models?q=${encodeURIComponent(q)}&locale=${locale}`)).json()).data.models as { slug: string }[]).map((m) => m.slug);
     expect(await names('ZETA')).toEqual(['zeta-ultra']);
