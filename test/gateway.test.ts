@@ -104,22 +104,40 @@ describe('serving the publication', () => {
     const manifest = JSON.parse(await readFile(path.join(tmp, 'plain', 'current', 'manifest.json'), 'utf8')) as { files: { path: string; sha256: string; bytes: number }[] };
     const byPath = new Map(manifest.files.map((f) => [f.path, f]));
     const own = (await createKey(store, 'interleaved')).key;
+    const at = (u: string, headers: Record<string, string> = {}) => fetch(gw.url + u, { headers: { 'x-api-key': own, ...headers } });
     const slugs = ['alpha', 'zeta-ultra', ...Array.from({ length: 9 }, (_, i) => `extra-${i}`)];
-    const cases = slugs.flatMap((slug) => (['en', 'zh', 'ru'] as const).map((locale) => {
+    // Prebuilt details (validators from the manifest) and composed lists (their own ETag and Last-Modified).
+    const details = slugs.flatMap((slug) => (['en', 'zh', 'ru'] as const).map((locale) => {
       const file = byPath.get(detailFile({ slug, locale, lane: 'verified', displayOnly: false, include: ['pricing'] }))!;
-      return { url: `/api/v1/models/${slug}?locale=${locale}&include=pricing`, file, etag: `"${file.sha256.slice(0, 32)}"` };
+      return { url: `/api/v1/models/${slug}?locale=${locale}&include=pricing`, file };
     }));
+    const lists = [1, 2, 3, 4].flatMap((page) => ['extra', 'a'].map((q) => ({ url: `/api/v1/models?q=${q}&page_size=2&page=${page}&lane=all`, file: null })));
+    const cases = [...details, ...lists];
+    const NAMES = ['etag', 'last-modified', 'x-publication-revision', 'x-schema-version', 'content-length'] as const;
+    // The oracle: each URL's headers asked alone.
+    const alone = new Map<string, Record<string, string | null>>();
+    for (const c of cases) {
+      const r = await at(c.url);
+      await r.arrayBuffer();
+      alone.set(c.url, Object.fromEntries(NAMES.map((n) => [n, r.headers.get(n)])));
+    }
+    expect(new Set(cases.map((c) => alone.get(c.url)!.etag)).size).toBe(cases.length); // a leaked value would show
     const answers = await Promise.all(cases.flatMap((c) => [
-      fetch(gw.url + c.url, { headers: { 'x-api-key': own } }).then(async (r) => ({ c, r, body: Buffer.from(await r.arrayBuffer()) })),
-      fetch(gw.url + c.url, { headers: { 'x-api-key': own, 'if-none-match': c.etag } }).then(async (r) => ({ c, r, body: Buffer.from(await r.arrayBuffer()) })),
+      at(c.url).then(async (r) => ({ c, r, body: Buffer.from(await r.arrayBuffer()) })),
+      at(c.url, { 'if-none-match': alone.get(c.url)!.etag! }).then(async (r) => ({ c, r, body: Buffer.from(await r.arrayBuffer()) })),
     ]));
     const remaining = new Set<string>();
     for (const { c, r, body } of answers) {
-      expect(r.headers.get('etag')).toBe(c.etag);
+      const want = alone.get(c.url)!;
+      for (const n of NAMES.slice(0, 4)) expect(r.headers.get(n), `${n} of ${c.url}`).toBe(want[n]);
       remaining.add(r.headers.get('ratelimit')!);
       if (r.status === 200) {
-        expect(r.headers.get('content-length')).toBe(String(c.file.bytes));
-        expect(createHash('sha256').update(body).digest('hex')).toBe(c.file.sha256);
+        expect(r.headers.get('content-length')).toBe(want['content-length']);
+        expect(body.length).toBe(Number(want['content-length']));
+        if (c.file) {
+          expect(r.headers.get('etag')).toBe(`"${c.file.sha256.slice(0, 32)}"`);
+          expect(createHash('sha256').update(body).digest('hex')).toBe(c.file.sha256);
+        }
       } else {
         expect(r.status).toBe(304);
         expect(r.headers.get('content-length')).toBeNull();
@@ -258,6 +276,18 @@ describe('publication switch', () => {
     const r = await get('/api/v1/models/alpha');
     expect(r.headers.get('x-publication-revision')).not.toBe(before);
     expect((await r.json()).data.description).toBe('alpha is a better model.');
+  });
+  it('refuses a publication whose revision cannot be sent as a header, naming it', async () => {
+    const out = path.join(tmp, 'bad-revision');
+    await build({ dataDir: path.join(tmp, 'data'), outDir: out });
+    for (const name of ['manifest.json', 'publication.json']) {
+      const file = path.join(out, 'current', name);
+      const doc = JSON.parse(await readFile(file, 'utf8')) as { publicationRevision: string };
+      doc.publicationRevision += '\r\nset-cookie: x=1';
+      await writeFile(file, JSON.stringify(doc));
+    }
+    await expect(startGateway({ dir: out, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 1000, logLevel: 'silent' }))
+      .rejects.toThrow(/X-Publication-Revision.*cannot be sent as an HTTP header/);
   });
 });
 

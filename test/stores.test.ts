@@ -440,6 +440,26 @@ describe('KeyCache', () => {
     for (let i = 0; i < 10; i++) await cache.lookup(generateKey());
     expect(finds.n).toBe(10);
     expect(cache.size).toBe(3);
+    // Malformed keys are never cached, whatever their length, and peek() refuses them at once.
+    for (const bad of ['mp_' + 'a'.repeat(42), 'mp_' + 'a'.repeat(44), 'x'.repeat(5000), 'mp_' + 'é'.repeat(43)]) {
+      expect(cache.peek(bad)).toBeNull();
+      expect(await cache.lookup(bad)).toBeNull();
+    }
+    expect(finds.n).toBe(10);
+    expect(cache.size).toBe(3);
+  });
+
+  it('drops expired answers (and the raw keys they hold) from the oldest end when the store answers again', async () => {
+    const { store } = counting();
+    let t = 0;
+    const cache = new KeyCache(store, { now: () => t, ttlMs: 10_000, negativeTtlMs: 1_000 });
+    const keys = await Promise.all(['a', 'b', 'c'].map(async (l) => (await createKey(store, l)).key));
+    for (const k of keys) await cache.lookup(k);
+    expect(cache.size).toBe(3);
+    t = 10_000; // all three expired
+    await cache.lookup(generateKey()); // an unknown key: the store is asked, the sweep runs
+    expect(cache.size).toBe(1);
+    expect(cache.peek(keys[0]!)).toBeUndefined();
   });
 
   it('does not cache store failures', async () => {

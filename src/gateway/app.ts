@@ -113,7 +113,9 @@ export function createHandler(d: GatewayDeps) {
     try {
       d.log?.error({ err: String(err), route: x.route }, 'request failed');
     } catch { /* as above */ }
-    if (!x.res.headersSent) problem(x.res, x.req, 'unavailable');
+    // A problem answer only on an untouched response: a writeHead() that threw half-way has already set the status
+    // line (and for a 304, no body), so the connection is closed instead.
+    if (!x.res.headersSent && x.res.statusMessage === undefined) problem(x.res, x.req, 'unavailable');
     else x.res.destroy();
     logged(x, 503);
   }

@@ -7,40 +7,13 @@
 // every word must occur in the model's name, slug or description in the requested locale. Results are ordered by
 // relevance tier, then by the requested sort: (0) the query equals the name or slug, (1) the name or slug starts
 // with it, (2) the name or slug contains it, (3) the rest (matched through the description or across fields).
-import { createHash, type Hash } from 'node:crypto';
-import type { Include, ManifestEntry, Sort } from '../schema/api.js';
+import type { Include, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
 import { envelopeParts, foldText, innerJson, listDataJson, withSections } from '../pipeline/render.js';
 import { includeKey, type ListRequest } from '../routes.js';
-import { etagOf, httpDate, type Publication, type ServedFile } from './publication.js';
-
-interface ArtifactModel {
-  item: Record<Locale, Record<string, unknown>>;
-  sections: Record<Include, Record<string, unknown>>;
-  search: { name: string; slug: string; text: Record<Locale, string> };
-}
-export interface ListArtifact {
-  publicationRevision: string;
-  schemaVersion: string;
-  orders: Record<Sort, string[]>;
-  models: Record<string, ArtifactModel>;
-  entry: ManifestEntry;
-  /** Serialized items by `<locale>.<include>`, made on first use. */
-  items: Map<string, Map<string, Buffer>>;
-  /** The artifact's Last-Modified as an HTTP date. */
-  lastModified: string;
-  /** The publication's attribution as JSON, as every page carries it. */
-  attributionJson: string;
-  /** SHA-256 fed with the artifact's hash and the attribution: each composed answer's validator continues from it. */
-  validatorPrefix: Hash;
-}
-
-/** The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. */
-export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, attribution: unknown): ListArtifact {
-  const attributionJson = JSON.stringify(attribution);
-  const validatorPrefix = createHash('sha256').update(`${entry.sha256}\n${attributionJson}\n`);
-  return { ...raw, entry, items: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
-}
+import type { ListArtifact } from './artifact.js';
+import type { ComposedFile, Publication } from './publication.js';
+import { etagOf } from './validators.js';
 
 /**
  * Each model's list item for a locale and include set as UTF-8 bytes, a comma in front (encoded once, then shared by
@@ -64,18 +37,24 @@ const MARK = '\u0000'; // never in JSON text unescaped: marks where the items go
 
 /**
  * The page's body as chunks: the envelope, assembled by the build's own functions (envelopeParts, listDataJson)
- * around a marker, split there, and the items' shared bytes in between. The same bytes the build writes, with nothing
- * copied: composed pages are mostly made once and sent once, and allocating a body for each kept V8's collector busy
- * with external memory (several mark-compacts a second under the composed mix).
+ * around a marker and split there, with the items' shared bytes in between. The same bytes the build writes, with
+ * nothing copied: composed pages are mostly made once and sent once, and allocating a whole body for each kept V8's
+ * collector busy with external memory (several mark-compacts a second under the composed mix). The envelope gets a
+ * buffer of its own (not a slice of Node's shared pool, which a cached page would keep alive whole).
  */
 function pageChunks(a: ListArtifact, locale: Locale, items: Buffer[], page: number, pageSize: number, total: number): Buffer[] {
   const { head, tail } = envelopeParts(a.schemaVersion, locale, a.attributionJson, listDataJson(items.length ? [MARK] : [], page, pageSize, total));
   const text = head + JSON.stringify(a.publicationRevision) + tail;
-  if (!items.length) return [Buffer.from(text)];
-  const at = text.indexOf(MARK);
-  const chunks = [Buffer.from(text.slice(0, at)), items[0]!.subarray(1)]; // the first item without its comma
+  const at = items.length ? text.indexOf(MARK) : text.length;
+  const before = text.slice(0, at);
+  const after = text.slice(at + MARK.length);
+  const envelope = Buffer.allocUnsafeSlow(Buffer.byteLength(before) + Buffer.byteLength(after));
+  const split = envelope.write(before);
+  envelope.write(after, split);
+  if (!items.length) return [envelope];
+  const chunks = [envelope.subarray(0, split), items[0]!.subarray(1)]; // the first item without its comma
   for (let i = 1; i < items.length; i++) chunks.push(items[i]!);
-  chunks.push(Buffer.from(text.slice(at + MARK.length)));
+  chunks.push(envelope.subarray(split));
   return chunks;
 }
 
@@ -98,12 +77,12 @@ export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: So
 const composedKey = (r: ListRequest) => `${r.locale}.${r.lane}.${r.displayOnly}.${includeKey(r.include)}.${r.sort}.${r.pageSize}.${r.page}.${r.q ?? ''}`;
 
 /** A composed answer made earlier and still in memory: lets the request path stay synchronous. */
-export function composedCached(pub: Publication, r: ListRequest): ServedFile | undefined {
+export function composedCached(pub: Publication, r: ListRequest): ComposedFile | undefined {
   return pub.composed.get(composedKey(r));
 }
 
 /** Composes a list answer and keeps it in the publication's composed cache (the caller asks composedCached first). */
-export async function composeList(pub: Publication, r: ListRequest): Promise<ServedFile> {
+export async function composeList(pub: Publication, r: ListRequest): Promise<ComposedFile> {
   const cacheKey = composedKey(r);
   const a = await pub.artifact(r.lane, r.displayOnly);
   const items = itemJsons(a, r.locale, r.include);
@@ -123,7 +102,7 @@ export async function composeList(pub: Publication, r: ListRequest): Promise<Ser
   const validator = a.validatorPrefix.copy().update(cacheKey).digest('hex');
   const etag = etagOf(validator);
   const lastModified = a.lastModified;
-  const served: ServedFile = {
+  const served: ComposedFile = {
     entry: { ...a.entry, path: cacheKey, sha256: validator, bytes },
     etag,
     lastModified,

@@ -95,7 +95,8 @@ interface Entry { record: KeyRecord | null; until: number }
  * Answers "which valid key is this?" for the request path. The store is asked by SHA-256 (it holds nothing else);
  * the answers are cached by the key as the client sent it, so a key seen in the last seconds costs one Map lookup:
  * no hash, no pattern test. The price: up to maxEntries raw keys stay in this process's memory (never on disk, never
- * logged) while cached, as each one already did in its request's buffers. A lookup by raw key is a hash-table probe
+ * logged): a key's entry goes when a later store lookup finds it expired at the oldest end, when it is pushed out,
+ * or when it is looked up again after its ttl. A lookup by raw key is a hash-table probe
  * whose timing depends on V8's seeded string hash, not on a byte-by-byte comparison with stored keys.
  *
  * Freshness: a revoked key may keep working for up to ttlMs in each gateway process (10 s by default); a new key may
@@ -156,11 +157,21 @@ export class KeyCache {
     try {
       const record = await this.store.findKey(hashKey(key));
       this.entries.delete(key);
+      this.sweep();
       while (this.entries.size >= this.maxEntries) this.evict();
       this.entries.set(key, { record, until: this.now() + (record ? this.ttlMs : this.negativeTtlMs) });
       return record;
     } finally {
       this.inflight.delete(key);
+    }
+  }
+
+  /** Drops expired answers from the oldest end, so a key (raw, see above) is not kept long past its ttl. */
+  private sweep(): void {
+    const t = this.now();
+    for (const [key, e] of this.entries) {
+      if (e.until > t) break;
+      this.entries.delete(key);
     }
   }
 

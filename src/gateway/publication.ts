@@ -2,8 +2,10 @@
 // bodies through a bounded cache shared by all publications (keyed by sha256, so an unchanged body stays cached
 // across a switch). A request takes one Publication object at its start and uses only it: never a mix of two.
 import { createHash } from 'node:crypto';
+import { validateHeaderValue } from 'node:http';
 import { Manifest, PublicationMeta, type ManifestEntry, type QueryLane } from '../schema/api.js';
-import { loadedArtifact, type ListArtifact } from './compose.js';
+import { loadedArtifact, type ListArtifact } from './artifact.js';
+import { etagOf, httpDate } from './validators.js';
 import type { Origin } from './origins/types.js';
 
 /** What the gateway needs to answer with a file, besides its bytes. */
@@ -12,9 +14,9 @@ export interface FileInfo {
   etag: string;
   lastModified: string; // HTTP date
 }
-export interface ServedFile extends FileInfo {
-  /** The bytes, whole or as chunks sent one after the other (composed pages share their items' bytes); entry.bytes long. */
-  body: Buffer | readonly Buffer[];
+/** A composed list page: its envelope and the items' shared bytes, sent one after the other (entry.bytes long). */
+export interface ComposedFile extends FileInfo {
+  body: readonly Buffer[];
 }
 
 /**
@@ -59,16 +61,13 @@ export class BodyCache extends ByteCache<Buffer> {
 }
 
 const COMPOSED_CACHE_BYTES = 16 << 20;
-/** What a composed answer holds on its own: a whole body, or its chunk list and the envelope (items are shared). */
-const composedCost = (f: ServedFile) => {
-  if (Buffer.isBuffer(f.body)) return f.body.length;
-  const chunks = f.body as readonly Buffer[];
-  return 8 * chunks.length + chunks[0]!.length + chunks[chunks.length - 1]!.length + 64;
-};
+/**
+ * What a composed page holds on its own: its chunk list and its envelope, one buffer of its own that the first and
+ * last chunks view (the items are shared with every other page and with the artifact).
+ */
+const composedCost = (f: ComposedFile) => 8 * f.body.length + f.body[0]!.buffer.byteLength + 64;
 const SEARCH_CACHE_BYTES = 4 << 20;
 
-export const etagOf = (sha256: string) => `"${sha256.slice(0, 32)}"`;
-export const httpDate = (iso: string) => new Date(iso).toUTCString();
 
 /** CORS for browser clients: any origin may read the API (a key is needed anyway), and these headers too. */
 export const CORS_HEADERS = [
@@ -82,7 +81,7 @@ export class Publication {
   private infos = new Map<string, FileInfo>();
   private artifacts = new Map<string, Promise<ListArtifact>>();
   /** Composed answers (q, other page sizes), by canonical request: within a byte budget, dropped with the publication. */
-  readonly composed = new ByteCache<ServedFile>(COMPOSED_CACHE_BYTES, (f, key) => composedCost(f) + 2 * key.length + 512);
+  readonly composed = new ByteCache<ComposedFile>(COMPOSED_CACHE_BYTES, (f, key) => composedCost(f) + 2 * key.length + 512);
   /** Search results (ordered slugs) by lane, variant, locale, sort and query: a query's pages and includes share one. */
   readonly searches = new ByteCache<string[]>(SEARCH_CACHE_BYTES, (order, key) => 200 + 2 * key.length + 8 * order.length);
 
@@ -100,6 +99,14 @@ export class Publication {
     const manifest = Manifest.parse(JSON.parse(manifestBytes.toString('utf8')));
     const meta = PublicationMeta.parse(JSON.parse(metaBytes.toString('utf8')));
     if (meta.publicationRevision !== manifest.publicationRevision) throw new Error(`publication ${id}: manifest and publication.json disagree on the revision`);
+    // Both go out as response headers; a value node:http would refuse must stop the publication here, not a response.
+    for (const [name, value] of [['X-Publication-Revision', meta.publicationRevision], ['X-Schema-Version', meta.schemaVersion]] as const) {
+      try {
+        validateHeaderValue(name, value);
+      } catch {
+        throw new Error(`publication ${id}: publication.json's value for ${name}, ${JSON.stringify(value)}, cannot be sent as an HTTP header`);
+      }
+    }
     return new Publication(id, meta, new Map(manifest.files.map((f) => [f.path, f])), origin, cache, verify);
   }
 

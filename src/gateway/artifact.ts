@@ -1,0 +1,35 @@
+// A lane's list artifact as the gateway holds it: what the build wrote (orders, per-model items, sections and search
+// text) plus what the gateway derives from it once, when the artifact is first needed.
+import { createHash, type Hash } from 'node:crypto';
+import type { Include, ManifestEntry, Sort } from '../schema/api.js';
+import type { Locale } from '../schema/source.js';
+import { httpDate } from './validators.js';
+
+export interface ArtifactModel {
+  item: Record<Locale, Record<string, unknown>>;
+  sections: Record<Include, Record<string, unknown>>;
+  search: { name: string; slug: string; text: Record<Locale, string> };
+}
+export interface ListArtifact {
+  publicationRevision: string;
+  schemaVersion: string;
+  orders: Record<Sort, string[]>;
+  models: Record<string, ArtifactModel>;
+  entry: ManifestEntry;
+  /** Serialized items by `<locale>.<include>`, made on first use. */
+  items: Map<string, Map<string, Buffer>>;
+  /** The artifact's Last-Modified as an HTTP date. */
+  lastModified: string;
+  /** The publication's attribution as JSON, as every page carries it. */
+  attributionJson: string;
+  /** SHA-256 fed with the artifact's hash and the attribution: each composed answer's validator continues from it. */
+  validatorPrefix: Hash;
+}
+
+/** The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. */
+export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, attribution: unknown): ListArtifact {
+  const attributionJson = JSON.stringify(attribution);
+  const validatorPrefix = createHash('sha256').update(`${entry.sha256}\n${attributionJson}\n`);
+  return { ...raw, entry, items: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
+}
+
