@@ -107,7 +107,18 @@ export class Publication {
         throw new Error(`publication ${id}: publication.json's value for ${name}, ${JSON.stringify(value)}, cannot be sent as an HTTP header`);
       }
     }
-    return new Publication(id, meta, new Map(manifest.files.map((f) => [f.path, f])), origin, cache, verify);
+    // Most entries repeat the same few content types, revisions and dates: one string each instead of one per entry
+    // (a quarter of the manifest's heap on the default publication, and a smaller heap is a cheaper collection).
+    const pool = new Map<string, string>();
+    const one = (v: string) => {
+      const seen = pool.get(v);
+      if (seen !== undefined) return seen;
+      pool.set(v, v);
+      return v;
+    };
+    const entries = new Map<string, ManifestEntry>();
+    for (const f of manifest.files) entries.set(f.path, { ...f, content_type: one(f.content_type), revision: one(f.revision), last_modified: one(f.last_modified) });
+    return new Publication(id, meta, entries, origin, cache, verify);
   }
 
   get revision(): string { return this.meta.publicationRevision; }
