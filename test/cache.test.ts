@@ -1,5 +1,8 @@
-// ByteCache: the second-chance byte budget behind the gateway's body, composed-page and search caches.
+// The gateway's resident structures: ByteCache, the second-chance byte budget behind the body, composed-page and
+// search caches, and ManifestIndex, the compact manifest.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { ManifestIndex } from '../src/gateway/manifest-index.js';
 import { ByteCache } from '../src/gateway/publication.js';
 
 const cache = (max: number) => new ByteCache<string>(max, (v) => v.length);
@@ -42,5 +45,24 @@ describe('ByteCache', () => {
     expect(c.size).toBe(0);
     c.set('key', 'v'.repeat(10));
     expect(c.size).toBe(13);
+  });
+});
+
+describe('ManifestIndex', () => {
+  it('gives back every entry exactly as listed, and nothing for other paths', () => {
+    const files = Array.from({ length: 500 }, (_, i) => ({
+      path: `api/v1/models/m-${i}/en.verified.public.base.json`,
+      sha256: createHash('sha256').update(String(i)).digest('hex'),
+      bytes: i * 977 + (i % 3 === 0 ? 2 ** 33 : 0), // beyond 32 bits too
+      content_type: i % 50 === 0 ? 'application/problem+json' : 'application/json; charset=utf-8',
+      revision: `r-${i % 7}`,
+      last_modified: new Date(Date.UTC(2026, 0, 1 + (i % 11))).toISOString(),
+    }));
+    files.push({ ...files[0]!, path: 'odd-hash.json', sha256: 'NOT-HEX' }, { ...files[1]!, path: 'upper.json', sha256: files[1]!.sha256.toUpperCase() });
+    const index = new ManifestIndex(files);
+    expect(index.size).toBe(files.length);
+    for (const f of files) expect(index.get(f.path)).toEqual(f);
+    expect(index.get('api/v1/models/m-0')).toBeUndefined();
+    expect(index.get('')).toBeUndefined();
   });
 });
