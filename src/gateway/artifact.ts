@@ -2,20 +2,17 @@
 // text) plus what the gateway derives from it once, when the artifact is first needed.
 import { createHash, type Hash } from 'node:crypto';
 import type { Include, ManifestEntry, Sort } from '../schema/api.js';
-import type { Locale } from '../schema/source.js';
+import { sectionsJson, type ArtifactModel } from '../pipeline/render.js';
 import { httpDate } from './validators.js';
 
-export interface ArtifactModel {
-  item: Record<Locale, Record<string, unknown>>;
-  sections: Record<Include, Record<string, unknown>>;
-  search: { name: string; slug: string; text: Record<Locale, string> };
-}
 export interface ListArtifact {
   publicationRevision: string;
   schemaVersion: string;
   orders: Record<Sort, string[]>;
   models: Record<string, ArtifactModel>;
   entry: ManifestEntry;
+  /** Each model's item sections as JSON (sectionsJson), made once: every locale and include set splices them. */
+  sectionJsons: Map<string, Record<Include, string>>;
   /** Serialized items by `<locale>.<include>`, made on first use. */
   items: Map<string, Map<string, Buffer>>;
   /** The artifact's Last-Modified as an HTTP date. */
@@ -27,9 +24,10 @@ export interface ListArtifact {
 }
 
 /** The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. */
-export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, attribution: unknown): ListArtifact {
+export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'sectionJsons' | 'items' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, attribution: unknown): ListArtifact {
   const attributionJson = JSON.stringify(attribution);
   const validatorPrefix = createHash('sha256').update(`${entry.sha256}\n${attributionJson}\n`);
-  return { ...raw, entry, items: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
+  const sectionJsons = new Map(Object.entries(raw.models).map(([slug, m]) => [slug, sectionsJson(m.sections)]));
+  return { ...raw, entry, sectionJsons, items: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
 }
 

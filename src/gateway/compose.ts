@@ -9,7 +9,7 @@
 // with it, (2) the name or slug contains it, (3) the rest (matched through the description or across fields).
 import type { Include, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
-import { envelopeParts, foldText, innerJson, listDataJson, withSections } from '../pipeline/render.js';
+import { envelopeParts, foldText, listDataJson, withSections } from '../pipeline/render.js';
 import { includeKey, type ListRequest } from '../routes.js';
 import type { ListArtifact } from './artifact.js';
 import type { ComposedFile, Publication } from './publication.js';
@@ -25,8 +25,7 @@ function itemJsons(a: ListArtifact, locale: Locale, include: Include[]): Map<str
   if (!m) {
     m = new Map();
     for (const [slug, model] of Object.entries(a.models)) {
-      const sections = { benchmarks: innerJson(model.sections.benchmarks), capabilities: innerJson(model.sections.capabilities), pricing: innerJson(model.sections.pricing) };
-      m.set(slug, Buffer.from(',' + withSections(JSON.stringify(model.item[locale]), sections, include)));
+      m.set(slug, Buffer.from(',' + withSections(JSON.stringify(model.item[locale]), a.sectionJsons.get(slug)!, include)));
     }
     a.items.set(key, m);
   }

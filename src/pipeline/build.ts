@@ -11,7 +11,7 @@ import { createProgress, type Progress } from './progress.js';
 import {
   claimOutDir, clearStaleStaging, lockOutDir, pruneReleases, readPrevious, stagingDirFor, switchTo, type PublicationMeta,
 } from './publish.js';
-import { attributionOf, envelopeParts, innerJson, listDataJson, renderVariant, withSections, type VariantParts } from './render.js';
+import { attributionOf, envelopeParts, listDataJson, renderVariant, sectionsJson, withSections, type ArtifactModel, type VariantParts } from './render.js';
 import { validateTree, type SourceData } from './validate.js';
 import { writeBodies, type PendingBody, type WriteStats } from './write.js';
 
@@ -152,9 +152,7 @@ function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
 }
 
 export function sectionJsons(parts: VariantParts, which: 'sections' | 'itemSections'): Map<string, Record<Include, string>> {
-  return new Map(Object.entries(parts.models).map(([slug, m]) => [slug, {
-    benchmarks: innerJson(m[which].benchmarks), capabilities: innerJson(m[which].capabilities), pricing: innerJson(m[which].pricing),
-  }]));
+  return new Map(Object.entries(parts.models).map(([slug, m]) => [slug, sectionsJson(m[which])]));
 }
 
 /** The gateway's input for list answers that are not prebuilt (q, other page sizes): orders, items, sections, search text. */
@@ -163,7 +161,7 @@ function artifactBody(parts: VariantParts, schemaVersion: string, lane: string, 
     path: artifactFile(lane, displayOnly),
     head: '{"kind":"modelpub.list-artifact","publicationRevision":',
     tail: `,"schemaVersion":${JSON.stringify(schemaVersion)},"orders":${JSON.stringify(parts.orders)},"models":${JSON.stringify(
-      Object.fromEntries(Object.entries(parts.models).map(([slug, m]) => [slug, { item: m.item, sections: m.itemSections, search: m.search }])),
+      Object.fromEntries(Object.entries(parts.models).map(([slug, m]): [string, ArtifactModel] => [slug, { item: m.item, sections: m.itemSections, search: m.search }])),
     )}}`,
   };
 }

@@ -29,6 +29,9 @@ export interface ModelParts {
   itemSections: Record<Include, Record<string, unknown>>;
   search: { name: string; slug: string; text: Record<Locale, string> };
 }
+/** A model as the list artifact carries it for the gateway: its list item, the item's sections, its search text. */
+export type ArtifactModel = Pick<ModelParts, 'item' | 'search'> & { sections: ModelParts['itemSections'] };
+
 export interface VariantParts {
   lane: QueryLane;
   displayOnly: boolean;
@@ -137,6 +140,11 @@ function benchmarkEntry(p: Placement, nameOf: (slug: string) => string) {
 
 /** `"k1":v1,"k2":v2` of an object: spliced into another object. */
 export const innerJson = (o: Record<string, unknown>): string => JSON.stringify(o).slice(1, -1);
+
+/** Each include section of a model as `innerJson`, ready for withSections. */
+export const sectionsJson = (s: Record<Include, Record<string, unknown>>): Record<Include, string> => ({
+  benchmarks: innerJson(s.benchmarks), capabilities: innerJson(s.capabilities), pricing: innerJson(s.pricing),
+});
 
 /** An object with the include sections spliced in, in canonical include order. */
 export function withSections(objJson: string, sectionJson: Partial<Record<Include, string>>, include: readonly Include[]): string {
