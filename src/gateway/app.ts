@@ -237,13 +237,14 @@ class ResponseHeads {
       res.end();
       return 304;
     }
-    list[at.length] = String(Buffer.isBuffer(body) ? body.length : f.entry.bytes);
+    const whole = Buffer.isBuffer(body);
+    list[at.length] = String(whole ? body.length : f.entry.bytes);
     res.writeHead(200, list);
     if (req.method === 'HEAD') res.end();
-    else if (Buffer.isBuffer(body)) res.end(body);
+    else if (whole) res.end(body);
     else {
       // Writes in one tick are corked by node:http and leave in one writev.
-      for (const chunk of body as readonly Buffer[]) res.write(chunk);
+      for (const chunk of body) res.write(chunk);
       res.end();
     }
     return 200;

@@ -96,8 +96,8 @@ interface Entry { record: KeyRecord | null; until: number }
  * the answers are cached by the key as the client sent it, so a key seen in the last seconds costs one Map lookup:
  * no hash, no pattern test. The price: up to maxEntries raw keys stay in this process's memory (never on disk, never
  * logged): a key's entry goes when a later store lookup finds it expired at the oldest end, when it is pushed out,
- * or when it is looked up again after its ttl. A lookup by raw key is a hash-table probe
- * whose timing depends on V8's seeded string hash, not on a byte-by-byte comparison with stored keys.
+ * or when it is looked up again after its ttl. A lookup by raw key is a hash-table probe whose timing depends on
+ * V8's seeded string hash, not on a byte-by-byte comparison with stored keys.
  *
  * Freshness: a revoked key may keep working for up to ttlMs in each gateway process (10 s by default); a new key may
  * be refused for up to negativeTtlMs (1 s) if it was tried just before it was created.
