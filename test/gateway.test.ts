@@ -235,6 +235,31 @@ describe('composed answers', () => {
   });
 });
 
+describe('a body cache smaller than the publication', () => {
+  it('serves the right bytes while bodies are evicted and read again (a URL remembers its cache slot, not its body)', async () => {
+    const slugs = ['alpha', 'zeta-ultra', 'extra-0', 'extra-1', 'extra-2', 'extra-3'];
+    const files = await Promise.all(slugs.map((slug) =>
+      readFile(path.join(tmp, 'plain', 'current', detailFile({ slug, locale: 'en', lane: 'verified', displayOnly: false, include: [...INCLUDES].sort() })))));
+    // Room for about two of the six bodies: every round evicts what the last one cached.
+    const small = await startGateway({ dir: path.join(tmp, 'plain'), port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 2 * Math.max(...files.map((f) => f.length)) + 1, pollMs: 60_000, logLevel: 'silent' });
+    const own = (await createKey(store, 'small-cache')).key;
+    try {
+      for (let round = 0; round < 3; round++) {
+        for (const [i, slug] of slugs.entries()) {
+          for (let twice = 0; twice < 2; twice++) {
+            const r = await fetch(`${small.url}/api/v1/models/${slug}?include=${INCLUDES.join(',')}`, { headers: { 'x-api-key': own } });
+            expect(r.status).toBe(200);
+            expect(Buffer.from(await r.arrayBuffer()).equals(files[i]!)).toBe(true);
+            expect(r.headers.get('etag')).toBe(`"${createHash('sha256').update(files[i]!).digest('hex').slice(0, 32)}"`);
+          }
+        }
+      }
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('hostile input', () => {
   it('never answers 500 nor serves a file outside the publication', async () => {
     const secret = await readFile(path.join(tmp, 'plain', 'current', 'manifest.json'), 'utf8');

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileFor, parseRequest, type ApiRequest, type ParseResult } from '../routes.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
-import { CACHE_CONTROL, CORS_HEADERS, type FileInfo, type Publication } from './publication.js';
+import { CACHE_CONTROL, CORS_HEADERS, type CacheSlot, type FileInfo, type Publication } from './publication.js';
 import type { Admission } from './quota.js';
 
 export const MAX_URL_LENGTH = 4096;
@@ -49,6 +49,8 @@ interface ParsedUrl {
   /** The prebuilt file that answers it in `pub` (null: composed or not found), remembered for the live publication. */
   pub: Publication | null;
   info: FileInfo | null;
+  /** The body cache's slot for that file's bytes, once found: a hit reads it without a lookup by hash. */
+  body: CacheSlot<Buffer> | undefined;
 }
 
 /** Raw request target -> its parse: the same URLs come back all day. Bounded (20,000 targets of at most 512 bytes);
@@ -76,11 +78,11 @@ function parseUrl(rawUrl: string): ParsedUrl {
   try {
     url = new URL(rawUrl, 'http://gateway.invalid');
   } catch {
-    return { route: 'other', result: 'bad_request', pub: null, info: null };
+    return { route: 'other', result: 'bad_request', pub: null, info: null, body: undefined };
   }
   const result = parseRequest(url.pathname, url.searchParams);
   const route: Route = result.ok ? result.request.kind : url.pathname === '/api/v1/models' ? 'list' : url.pathname.startsWith('/api/v1/models/') ? 'detail' : 'other';
-  return { route, result, pub: null, info: null };
+  return { route, result, pub: null, info: null, body: undefined };
 }
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => v instanceof Promise;
@@ -166,6 +168,7 @@ export function createHandler(d: GatewayDeps) {
     }
     if (parsed.pub !== pub) {
       parsed.info = prebuilt(pub, request);
+      parsed.body = undefined;
       parsed.pub = pub;
     }
     const info = parsed.info;
@@ -175,8 +178,11 @@ export function createHandler(d: GatewayDeps) {
       if (made) return heads.send(req, res, pub, made, made.body, a);
       return composeList(pub, request).then((f) => heads.send(req, res, pub, f, f.body, a));
     }
-    const body = pub.cachedBody(info);
-    if (body === undefined) return pub.body(info).then((b) => heads.send(req, res, pub, info, b, a));
+    let slot = parsed.body;
+    if (slot?.value === undefined) slot = parsed.body = pub.bodySlot(info);
+    const body = slot?.value;
+    if (slot === undefined || body === undefined) return pub.body(info).then((b) => heads.send(req, res, pub, info, b, a));
+    slot.hit = true; // what ByteCache.get() would do: the second-chance flag
     return heads.send(req, res, pub, info, body, a);
   }
 

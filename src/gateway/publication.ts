@@ -20,12 +20,15 @@ export interface ComposedFile extends FileInfo {
   body: readonly Buffer[];
 }
 
+/** One cached value. Its holder may keep the slot to skip the map next time: `value` is undefined once evicted. */
+export interface CacheSlot<V> { value: V | undefined; readonly bytes: number; hit: boolean }
+
 /**
  * Values by key within a byte budget. Eviction is second-chance (CLOCK): a hit only sets a flag, so the request
  * path never reorders the map; eviction walks from the oldest insertion and re-queues entries hit since last time.
  */
 export class ByteCache<V> {
-  private map = new Map<string, { value: V; bytes: number; hit: boolean }>();
+  private map = new Map<string, CacheSlot<V>>();
   private bytes = 0;
   /** sizeOf: what an entry costs, key included (keys can be client-chosen, e.g. a search query). */
   constructor(readonly maxBytes: number, private readonly sizeOf: (v: V, key: string) => number) {}
@@ -34,6 +37,10 @@ export class ByteCache<V> {
     if (e === undefined) return undefined;
     e.hit = true;
     return e.value;
+  }
+  /** The slot of a cached value (set its `hit` on each use, as get() does), or undefined. */
+  slot(key: string): CacheSlot<V> | undefined {
+    return this.map.get(key);
   }
   set(key: string, value: V): void {
     const bytes = this.sizeOf(value, key);
@@ -48,7 +55,10 @@ export class ByteCache<V> {
       if (e.hit || k === key) {
         e.hit = false;
         this.map.set(k, e);
-      } else this.bytes -= e.bytes;
+      } else {
+        this.bytes -= e.bytes;
+        e.value = undefined; // a holder of the slot must not keep the evicted value alive, nor serve it
+      }
     }
   }
   get size(): number { return this.bytes; }
@@ -126,9 +136,10 @@ export class Publication {
     return info;
   }
 
-  /** The body when it is in memory: lets the request path stay synchronous. */
-  cachedBody(info: FileInfo): Buffer | undefined {
-    return this.cache.get(info.entry.sha256);
+  /** The cache slot holding the body while it is in memory (see CacheSlot), or undefined when it is not: lets the
+   * request path stay synchronous. */
+  bodySlot(info: FileInfo): CacheSlot<Buffer> | undefined {
+    return this.cache.slot(info.entry.sha256);
   }
 
   /** The body, read from the origin (and checked against the manifest) when it is not in memory. */
