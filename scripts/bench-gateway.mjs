@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Gateway benchmark: nginx (files), a bare node:http server (bodies from a Map: one Node process's ceiling), the same
-// with the gateway's response headers (bare-hdr: what node:http charges for them), and
+// with the gateway's response headers (bare-hdr: what node:http charges for them), bare-hdr with the issue's reference
+// key check and quota counter in a Map (bare-quota), and
 // `modelpub serve` on SQLite and on Redis (one process, then --workers 2), loaded in turn with wrk, several
 // repetitions alternating between servers; then composed list answers (q=, other page sizes) against the prebuilt
 // list pages. Prints req/s, p50, p99, RSS, CPU and the ratios, and checks the goals (docs/benchmarks/README.md).
@@ -499,6 +500,11 @@ async function main() {
     const child = await startProcess('bare-hdr', process.execPath, [path.join(BENCH, 'bare-server.mjs'), String(port), path.join(tmp, 'urls.json'), 'headers'], { ready: /listening on http/ });
     return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], tsv: files.nokey, keys: sqliteKeys };
   });
+  await add('bare-quota', async () => {
+    const port = await freePort();
+    const child = await startProcess('bare-quota', process.execPath, [path.join(BENCH, 'bare-server.mjs'), String(port), path.join(tmp, 'urls.json'), 'quota'], { ready: /listening on http/ });
+    return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], tsv: files.sqlite, keys: sqliteKeys };
+  });
   await add('sqlite', () => gateway('sqlite', sqliteUrl));
   await add('redis', () => gateway('redis', redisUrl));
   if (O.workers) {
@@ -601,6 +607,8 @@ function report({ rows, crow, profile, meanBody, distinct, composedDistinct, ela
   }
   const hdr = S['bare-hdr'];
   if (hdr) for (const n of ['sqlite', 'redis']) if (S[n]) goal(`${n}: req/s vs bare-hdr (info: same response headers, no gateway work)`, null, `${fmt(S[n].rps / hdr.rps, 2)} (per rep ${range(n, 'bare-hdr')}); bare-hdr = ${fmt(hdr.rps / (bare?.rps ?? NaN), 2)} x bare`);
+  const ref = S['bare-quota'];
+  if (ref) for (const n of ['sqlite', 'redis']) if (S[n]) goal(`${n}: req/s vs bare-quota (info: the issue's reference, key check + counter in a Map, same headers)`, null, `${fmt(S[n].rps / ref.rps, 2)} (per rep ${range(n, 'bare-quota')}); bare-quota = ${fmt(ref.rps / (bare?.rps ?? NaN), 2)} x bare (the issue measured 0.86)`);
   if (C.lists && C.composed) goal('composed lists >= 0.5 x prebuilt list rate', C.composed.rps / C.lists.rps >= 0.5, fmt(C.composed.rps / C.lists.rps, 2));
   for (const n of ['sqlite', 'redis']) if (S[n]) goal(`${n}: RSS < 400 MB (peak, one process)`, S[n].hwmMB < 400, `${fmt(S[n].hwmMB)} MB`);
   for (const n of ['sqlite-w2', 'redis-w2']) if (S[n]) goal(`${n}: RSS (info: primary + 2 workers, each its own cache)`, null, `${fmt(S[n].hwmMB)} MB peak, summed`);
