@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManifestIndex } from '../src/gateway/manifest-index.js';
-import { ByteCache } from '../src/gateway/publication.js';
+import { ByteCache, useSlot } from '../src/gateway/publication.js';
 
 const cache = (max: number) => new ByteCache<string>(max, (v) => v.length);
 
@@ -44,7 +44,7 @@ describe('ByteCache', () => {
     c.set('a', 'a'.repeat(10));
     const slot = c.slot('a')!;
     expect(slot.value).toBe('a'.repeat(10));
-    slot.hit = true; // what a holder does on use: a second chance, as get() gives
+    expect(useSlot(slot)).toBe('a'.repeat(10)); // a holder's read: a second chance, as get() gives
     c.set('b', 'b'.repeat(10));
     c.set('c', 'c'.repeat(10)); // evicts b, the oldest not used since
     expect(slot.value).toBe('a'.repeat(10));
@@ -53,6 +53,7 @@ describe('ByteCache', () => {
     expect(slot.value).toBe('a'.repeat(10));
     c.set('e', 'e'.repeat(10)); // a is the oldest and unused since: it goes
     expect(slot.value).toBeUndefined();
+    expect(useSlot(slot)).toBeUndefined();
     expect(c.slot('a')).toBeUndefined();
     c.set('a', 'A'.repeat(10)); // cached again: a new slot, the old one stays empty
     expect(c.slot('a')!.value).toBe('A'.repeat(10));

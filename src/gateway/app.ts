@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileFor, parseRequest, type ApiRequest, type ParseResult } from '../routes.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
-import { CACHE_CONTROL, CORS_HEADERS, type CacheSlot, type FileInfo, type Publication } from './publication.js';
+import { CACHE_CONTROL, CORS_HEADERS, useSlot, type CacheSlot, type FileInfo, type Publication } from './publication.js';
 import type { Admission } from './quota.js';
 
 export const MAX_URL_LENGTH = 4096;
@@ -178,11 +178,9 @@ export function createHandler(d: GatewayDeps) {
       if (made) return heads.send(req, res, pub, made, made.body, a);
       return composeList(pub, request).then((f) => heads.send(req, res, pub, f, f.body, a));
     }
-    let slot = parsed.body;
-    if (slot?.value === undefined) slot = parsed.body = pub.bodySlot(info);
-    const body = slot?.value;
-    if (slot === undefined || body === undefined) return pub.body(info).then((b) => heads.send(req, res, pub, info, b, a));
-    slot.hit = true; // what ByteCache.get() would do: the second-chance flag
+    let body = useSlot(parsed.body);
+    if (body === undefined) body = useSlot((parsed.body = pub.bodySlot(info)));
+    if (body === undefined) return pub.body(info).then((b) => heads.send(req, res, pub, info, b, a));
     return heads.send(req, res, pub, info, body, a);
   }
 

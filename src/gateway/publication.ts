@@ -23,6 +23,13 @@ export interface ComposedFile extends FileInfo {
 /** One cached value. Its holder may keep the slot to skip the map next time: `value` is undefined once evicted. */
 export interface CacheSlot<V> { value: V | undefined; readonly bytes: number; hit: boolean }
 
+/** A held slot's value, marked as used for eviction (what get() does); undefined without a slot or once evicted. */
+export function useSlot<V>(slot: CacheSlot<V> | undefined): V | undefined {
+  if (slot === undefined || slot.value === undefined) return undefined;
+  slot.hit = true;
+  return slot.value;
+}
+
 /**
  * Values by key within a byte budget. Eviction is second-chance (CLOCK): a hit only sets a flag, so the request
  * path never reorders the map; eviction walks from the oldest insertion and re-queues entries hit since last time.
@@ -33,12 +40,9 @@ export class ByteCache<V> {
   /** sizeOf: what an entry costs, key included (keys can be client-chosen, e.g. a search query). */
   constructor(readonly maxBytes: number, private readonly sizeOf: (v: V, key: string) => number) {}
   get(key: string): V | undefined {
-    const e = this.map.get(key);
-    if (e === undefined) return undefined;
-    e.hit = true;
-    return e.value;
+    return useSlot(this.map.get(key));
   }
-  /** The slot of a cached value (set its `hit` on each use, as get() does), or undefined. */
+  /** The slot of a cached value (read it with useSlot), or undefined. */
   slot(key: string): CacheSlot<V> | undefined {
     return this.map.get(key);
   }
