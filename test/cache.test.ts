@@ -1,9 +1,10 @@
 // The gateway's resident structures: ByteCache, the second-chance byte budget behind the body, composed-page and
-// search caches, and ManifestIndex, the compact manifest.
+// search caches; ManifestIndex, the compact manifest; SendBuffers, the pool composed pages are joined into.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManifestIndex } from '../src/gateway/manifest-index.js';
 import { ByteCache, useSlot } from '../src/gateway/publication.js';
+import { SendBuffers } from '../src/gateway/send-buffers.js';
 
 const cache = (max: number) => new ByteCache<string>(max, (v) => v.length);
 
@@ -85,5 +86,52 @@ describe('ManifestIndex', () => {
     for (const f of files) expect(index.get(f.path)).toEqual(f);
     expect(index.get('api/v1/models/m-0')).toBeUndefined();
     expect(index.get('')).toBeUndefined();
+  });
+});
+
+describe('SendBuffers', () => {
+  /** A response that holds what it was sent until told it finished, as node:http does while the socket writes. */
+  const response = () => {
+    const r = { sent: undefined as Buffer | undefined, finish: undefined as (() => void) | undefined, end(chunk: Buffer, cb: () => void) { r.sent = chunk; r.finish = cb; } };
+    return r;
+  };
+  const pieces = (...texts: string[]) => texts.map((t) => Buffer.from(t));
+
+  it('joins the pieces into one body of the declared length', () => {
+    const res = response();
+    new SendBuffers().end(res, pieces('{"models":[', '{"a":1}', ',{"b":2}', ']}'), 28);
+    expect(res.sent!.toString()).toBe('{"models":[{"a":1},{"b":2}]}');
+    expect(res.sent!.length).toBe(28);
+  });
+
+  it('lends a buffer out until its response finishes, then reuses it', () => {
+    const pool = new SendBuffers();
+    const [a, b] = [response(), response()];
+    pool.end(a, pieces('x'.repeat(1000)), 1000);
+    pool.end(b, pieces('y'.repeat(1000)), 1000); // a is still in flight: b must not get its buffer
+    expect(a.sent!.toString()).toBe('x'.repeat(1000));
+    expect(b.sent!.buffer).not.toBe(a.sent!.buffer);
+    a.finish!();
+    const c = response();
+    pool.end(c, pieces('z'.repeat(500)), 500);
+    expect(c.sent!.buffer).toBe(a.sent!.buffer); // the finished one came back
+    expect(b.sent!.toString()).toBe('y'.repeat(1000));
+  });
+
+  it('sizes pooled buffers in powers of two and gives large answers a buffer of their own', () => {
+    const pool = new SendBuffers(2, 1 << 16);
+    expect(pool.take(1).length).toBe(16_384);
+    expect(pool.take(16_385).length).toBe(32_768);
+    const big = pool.take(100_000);
+    expect(big.length).toBe(100_000);
+    pool.give(big);
+    expect(pool.take(100_000)).not.toBe(big);
+    const kept = [pool.take(20_000), pool.take(20_000), pool.take(20_000)];
+    for (const k of kept) pool.give(k);
+    expect([pool.take(20_000), pool.take(20_000), pool.take(20_000)].filter((k) => kept.includes(k))).toHaveLength(2); // at most perSize spares
+  });
+
+  it('refuses pieces that do not add up to the declared length', () => {
+    expect(() => new SendBuffers().end(response(), pieces('abc'), 4)).toThrow(/3 bytes.*declares 4/);
   });
 });

@@ -100,7 +100,7 @@ describe('serving the publication', () => {
     expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Thu, 01 Jan 2015 00:00:00 GMT' })).status).toBe(200);
     expect((await get('/api/v1/models/alpha?locale=zh', { 'if-none-match': etag })).status).toBe(200);
   });
-  it('gives every answer its own header values when many are in flight (the header lists are reused)', async () => {
+  it('gives every answer its own header values and body when many are in flight (header lists and send buffers are reused)', async () => {
     const manifest = JSON.parse(await readFile(path.join(tmp, 'plain', 'current', 'manifest.json'), 'utf8')) as { files: { path: string; sha256: string; bytes: number }[] };
     const byPath = new Map(manifest.files.map((f) => [f.path, f]));
     const own = (await createKey(store, 'interleaved')).key;
@@ -116,9 +116,10 @@ describe('serving the publication', () => {
     const NAMES = ['etag', 'last-modified', 'x-publication-revision', 'x-schema-version', 'content-length'] as const;
     // The oracle: each URL's headers asked alone.
     const alone = new Map<string, Record<string, string | null>>();
+    const aloneBody = new Map<string, Buffer>();
     for (const c of cases) {
       const r = await at(c.url);
-      await r.arrayBuffer();
+      aloneBody.set(c.url, Buffer.from(await r.arrayBuffer()));
       alone.set(c.url, Object.fromEntries(NAMES.map((n) => [n, r.headers.get(n)])));
     }
     expect(new Set(cases.map((c) => alone.get(c.url)!.etag)).size).toBe(cases.length); // a leaked value would show
@@ -134,6 +135,8 @@ describe('serving the publication', () => {
       if (r.status === 200) {
         expect(r.headers.get('content-length')).toBe(want['content-length']);
         expect(body.length).toBe(Number(want['content-length']));
+        // Composed pages are joined into reused send buffers: one reused too early would show as another page's bytes.
+        expect(body.equals(aloneBody.get(c.url)!), `body of ${c.url}`).toBe(true);
         if (c.file) {
           expect(r.headers.get('etag')).toBe(`"${c.file.sha256.slice(0, 32)}"`);
           expect(createHash('sha256').update(body).digest('hex')).toBe(c.file.sha256);
@@ -183,14 +186,15 @@ describe('composed answers', () => {
     let compared = 0;
     for (const pageSize of PAGE_SIZES) {
       for (const sort of SORTS) {
-        for (const [lane, displayOnly, include] of [['verified', false, []], ['all', true, [...INCLUDES]], ['provisional', false, ['pricing']]] as const) {
+        const variants = [['verified', false, [], 'ru'], ['all', true, [...INCLUDES], 'ru'], ['provisional', false, ['pricing'], 'ru'], ['verified', true, ['benchmarks', 'pricing'], 'zh']] as const;
+        for (const [lane, displayOnly, include, locale] of variants) {
           const total = lane === 'provisional' ? 2 : lane === 'all' ? 14 : 13;
           for (let page = 1; page <= Math.max(1, Math.ceil(total / pageSize)); page++) {
-            const q = new URLSearchParams({ page: String(page), page_size: String(pageSize), sort, lane, locale: 'ru', includeDisplayOnly: String(displayOnly) });
+            const q = new URLSearchParams({ page: String(page), page_size: String(pageSize), sort, lane, locale, includeDisplayOnly: String(displayOnly) });
             if (include.length) q.set('include', include.join(','));
             const r = await get(`/api/v1/models?${q}`);
             expect(r.status).toBe(200);
-            const want = await readFile(path.join(full, listFile({ locale: 'ru', lane, displayOnly, include: [...include], sort, page, pageSize })));
+            const want = await readFile(path.join(full, listFile({ locale, lane, displayOnly, include: [...include], sort, page, pageSize })));
             expect(Buffer.from(await r.arrayBuffer()).toString()).toBe(want.toString());
             compared++;
           }

@@ -11,6 +11,7 @@ import { composeList, composedCached } from './compose.js';
 import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
 import { CACHE_CONTROL, CORS_HEADERS, useSlot, type CacheSlot, type FileInfo, type Publication } from './publication.js';
 import type { Admission } from './quota.js';
+import { SendBuffers } from './send-buffers.js';
 
 export const MAX_URL_LENGTH = 4096;
 const ALLOW = 'GET, HEAD, OPTIONS';
@@ -221,6 +222,7 @@ class ResponseHeads {
   };
   private policyLimit = -1;
   private policy = '';
+  private readonly buffers = new SendBuffers();
 
   send(req: IncomingMessage, res: ServerResponse, pub: Publication, f: FileInfo, body: Buffer | readonly Buffer[], a: Admission): number {
     const unchanged = notModified(req, f);
@@ -246,11 +248,7 @@ class ResponseHeads {
     res.writeHead(200, list);
     if (req.method === 'HEAD') res.end();
     else if (whole) res.end(body);
-    else {
-      // Writes in one tick are corked by node:http and leave in one writev.
-      for (const chunk of body) res.write(chunk);
-      res.end();
-    }
+    else this.buffers.end(res, body, f.entry.bytes);
     return 200;
   }
 }

@@ -9,52 +9,79 @@
 // with it, (2) the name or slug contains it, (3) the rest (matched through the description or across fields).
 import type { Include, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
-import { envelopeParts, foldText, listDataJson, withSections } from '../pipeline/render.js';
+import { envelopeParts, foldText, listDataJson } from '../pipeline/render.js';
 import { includeKey, type ListRequest } from '../routes.js';
-import type { ListArtifact } from './artifact.js';
+import type { ItemPieces, ListArtifact } from './artifact.js';
 import type { ComposedFile, Publication } from './publication.js';
 import { etagOf } from './validators.js';
 
 /**
- * Each model's list item for a locale and include set as UTF-8 bytes, a comma in front (encoded once, then shared by
- * every page that lists it: a page is a list of references to these, not a copy).
+ * A model's list item in pieces, encoded once per artifact and locale and shared by every page that lists it: `full`
+ * is the item without sections, a comma in front; `open` the same without its closing brace, for items that get
+ * sections; each section a comma in front. So an item for any include set is `full`, or `open` + sections + `}`
+ * (withSections' splice, in bytes). Memory grows with the catalog times the three locales, not times every locale and
+ * include set (the latter was 120 MB for the default publication's six lane variants).
  */
-function itemJsons(a: ListArtifact, locale: Locale, include: Include[]): Map<string, Buffer> {
-  const key = `${locale}.${includeKey(include)}`;
-  let m = a.items.get(key);
+const CLOSE = Buffer.from('}');
+
+function pieces(a: ListArtifact, locale: Locale): Map<string, ItemPieces> {
+  let m = a.items.get(locale);
   if (!m) {
     m = new Map();
     for (const [slug, model] of Object.entries(a.models)) {
-      m.set(slug, Buffer.from(',' + withSections(JSON.stringify(model.item[locale]), a.sectionJsons.get(slug)!, include)));
+      const full = Buffer.from(',' + JSON.stringify(model.item[locale]));
+      m.set(slug, { full, open: full.subarray(0, -1) });
     }
-    a.items.set(key, m);
+    a.items.set(locale, m);
   }
   return m;
+}
+
+function sectionPieces(a: ListArtifact, slug: string): Record<Include, Buffer> {
+  let s = a.sections.get(slug);
+  if (!s) {
+    const json = a.sectionJsons.get(slug)!;
+    s = { benchmarks: Buffer.from(',' + json.benchmarks), capabilities: Buffer.from(',' + json.capabilities), pricing: Buffer.from(',' + json.pricing) };
+    a.sections.set(slug, s);
+  }
+  return s;
 }
 
 const MARK = '\u0000'; // never in JSON text unescaped: marks where the items go
 
 /**
- * The page's body as chunks: the envelope, assembled by the build's own functions (envelopeParts, listDataJson)
- * around a marker and split there, with the items' shared bytes in between. The same bytes the build writes, with
- * nothing copied: composed pages are mostly made once and sent once, and allocating a whole body for each kept V8's
- * collector busy with external memory (several mark-compacts a second under the composed mix). The envelope gets a
- * buffer of its own (not a slice of Node's shared pool, which a cached page would keep alive whole).
+ * The page's body as pieces: the envelope, assembled by the build's own functions (envelopeParts, listDataJson)
+ * around a marker and split there, with the items' shared pieces in between. The same bytes the build writes, with
+ * nothing copied here: composed pages are mostly made once and sent once, and allocating a whole body for each kept
+ * V8's collector busy with external memory (several mark-compacts a second under the composed mix); the response
+ * joins the pieces into a reused send buffer instead (SendBuffers). The envelope gets a buffer of its own (not a slice
+ * of Node's shared pool, which a cached page would keep alive whole).
  */
-function pageChunks(a: ListArtifact, locale: Locale, items: Buffer[], page: number, pageSize: number, total: number): Buffer[] {
-  const { head, tail } = envelopeParts(a.schemaVersion, locale, a.attributionJson, listDataJson(items.length ? [MARK] : [], page, pageSize, total));
+function pagePieces(a: ListArtifact, locale: Locale, include: readonly Include[], slugs: string[], page: number, pageSize: number, total: number): Buffer[] {
+  const { head, tail } = envelopeParts(a.schemaVersion, locale, a.attributionJson, listDataJson(slugs.length ? [MARK] : [], page, pageSize, total));
   const text = head + JSON.stringify(a.publicationRevision) + tail;
-  const at = items.length ? text.indexOf(MARK) : text.length;
+  const at = slugs.length ? text.indexOf(MARK) : text.length;
   const before = text.slice(0, at);
   const after = text.slice(at + MARK.length);
   const envelope = Buffer.allocUnsafeSlow(Buffer.byteLength(before) + Buffer.byteLength(after));
   const split = envelope.write(before);
   envelope.write(after, split);
-  if (!items.length) return [envelope];
-  const chunks = [envelope.subarray(0, split), items[0]!.subarray(1)]; // the first item without its comma
-  for (let i = 1; i < items.length; i++) chunks.push(items[i]!);
-  chunks.push(envelope.subarray(split));
-  return chunks;
+  if (!slugs.length) return [envelope];
+  const items = pieces(a, locale);
+  const out: Buffer[] = [envelope.subarray(0, split)];
+  for (const slug of slugs) {
+    const item = items.get(slug)!;
+    if (!include.length) out.push(item.full);
+    else {
+      out.push(item.open);
+      const sections = sectionPieces(a, slug);
+      for (const inc of include) out.push(sections[inc]);
+      out.push(CLOSE);
+    }
+  }
+  out[1] = out[1]!.subarray(1); // the first item without its comma
+  out.push(envelope.subarray(split));
+  return out;
 }
 
 export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: Sort): string[] {
@@ -84,7 +111,6 @@ export function composedCached(pub: Publication, r: ListRequest): ComposedFile |
 export async function composeList(pub: Publication, r: ListRequest): Promise<ComposedFile> {
   const cacheKey = composedKey(r);
   const a = await pub.artifact(r.lane, r.displayOnly);
-  const items = itemJsons(a, r.locale, r.include);
   let order = a.orders[r.sort];
   if (r.q !== null) {
     const searchKey = `${r.lane}.${r.displayOnly}.${r.locale}.${r.sort}.${r.q}`;
@@ -92,8 +118,8 @@ export async function composeList(pub: Publication, r: ListRequest): Promise<Com
     if (found) order = found;
     else pub.searches.set(searchKey, (order = searchOrder(a, r.q, r.locale, r.sort)));
   }
-  const page = order.slice((r.page - 1) * r.pageSize, r.page * r.pageSize).map((slug) => items.get(slug)!);
-  const body = pageChunks(a, r.locale, page, r.page, r.pageSize, order.length);
+  const slugs = order.slice((r.page - 1) * r.pageSize, r.page * r.pageSize);
+  const body = pagePieces(a, r.locale, r.include, slugs, r.page, r.pageSize, order.length);
   let bytes = 0;
   for (const c of body) bytes += c.length;
   // The body is a function of the artifact, the attribution and the canonical request: a hash of those is a strong
