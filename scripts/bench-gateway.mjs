@@ -538,6 +538,21 @@ async function main() {
     }
   }
 
+  // Memory after every list variant: one composed page of each lane x display variant x locale x include set (144),
+  // on top of everything the SQLite gateway has served so far. Each variant has its own items, so this is the most
+  // list data one process can be made to hold.
+  let sweep = null;
+  if (O.composed && sq) {
+    const reqs = [];
+    for (const lane of ['verified', 'provisional', 'all']) for (const d of [false, true]) for (const locale of ['en', 'zh', 'ru'])
+      for (let m = 0; m < 8; m++) reqs.push({ url: `/api/v1/models${query({ lane, includeDisplayOnly: d, locale, include: INCLUDE_ORDER.filter((_, i) => m & (1 << i)).join(',') || undefined, page_size: 7 })}`, key: 0 });
+    const before = sq.pids().map(treeMem)[0];
+    await prime(sq, reqs, sqliteKeys);
+    await sleep(1000);
+    sweep = { requests: reqs.length, before, after: sq.pids().map(treeMem)[0] };
+    log(`every list variant (${reqs.length} composed pages): RSS ${fmt(before.rssMB)} -> ${fmt(sweep.after.rssMB)} MB, peak ${fmt(sweep.after.hwmMB)} MB`);
+  }
+
   // Optional: profile the SQLite gateway under the same load (after the measurements: a profiled server is slower).
   let profile = null;
   if (O.profile) {
@@ -556,7 +571,7 @@ async function main() {
     if (f) profile = { file: path.join(dir, f), ...summarizeProfile(path.join(dir, f), { from, to }) };
   }
 
-  report({ rows, crow, profile, meanBody, distinct: distinct.size, composedDistinct: new Set(composed.map((r) => r.url)).size, elapsed: (Date.now() - t0) / 1000 });
+  report({ rows, crow, sweep, profile, meanBody, distinct: distinct.size, composedDistinct: new Set(composed.map((r) => r.url)).size, elapsed: (Date.now() - t0) / 1000 });
 }
 
 function realpathRelease() {
@@ -565,7 +580,7 @@ function realpathRelease() {
 }
 const stamp = () => new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
 
-function report({ rows, crow, profile, meanBody, distinct, composedDistinct, elapsed }) {
+function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistinct, elapsed }) {
   const names = [...new Set(rows.map((r) => r.server))];
   const S = Object.fromEntries(names.map((n) => [n, summarize(rows, n)]));
   const bare = S.bare, nginx = S.nginx;
@@ -611,6 +626,7 @@ function report({ rows, crow, profile, meanBody, distinct, composedDistinct, ela
   if (ref) for (const n of ['sqlite', 'redis']) if (S[n]) goal(`${n}: req/s vs bare-quota (info: the issue's reference, key check + counter in a Map, same headers)`, null, `${fmt(S[n].rps / ref.rps, 2)} (per rep ${range(n, 'bare-quota')}); bare-quota = ${fmt(ref.rps / (bare?.rps ?? NaN), 2)} x bare (the issue measured 0.86)`);
   if (C.lists && C.composed) goal('composed lists >= 0.5 x prebuilt list rate', C.composed.rps / C.lists.rps >= 0.5, fmt(C.composed.rps / C.lists.rps, 2));
   for (const n of ['sqlite', 'redis']) if (S[n]) goal(`${n}: RSS < 400 MB (peak, one process)`, S[n].hwmMB < 400, `${fmt(S[n].hwmMB)} MB`);
+  if (sweep) goal('sqlite: RSS < 400 MB after lists, composed and every list variant', sweep.after.hwmMB < 400, `${fmt(sweep.after.rssMB)} MB (peak ${fmt(sweep.after.hwmMB)} MB; ${fmt(sweep.before.rssMB)} MB before the ${sweep.requests} variant pages)`);
   for (const n of ['sqlite-w2', 'redis-w2']) if (S[n]) goal(`${n}: RSS (info: primary + 2 workers, each its own cache)`, null, `${fmt(S[n].hwmMB)} MB peak, summed`);
   p('goals:');
   for (const g of goals) p(`  ${g.status.padEnd(4)}  ${g.text.padEnd(55)} ${g.detail}`);
@@ -629,7 +645,7 @@ function report({ rows, crow, profile, meanBody, distinct, composedDistinct, ela
   console.log(text);
   const base = path.join(O.out, `gateway-${stamp()}`);
   writeFileSync(`${base}.txt`, text + '\n');
-  writeFileSync(`${base}.json`, JSON.stringify({ options: O, rows, composed: crow, summary: S, composedSummary: C, goals, profile }, null, 2));
+  writeFileSync(`${base}.json`, JSON.stringify({ options: O, rows, composed: crow, sweep, summary: S, composedSummary: C, goals, profile }, null, 2));
   console.log(`results: ${base}.txt, ${base}.json`);
 }
 
