@@ -264,6 +264,40 @@ describe('a body cache smaller than the publication', () => {
   });
 });
 
+describe('a failing store', () => {
+  it('answers 503 problem+json (never 500, never an unchecked request) while the store is down, and recovers', async () => {
+    const own = await openStore('memory:');
+    const ownKey = (await createKey(own, 'store-down')).key;
+    const [take, findKey] = [own.take.bind(own), own.findKey.bind(own)];
+    let down = true;
+    own.take = (...a) => (down ? Promise.reject(new Error('store down')) : take(...a));
+    const g = await startGateway({ dir: path.join(tmp, 'plain'), port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: own, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 60_000, logLevel: 'silent' });
+    const at = (p: string, k = ownKey) => fetch(g.url + p, { headers: { 'x-api-key': k } });
+    try {
+      // The key is found, the quota cannot be checked: refused.
+      for (const p of ['/api/v1/models/alpha', '/api/v1/models?q=extra']) {
+        const r = await at(p);
+        expect(r.status).toBe(503);
+        expect(r.headers.get('content-type')).toBe('application/problem+json');
+        expect((await r.json()).code).toBe('unavailable');
+      }
+      // A key the gateway has not seen cannot be looked up either: refused, not let through.
+      const unseen = (await createKey(own, 'unseen')).key;
+      own.findKey = () => Promise.reject(new Error('store down'));
+      expect((await at('/api/v1/models/alpha', unseen)).status).toBe(503);
+      down = false;
+      own.findKey = findKey;
+      expect((await at('/api/v1/models/alpha', unseen)).status).toBe(200);
+      const ok = await at('/api/v1/models/alpha');
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('ratelimit')).toMatch(/^"daily";r=\d+;t=\d+$/);
+    } finally {
+      await g.close();
+      await own.close();
+    }
+  });
+});
+
 describe('hostile input', () => {
   it('never answers 500 nor serves a file outside the publication', async () => {
     const secret = await readFile(path.join(tmp, 'plain', 'current', 'manifest.json'), 'utf8');

@@ -7,10 +7,14 @@
 // 'finish' is emitted once the last write's callback has run: the bytes are with the kernel, or the connection is
 // gone and libuv will never read them. A response that never finishes keeps its buffer until the collector takes it;
 // the pool then makes another.
+//
+// Spares kept: at most perSize per power of two from 16 KiB to `largest`, under 16 MiB in all with the defaults; the
+// default publication's largest possible composed page (its 100 largest items with every section, in Russian) is
+// 330 KB, so a few MiB in practice.
 export class SendBuffers {
   private readonly free = new Map<number, Buffer[]>();
   /** perSize: spare buffers kept per size; largest: bigger answers get a buffer of their own, not pooled. */
-  constructor(private readonly perSize = 16, private readonly largest = 1 << 20) {}
+  constructor(private readonly perSize = 8, private readonly largest = 1 << 20) {}
 
   /** A buffer of at least `bytes` (a power of two of 16 KiB or more, when pooled). Its contents are not zeroed. */
   take(bytes: number): Buffer {
