@@ -8,7 +8,8 @@ import { createKey } from '../src/gateway/keys.js';
 import { startGateway, type RunningGateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
-import { detailFile, listFile } from '../src/routes.js';
+import { detailFile, listFile, parseRequest } from '../src/routes.js';
+import { composedCached } from '../src/gateway/compose.js';
 import { SORTS, INCLUDES } from '../src/schema/api.js';
 import { model, smallCatalog, writeFixture } from './helpers/fixture.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -203,7 +204,7 @@ describe('composed answers', () => {
     }
     expect(compared).toBeGreaterThan(100);
   });
-  it('answers a composed page the same from its cache, to HEAD with its length, and with 304 to its ETag', async () => {
+  it('caches a composed page from its second request, answers it the same from the cache, to HEAD with its length, and with 304 to its ETag', async () => {
     const own = (await createKey(store, 'composed')).key;
     const at = (u: string, headers: Record<string, string> = {}, method = 'GET') => fetch(gw.url + u, { method, headers: { 'x-api-key': own, ...headers } });
     const url = '/api/v1/models?q=extra&page_size=3&page=2&include=pricing&locale=zh';
@@ -212,9 +213,16 @@ describe('composed answers', () => {
     expect(first.status).toBe(200);
     expect(first.headers.get('content-length')).toBe(String(body.length));
     expect((JSON.parse(body.toString()) as { data: { models: unknown[] } }).data.models).toHaveLength(3);
+    // Cached from its second request on: a page asked for once is not kept.
+    const parsed = parseRequest('/api/v1/models', new URL(url, 'http://x').searchParams);
+    if (!parsed.ok || parsed.request.kind !== 'list') throw new Error('a list request');
+    expect(composedCached(gw.publication(), parsed.request)).toBeUndefined();
     const again = await at(url);
+    expect(composedCached(gw.publication(), parsed.request)).toBeDefined();
     expect(Buffer.from(await again.arrayBuffer()).equals(body)).toBe(true);
     expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+    const cached = await at(url);
+    expect(Buffer.from(await cached.arrayBuffer()).equals(body)).toBe(true);
     const head = await at(url, {}, 'HEAD');
     expect(head.headers.get('content-length')).toBe(String(body.length));
     expect(await head.text()).toBe('');

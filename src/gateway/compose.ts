@@ -107,7 +107,8 @@ export function composedCached(pub: Publication, r: ListRequest): ComposedFile |
   return pub.composed.get(composedKey(r));
 }
 
-/** Composes a list answer and keeps it in the publication's composed cache (the caller asks composedCached first). */
+/** Composes a list answer and keeps it in the publication's composed cache from its second request on (the caller
+ * asks composedCached first). */
 export async function composeList(pub: Publication, r: ListRequest): Promise<ComposedFile> {
   const cacheKey = composedKey(r);
   const a = await pub.artifact(r.lane, r.displayOnly);
@@ -133,6 +134,6 @@ export async function composeList(pub: Publication, r: ListRequest): Promise<Com
     lastModified,
     body,
   };
-  pub.composed.set(cacheKey, served);
+  if (pub.composedSeen.offer(cacheKey)) pub.composed.set(cacheKey, served);
   return served;
 }

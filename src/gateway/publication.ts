@@ -68,6 +68,30 @@ export class ByteCache<V> {
   get size(): number { return this.bytes; }
 }
 
+/**
+ * Which keys were offered recently, as fingerprints in a fixed table (no allocation per key, nothing for the
+ * collector to trace). A cache that admits a value only on its key's second offer lets one-off values die young:
+ * cached at once, a page asked for once is promoted to the old generation and evicted later, and under a stream of
+ * one-off composed pages that garbage grew V8's heap by 100 MB before a mark-compact (docs/benchmarks).
+ * A collision only admits a value early; an overwritten slot only delays one.
+ */
+export class Doorkeeper {
+  private readonly seen: Uint32Array;
+  constructor(slotsLog2 = 18) {
+    this.seen = new Uint32Array(1 << slotsLog2);
+  }
+  /** True when `key` (or a key with the same fingerprint) was offered before; remembers it either way. */
+  offer(key: string): boolean {
+    let h = 0x811c9dc5; // FNV-1a over UTF-16 code units
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+    const slot = h & (this.seen.length - 1);
+    const print = (Math.imul(h, 0x9e3779b1) | 1) >>> 0; // never 0, the empty slot; unsigned, as the table reads back
+    if (this.seen[slot] === print) return true;
+    this.seen[slot] = print;
+    return false;
+  }
+}
+
 /** Bodies by sha256, shared by every publication a gateway loads (an unchanged body stays cached across a switch). */
 export class BodyCache extends ByteCache<Buffer> {
   constructor(maxBytes: number) {
@@ -97,6 +121,8 @@ export class Publication {
   private artifacts = new Map<string, Promise<ListArtifact>>();
   /** Composed answers (q, other page sizes), by canonical request: within a byte budget, dropped with the publication. */
   readonly composed = new ByteCache<ComposedFile>(COMPOSED_CACHE_BYTES, (f, key) => composedCost(f) + 2 * key.length + 512);
+  /** Composed answers are cached from their second request on (see Doorkeeper). */
+  readonly composedSeen = new Doorkeeper();
   /** Search results (ordered slugs) by lane, variant, locale, sort and query: a query's pages and includes share one. */
   readonly searches = new ByteCache<string[]>(SEARCH_CACHE_BYTES, (order, key) => 200 + 2 * key.length + 8 * order.length);
 
