@@ -104,7 +104,8 @@ const IncludeSections = {
   capabilities: Capabilities.optional(),
 };
 
-export const ListItem = z.strictObject({
+/** The fields a list item and a model detail share, in this order (SPEC 2.2 and 2.3). */
+const ModelCore = {
   id: z.number().int(),
   slug: z.string(),
   name: z.string(),
@@ -118,24 +119,16 @@ export const ListItem = z.strictObject({
   hub_url: z.string().nullable(),
   stats: Stats,
   performance_summary: PerformanceSummary,
+};
+
+export const ListItem = z.strictObject({
+  ...ModelCore,
   ...IncludeSections,
 });
 export type ListItem = z.infer<typeof ListItem>;
 
 export const ModelDetail = z.strictObject({
-  id: z.number().int(),
-  slug: z.string(),
-  name: z.string(),
-  service_url: z.string(),
-  description: z.string(),
-  developer: z.string(),
-  release_date: Instant,
-  context_window_tokens: z.number().int().min(0),
-  max_output_tokens: z.number().int().min(0),
-  documentation_url: z.string().nullable(),
-  hub_url: z.string().nullable(),
-  stats: Stats,
-  performance_summary: PerformanceSummary,
+  ...ModelCore,
   /** null when the lane holds no price observation for the model */
   pricing_summary: PricingSummary.nullable(),
   benchmark_count: z.number().int().min(0),
