@@ -2,7 +2,7 @@
 // text) plus what the gateway derives from it once, when the artifact is first needed.
 import { createHash, type Hash } from 'node:crypto';
 import type { Include, ManifestEntry, Sort } from '../schema/api.js';
-import { sectionsJson, type ArtifactModel } from '../pipeline/render.js';
+import type { ArtifactModel } from '../pipeline/render.js';
 import { httpDate } from './validators.js';
 
 /** A model's list item as UTF-8, a comma in front: whole, and without its closing brace (compose.ts splices sections in). */
@@ -14,11 +14,9 @@ export interface ListArtifact {
   orders: Record<Sort, string[]>;
   models: Record<string, ArtifactModel>;
   entry: ManifestEntry;
-  /** Each model's item sections as JSON (sectionsJson), made once: every locale and include set splices them. */
-  sectionJsons: Map<string, Record<Include, string>>;
   /** Each model's item as UTF-8 pieces (compose.ts), by locale then slug, made on first use. */
   items: Map<string, Map<string, ItemPieces>>;
-  /** Each model's sections as UTF-8 pieces, by slug, made on first use. */
+  /** Each model's sections as UTF-8 pieces (sectionsJson, a comma in front), by slug, made on first use. */
   sections: Map<string, Record<Include, Buffer>>;
   /** The artifact's Last-Modified as an HTTP date. */
   lastModified: string;
@@ -29,10 +27,9 @@ export interface ListArtifact {
 }
 
 /** The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. */
-export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'sectionJsons' | 'items' | 'sections' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, attribution: unknown): ListArtifact {
+export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, attribution: unknown): ListArtifact {
   const attributionJson = JSON.stringify(attribution);
   const validatorPrefix = createHash('sha256').update(`${entry.sha256}\n${attributionJson}\n`);
-  const sectionJsons = new Map(Object.entries(raw.models).map(([slug, m]) => [slug, sectionsJson(m.sections)]));
-  return { ...raw, entry, sectionJsons, items: new Map(), sections: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
+  return { ...raw, entry, items: new Map(), sections: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
 }
 

@@ -9,11 +9,13 @@
 // with it, (2) the name or slug contains it, (3) the rest (matched through the description or across fields).
 import type { Include, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
-import { envelopeParts, foldText, listDataJson } from '../pipeline/render.js';
+import { envelopeParts, foldText, listDataJson, sectionsJson } from '../pipeline/render.js';
 import { includeKey, type ListRequest } from '../routes.js';
 import type { ItemPieces, ListArtifact } from './artifact.js';
 import type { ComposedFile, Publication } from './publication.js';
 import { etagOf } from './validators.js';
+
+const CLOSE = Buffer.from('}');
 
 /**
  * A model's list item in pieces, encoded once per artifact and locale and shared by every page that lists it: `full`
@@ -22,8 +24,6 @@ import { etagOf } from './validators.js';
  * (withSections' splice, in bytes). Memory grows with the catalog times the three locales, not times every locale and
  * include set (the latter was 120 MB for the default publication's six lane variants).
  */
-const CLOSE = Buffer.from('}');
-
 function pieces(a: ListArtifact, locale: Locale): Map<string, ItemPieces> {
   let m = a.items.get(locale);
   if (!m) {
@@ -40,7 +40,7 @@ function pieces(a: ListArtifact, locale: Locale): Map<string, ItemPieces> {
 function sectionPieces(a: ListArtifact, slug: string): Record<Include, Buffer> {
   let s = a.sections.get(slug);
   if (!s) {
-    const json = a.sectionJsons.get(slug)!;
+    const json = sectionsJson(a.models[slug]!.sections);
     s = { benchmarks: Buffer.from(',' + json.benchmarks), capabilities: Buffer.from(',' + json.capabilities), pricing: Buffer.from(',' + json.pricing) };
     a.sections.set(slug, s);
   }
