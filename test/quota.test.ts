@@ -75,6 +75,37 @@ describe('QuotaLimiter', () => {
     expect(limiter.takes).toBe(wants.length);
   });
 
+  it('near the limit, a small burst in one process leases no more than it spends: two processes admit exactly the limit', async () => {
+    const store = memoryStore();
+    const first = new QuotaLimiter(store, { limit: 1000, now: () => T0 });
+    for (let i = 0; i < 700; i++) await first.admit('k_u');
+    await first.close(); // hands back its unspent lease: 700 granted
+    const a = new QuotaLimiter(store, { limit: 1000, now: () => T0 });
+    const b = new QuotaLimiter(store, { limit: 1000, now: () => T0 });
+    const [small, big] = await Promise.all([admitMany(a, 'k_u', 5), admitMany(b, 'k_u', 500)]);
+    expect(small.filter((r) => r.ok)).toHaveLength(5);
+    // Without the cap, a's second take would lease floor(299 / 8) = 37 units for its 4 waiting requests and strand 33
+    // while b, told the store is empty, refused: 967 admitted in all.
+    expect(big.filter((r) => r.ok)).toHaveLength(295);
+    expect(await store.granted('k_u', DAY)).toBe(1000);
+  });
+
+  it('caps a take by the requests waiting for it only near the limit, and only in a burst', async () => {
+    const { store, wants } = recording();
+    const limiter = new QuotaLimiter(store, { limit: 1000, now: () => T0 });
+    await limiter.admit('k_v');
+    await admitMany(limiter, 'k_v', 3); // a lease of 100: far from the limit, not capped by the 3 waiting
+    for (let i = 0; i < 97; i++) await limiter.admit('k_v'); // the lease runs out: 101 spent, 101 granted
+    expect(wants).toEqual([1, 100]);
+    // 101 at once: a lease of 100, then the one request left waiting; the formula would lease floor(799 / 8) = 99.
+    await admitMany(limiter, 'k_v', 101);
+    expect(wants).toEqual([1, 100, 100, 1]);
+    // One request at a time again: the formula, floor((1000 - 202) / 8).
+    await limiter.admit('k_v');
+    expect(wants).toEqual([1, 100, 100, 1, 99]);
+    expect(await store.granted('k_v', DAY)).toBe(301);
+  });
+
   it('keeps keys apart', async () => {
     const limiter = new QuotaLimiter(memoryStore(), { limit: 3, now: () => T0 });
     expect((await admitMany(limiter, 'k_1', 5)).map((r) => r.ok)).toEqual([true, true, true, false, false]);

@@ -13,6 +13,13 @@
 // left, and one unit per request for the last 15. A process has at most one take in flight per key; requests that
 // find the lease empty wait for that take instead of issuing their own.
 //
+// Bursts near the limit: once a lease would be smaller than maxLease (the last 8 * maxLease units of the day), a take
+// made while several requests are waiting for it, or while the previous take's units arrived to several, asks for no
+// more units than there are waiting requests. Every unit of such a lease is spent as soon as it arrives, so units never sit in one process
+// while another, told by the store that nothing is left, refuses its own waiting requests: two processes sharing a
+// burst admit exactly the limit between them. One request at a time (no queue) keeps the 1/8 sizing, so steady
+// traffic does not pay a store call per request.
+//
 // Under-admission bound: units sit in a lease until they are spent. close() hands unspent units back to the store,
 // so a clean shutdown loses nothing. A process that dies (SIGKILL, crash, power loss) loses its unspent units for the
 // rest of that UTC day, plus the units of a take whose answer it never received: at most its current lease, which is
@@ -61,6 +68,10 @@ interface Lease {
   exhaustedAt: number;
   /** The take in flight for this key, if any; resolves to the units it got. */
   refill: Promise<number> | null;
+  /** admit() calls for this key waiting for a take (none of them holds a unit). */
+  waiting: number;
+  /** Whether more than one request was waiting when the previous take's units arrived (a burst, maybe not over). */
+  burst: boolean;
 }
 
 const DAY_MS = 86_400_000;
@@ -113,8 +124,14 @@ export class QuotaLimiter {
       if (local !== undefined) return local;
       if (this.closed) throw new Error('QuotaLimiter is closed: no more requests can be admitted.');
       const lease = this.leaseFor(keyId, this.now());
-      lease.refill ??= this.refill(keyId, lease);
-      const got = await lease.refill;
+      lease.waiting++;
+      let got: number;
+      try {
+        lease.refill ??= this.refill(keyId, lease);
+        got = await lease.refill;
+      } finally {
+        lease.waiting--;
+      }
       // Nothing left today (unless the day turned while waiting: then try the new day's quota).
       if (got === 0 && this.leases.get(keyId) === lease) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: secondsToUtcMidnight(this.now()) };
       // Units arrived: spend one if the other waiters have left any, else take again.
@@ -164,7 +181,7 @@ export class QuotaLimiter {
     }
     let lease = this.leases.get(keyId);
     if (!lease) {
-      lease = { day: this.day, units: 0, granted: -1, exhaustedAt: -Infinity, refill: null };
+      lease = { day: this.day, units: 0, granted: -1, exhaustedAt: -Infinity, refill: null, waiting: 0, burst: false };
       this.leases.set(keyId, lease);
     }
     return lease;
@@ -172,9 +189,15 @@ export class QuotaLimiter {
 
   private async refill(keyId: string, lease: Lease): Promise<number> {
     try {
-      const want = lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));
+      let want = lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));
+      // Near the limit, a burst takes only what its waiting requests will spend at once (see the top of this file).
+      // Every waiting request still needs a unit: the lease is empty whenever a take starts.
+      if (want < this.maxLease && (lease.waiting > 1 || lease.burst)) want = Math.min(want, Math.max(1, lease.waiting));
       this.takeCount++;
       const { taken, granted } = await this.store.take(keyId, lease.day, want, this.limit);
+      // Counted when the units arrive, not when the take started: a burst's first request starts a take before the
+      // rest of the burst has arrived.
+      lease.burst = lease.waiting > 1;
       lease.granted = granted;
       lease.units += taken;
       if (taken === 0) lease.exhaustedAt = this.now();
