@@ -90,20 +90,29 @@ describe('QuotaLimiter', () => {
     expect(await store.granted('k_u', DAY)).toBe(1000);
   });
 
-  it('caps a take by the requests waiting for it only near the limit, and only in a burst', async () => {
+  it('within 16 leases of the limit, a burst takes no more units than it has waiting requests; one at a time does not', async () => {
     const { store, wants } = recording();
     const limiter = new QuotaLimiter(store, { limit: 1000, now: () => T0 });
     await limiter.admit('k_v');
-    await admitMany(limiter, 'k_v', 3); // a lease of 100: far from the limit, not capped by the 3 waiting
-    for (let i = 0; i < 97; i++) await limiter.admit('k_v'); // the lease runs out: 101 spent, 101 granted
-    expect(wants).toEqual([1, 100]);
-    // 101 at once: a lease of 100, then the one request left waiting; the formula would lease floor(799 / 8) = 99.
-    await admitMany(limiter, 'k_v', 101);
-    expect(wants).toEqual([1, 100, 100, 1]);
-    // One request at a time again: the formula, floor((1000 - 202) / 8).
-    await limiter.admit('k_v');
-    expect(wants).toEqual([1, 100, 100, 1, 99]);
-    expect(await store.granted('k_v', DAY)).toBe(301);
+    await admitMany(limiter, 'k_v', 3); // 3 waiting: 3, not 100
+    expect(wants).toEqual([1, 3]);
+    await limiter.admit('k_v'); // the tail of that burst (3 were waiting when its units arrived): 1
+    await limiter.admit('k_v'); // one at a time: the formula, min(100, floor((1000 - 5) / 8))
+    expect(wants).toEqual([1, 3, 1, 100]);
+    await admitMany(limiter, 'k_v', 150); // 99 from the lease at once, then a take for the 51 left waiting
+    expect(wants).toEqual([1, 3, 1, 100, 51]);
+    expect(await store.granted('k_v', DAY)).toBe(156);
+    expect(await limiter.close()).toBeUndefined();
+    expect(await store.granted('k_v', DAY)).toBe(156); // nothing was left to hand back
+  });
+
+  it('far from the limit, a burst takes whole leases', async () => {
+    const { store, wants } = recording();
+    const limiter = new QuotaLimiter(store, { limit: 1_000_000, now: () => T0 });
+    await limiter.admit('k_w');
+    await admitMany(limiter, 'k_w', 3);
+    await admitMany(limiter, 'k_w', 150);
+    expect(wants).toEqual([1, 100, 100]);
   });
 
   it('keeps keys apart', async () => {

@@ -13,12 +13,14 @@
 // left, and one unit per request for the last 15. A process has at most one take in flight per key; requests that
 // find the lease empty wait for that take instead of issuing their own.
 //
-// Bursts near the limit: once a lease would be smaller than maxLease (the last 8 * maxLease units of the day), a take
-// made while several requests are waiting for it, or while the previous take's units arrived to several, asks for no
-// more units than there are waiting requests. Every unit of such a lease is spent as soon as it arrives, so units never sit in one process
-// while another, told by the store that nothing is left, refuses its own waiting requests: two processes sharing a
-// burst admit exactly the limit between them. One request at a time (no queue) keeps the 1/8 sizing, so steady
-// traffic does not pay a store call per request.
+// Bursts near the limit: within NEAR_LEASES leases of the limit (16 * maxLease = 1,600 units with the defaults, so all
+// of a 1,000-request day), a take waits for the rest of the event loop's turn (the other requests that arrived with
+// the one that found the lease empty) and, if several requests are then waiting, or were when the previous take's
+// units arrived, asks for no more units than there are waiting requests. Every unit of such a lease is spent as soon
+// as it arrives, so units do not sit in one process while another, told by the store that nothing is left, refuses
+// its own waiting requests: two processes sharing a burst admit the limit between them. One request at a time keeps
+// the sizes above, so steady traffic does not pay a store call per request; a process whose last requests of the day
+// came one at a time can still be left holding part of a lease (the bound below).
 //
 // Under-admission bound: units sit in a lease until they are spent. close() hands unspent units back to the store,
 // so a clean shutdown loses nothing. A process that dies (SIGKILL, crash, power loss) loses its unspent units for the
@@ -75,6 +77,9 @@ interface Lease {
 }
 
 const DAY_MS = 86_400_000;
+
+/** Within this many maxLease-sized leases of the limit, a burst's takes are sized by its waiting requests. */
+export const NEAR_LEASES = 16;
 
 /** The UTC day of an instant, 'YYYY-MM-DD'. */
 export function utcDay(ms: number): string {
@@ -189,10 +194,13 @@ export class QuotaLimiter {
 
   private async refill(keyId: string, lease: Lease): Promise<number> {
     try {
+      const near = lease.granted >= 0 && this.limit - lease.granted < NEAR_LEASES * this.maxLease;
+      // Near the limit, let the requests that came in with this one join before sizing the take (see the top).
+      if (near) await new Promise<void>((resolve) => setImmediate(resolve));
       let want = lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));
-      // Near the limit, a burst takes only what its waiting requests will spend at once (see the top of this file).
-      // Every waiting request still needs a unit: the lease is empty whenever a take starts.
-      if (want < this.maxLease && (lease.waiting > 1 || lease.burst)) want = Math.min(want, Math.max(1, lease.waiting));
+      // A burst takes only what its waiting requests will spend at once. Every waiting request needs a unit: the lease
+      // is empty whenever a take starts, and nothing is added to it until the take returns.
+      if (near && (lease.waiting > 1 || lease.burst)) want = Math.min(want, lease.waiting);
       this.takeCount++;
       const { taken, granted } = await this.store.take(keyId, lease.day, want, this.limit);
       // Counted when the units arrive, not when the take started: a burst's first request starts a take before the
