@@ -13,14 +13,13 @@
 // left, and one unit per request for the last 15. A process has at most one take in flight per key; requests that
 // find the lease empty wait for that take instead of issuing their own.
 //
-// Bursts near the limit: within NEAR_LEASES leases of the limit (16 * maxLease = 1,600 units with the defaults, so all
-// of a 1,000-request day), a take waits for the rest of the event loop's turn (the other requests that arrived with
-// the one that found the lease empty) and, if several requests are then waiting, or were when the previous take's
-// units arrived, asks for no more units than there are waiting requests. Every unit of such a lease is spent as soon
-// as it arrives, so units do not sit in one process while another, told by the store that nothing is left, refuses
-// its own waiting requests: two processes sharing a burst admit the limit between them. One request at a time keeps
-// the sizes above, so steady traffic does not pay a store call per request; a process whose last requests of the day
-// came one at a time can still be left holding part of a lease (the bound below).
+// Bursts bigger than a lease: when a take's units arrive to more waiting requests than it got (demand outran the
+// lease, as in a burst of hundreds), the next take asks for no more units than there are requests waiting for it.
+// Every unit of that lease is spent the moment it arrives, so at the end of a burst no units sit in one process while
+// another, told by the store that nothing is left, refuses its own waiting requests: two processes sharing a burst
+// admit the limit between them. Traffic that a lease keeps up with (one request at a time, or a few at once) keeps
+// the sizes above, so it does not pay a store call per request; the price is that a process whose share of a key's
+// traffic stops can be left holding part of a lease (the bound below).
 //
 // Under-admission bound: units sit in a lease until they are spent. close() hands unspent units back to the store,
 // so a clean shutdown loses nothing. A process that dies (SIGKILL, crash, power loss) loses its unspent units for the
@@ -72,14 +71,12 @@ interface Lease {
   refill: Promise<number> | null;
   /** admit() calls for this key waiting for a take (none of them holds a unit). */
   waiting: number;
-  /** Whether more than one request was waiting when the previous take's units arrived (a burst, maybe not over). */
-  burst: boolean;
+  /** Whether the previous take's units arrived to more waiting requests than it got: a burst bigger than a lease. */
+  short: boolean;
 }
 
 const DAY_MS = 86_400_000;
 
-/** Within this many maxLease-sized leases of the limit, a burst's takes are sized by its waiting requests. */
-export const NEAR_LEASES = 16;
 
 /** The UTC day of an instant, 'YYYY-MM-DD'. */
 export function utcDay(ms: number): string {
@@ -186,7 +183,7 @@ export class QuotaLimiter {
     }
     let lease = this.leases.get(keyId);
     if (!lease) {
-      lease = { day: this.day, units: 0, granted: -1, exhaustedAt: -Infinity, refill: null, waiting: 0, burst: false };
+      lease = { day: this.day, units: 0, granted: -1, exhaustedAt: -Infinity, refill: null, waiting: 0, short: false };
       this.leases.set(keyId, lease);
     }
     return lease;
@@ -194,18 +191,13 @@ export class QuotaLimiter {
 
   private async refill(keyId: string, lease: Lease): Promise<number> {
     try {
-      const near = lease.granted >= 0 && this.limit - lease.granted < NEAR_LEASES * this.maxLease;
-      // Near the limit, let the requests that came in with this one join before sizing the take (see the top).
-      if (near) await new Promise<void>((resolve) => setImmediate(resolve));
       let want = lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));
-      // A burst takes only what its waiting requests will spend at once. Every waiting request needs a unit: the lease
-      // is empty whenever a take starts, and nothing is added to it until the take returns.
-      if (near && (lease.waiting > 1 || lease.burst)) want = Math.min(want, lease.waiting);
+      // After a burst outran the previous lease, take only what the waiting requests will spend at once (see the top).
+      // Every waiting request needs a unit: the lease is empty whenever a take starts.
+      if (lease.short) want = Math.min(want, lease.waiting);
       this.takeCount++;
       const { taken, granted } = await this.store.take(keyId, lease.day, want, this.limit);
-      // Counted when the units arrive, not when the take started: a burst's first request starts a take before the
-      // rest of the burst has arrived.
-      lease.burst = lease.waiting > 1;
+      lease.short = lease.waiting > taken;
       lease.granted = granted;
       lease.units += taken;
       if (taken === 0) lease.exhaustedAt = this.now();
