@@ -77,7 +77,6 @@ interface Lease {
 
 const DAY_MS = 86_400_000;
 
-
 /** The UTC day of an instant, 'YYYY-MM-DD'. */
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
