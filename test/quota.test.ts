@@ -25,6 +25,26 @@ function recording() {
   return { store, wants };
 }
 
+/** A memory store whose take() answers only when the test says: `answer()` lets the oldest one through, `fail()` rejects it. */
+function gated() {
+  const store = memoryStore();
+  const wants: number[] = [];
+  const queue: { go: () => void; fail: () => void }[] = [];
+  const take = store.take.bind(store);
+  store.take = (keyId, day, want, limit) => {
+    wants.push(want);
+    return new Promise((resolve, reject) => queue.push({ go: () => void take(keyId, day, want, limit).then(resolve, reject), fail: () => reject(new Error('store down')) }));
+  };
+  const settle = () => new Promise((r) => setTimeout(r, 0));
+  return {
+    store,
+    wants,
+    inFlight: () => queue.length,
+    answer: async () => { queue.shift()!.go(); await settle(); },
+    fail: async () => { queue.shift()!.fail(); await settle(); },
+  };
+}
+
 async function admitMany(limiter: QuotaLimiter, keyId: string, n: number) {
   return Promise.all(Array.from({ length: n }, () => limiter.admit(keyId)));
 }
@@ -117,6 +137,58 @@ describe('QuotaLimiter', () => {
     expect(await takes(1000, 1)).toBe(49);
     for (const size of [2, 4, 8]) expect(await takes(1000 / size, size)).toBeLessThanOrEqual(52);
     expect(await takes(1, 1000)).toBeLessThanOrEqual(50);
+  });
+
+  it('refills ahead while a key is far from its limit: steady traffic never waits, and a process holds at most maxLease', async () => {
+    const g = gated();
+    const limiter = new QuotaLimiter(g.store, { limit: 1_000_000, now: () => T0 });
+    let admitted = 0;
+    const admit = async () => {
+      const p = limiter.admit('k_h');
+      if (g.inFlight()) await g.answer();
+      expect((await p).ok).toBe(true);
+      admitted++;
+    };
+    // Units granted (answered or in flight) minus units spent: what this process holds. Never above maxLease.
+    const held = async () => (await g.store.granted('k_h', DAY)) + (g.inFlight() ? g.wants.at(-1)! : 0) - admitted;
+    const spendLocally = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        expect(limiter.tryAdmit('k_h')?.ok).toBe(true); // never undefined: no request waits for the store
+        admitted++;
+        expect(await held()).toBeLessThanOrEqual(100);
+      }
+    };
+    await admit(); // a take of 1
+    await admit(); // a take of 100: 99 in hand
+    await spendLocally(73);
+    expect(g.wants).toEqual([1, 100]);
+    await spendLocally(1); // 25 left: the next take starts, for 100 - 25
+    expect(g.wants).toEqual([1, 100, 75]);
+    await spendLocally(10); // answered while 15 are left: 90 in hand
+    await g.answer();
+    await spendLocally(65);
+    expect(g.wants).toEqual([1, 100, 75, 75]);
+    // A refill ahead that fails fails no request: the next one starts another (for 100 - 24), and a request that finds
+    // the lease empty waits for that one.
+    await g.fail();
+    await spendLocally(25);
+    expect(g.wants).toEqual([1, 100, 75, 75, 76]);
+    expect(limiter.tryAdmit('k_h')).toBeUndefined();
+    await admit();
+    expect(limiter.takes).toBe(5);
+    expect(await held()).toBe(75);
+  });
+
+  it('never refills ahead within 16 leases of the limit (the default limit of 1000 never does)', async () => {
+    const wantsFor = async (limit: number) => {
+      const { store, wants } = recording();
+      const limiter = new QuotaLimiter(store, { limit, now: () => T0 });
+      for (let i = 0; i < 300; i++) await limiter.admit('k_i');
+      return wants.slice(0, 4);
+    };
+    // After the second take, limit - 101 units are left: 1,600 (16 leases of 100) refills ahead, 1,599 does not.
+    expect(await wantsFor(1701)).toEqual([1, 100, 75, 100]);
+    expect(await wantsFor(1700)).toEqual([1, 100, 100, 100]);
   });
 
   it('keeps keys apart', async () => {

@@ -21,6 +21,13 @@
 // the sizes above, so it does not pay a store call per request; the price is that a process whose share of a key's
 // traffic stops can be left holding part of a lease (the bound below).
 //
+// Refilling ahead: while a key is far from its limit (at least 16 full leases left in the day), a process whose lease
+// is down to a quarter starts the next take in the background, so steady traffic never waits for the store (a Redis
+// round trip would otherwise hold every request of a busy key that arrives meanwhile). A take tops the lease up to
+// maxLease, no more: what a process holds, in hand and in flight, stays <= maxLease, so the bounds below hold as they
+// are. Near the limit a process holds as little as it can (units one process holds are units another may need), so
+// there takes wait to be needed; the default limit of 1000 never refills ahead.
+//
 // Under-admission bound: units sit in a lease until they are spent. close() hands unspent units back to the store,
 // so a clean shutdown loses nothing. A process that dies (SIGKILL, crash, power loss) loses its unspent units for the
 // rest of that UTC day, plus the units of a take whose answer it never received: at most its current lease, which is
@@ -76,6 +83,8 @@ interface Lease {
 }
 
 const DAY_MS = 86_400_000;
+/** Refill ahead only while at least this many full leases are left in the key's day (see the top of this file). */
+const AHEAD_LEASES = 16;
 
 /** The UTC day of an instant, 'YYYY-MM-DD'. */
 export function utcDay(ms: number): string {
@@ -91,6 +100,9 @@ export class QuotaLimiter {
   readonly limit: number;
   readonly maxLease: number;
   private readonly exhaustedRecheckMs: number;
+  /** A lease down to this many units is refilled ahead, when the key is at least aheadFrom units from its limit. */
+  private readonly refillAt: number;
+  private readonly aheadFrom: number;
   private readonly now: () => number;
   private readonly leases = new Map<string, Lease>();
   private day = '';
@@ -105,6 +117,8 @@ export class QuotaLimiter {
     this.maxLease = opts.maxLease ?? 100;
     this.exhaustedRecheckMs = opts.exhaustedRecheckMs ?? 1000;
     this.now = opts.now ?? Date.now;
+    this.refillAt = Math.floor(this.maxLease / 4);
+    this.aheadFrom = AHEAD_LEASES * this.maxLease;
     if (!Number.isSafeInteger(this.limit) || this.limit < 0) throw new RangeError(`quota limit must be a non-negative integer, got ${this.limit}`);
     if (!Number.isSafeInteger(this.maxLease) || this.maxLease < 1) throw new RangeError(`maxLease must be a positive integer, got ${this.maxLease}`);
   }
@@ -148,6 +162,10 @@ export class QuotaLimiter {
     const lease = this.leaseFor(keyId, t);
     if (lease.units > 0) {
       lease.units--;
+      if (lease.units <= this.refillAt && lease.refill === null && !lease.short && this.limit - lease.granted >= this.aheadFrom && !this.closed) {
+        // Nobody waits for this take; if it fails, the requests that find the lease empty get the failure and take again.
+        (lease.refill = this.refill(keyId, lease)).catch(() => {});
+      }
       return { ok: true, limit: this.limit, remaining: this.remaining(lease), resetSeconds: Math.ceil((this.dayEnd - t) / 1000) };
     }
     if (t - lease.exhaustedAt < this.exhaustedRecheckMs) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: Math.ceil((this.dayEnd - t) / 1000) };
@@ -192,8 +210,11 @@ export class QuotaLimiter {
     try {
       let want = lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));
       // After a burst outran the previous lease, take only what the waiting requests will spend at once (see the top).
-      // Every waiting request needs a unit: the lease is empty whenever a take starts.
+      // Every waiting request needs a unit: the lease is empty whenever waiting requests start a take.
       if (lease.short) want = Math.min(want, lease.waiting);
+      // Top the lease up, no more: a take started when the lease ran out finds it empty; one started ahead finds at most
+      // refillAt units (and is only started while leases are full size, so want - units >= 1).
+      else want -= lease.units;
       this.takeCount++;
       const { taken, granted } = await this.store.take(keyId, lease.day, want, this.limit);
       lease.short = lease.waiting > taken;
