@@ -141,7 +141,7 @@ describe('QuotaLimiter', () => {
 
   it('refills ahead while a key is far from its limit: steady traffic never waits, and a process holds at most maxLease', async () => {
     const g = gated();
-    const limiter = new QuotaLimiter(g.store, { limit: 1_000_000, now: () => T0 });
+    const limiter = new QuotaLimiter(g.store, { limit: 100_000, now: () => T0 }); // maxLease 100
     let admitted = 0;
     const admit = async () => {
       const p = limiter.admit('k_h');
@@ -189,6 +189,14 @@ describe('QuotaLimiter', () => {
     // After the second take, limit - 101 units are left: 1,600 (16 leases of 100) refills ahead, 1,599 does not.
     expect(await wantsFor(1701)).toEqual([1, 100, 75, 100]);
     expect(await wantsFor(1700)).toEqual([1, 100, 100, 100]);
+  });
+
+  it('leases up to a thousandth of the limit at once when that is more than 100 (raised quotas)', async () => {
+    expect([1000, 100_000, 199_999, 200_000, 100_000_000].map((limit) => new QuotaLimiter(memoryStore(), { limit }).maxLease)).toEqual([100, 100, 199, 200, 100_000]);
+    const { store, wants } = recording();
+    const limiter = new QuotaLimiter(store, { limit: 100_000_000, now: () => T0 });
+    for (let i = 0; i < 200_000; i++) limiter.tryAdmit('k_j') ?? (await limiter.admit('k_j'));
+    expect(wants).toEqual([1, 100_000, 75_000, 75_000]); // refilled ahead at 25,000 left, topped up to 100,000
   });
 
   it('keeps keys apart', async () => {
@@ -355,7 +363,9 @@ describe('quota against real stores', () => {
 
       it('a process SIGKILLed in the middle of admitting: never more than the limit, at most maxLease (+ requests in flight) lost', async () => {
         const url = urls[kind]!();
-        const limit = 50_000_000; // out of reach before the kill: the worker is killed mid-stream, never done
+        // Out of reach before the kill (the worker is killed mid-stream, never done), and still leased 100 at a time,
+        // refilled ahead: the largest limit whose maxLease is 100.
+        const limit = 100_000;
         const log = path.join(dir, `stream-${++n}.log`);
         const w = startWorker(worker.script, 'stream', url, 'k_mid', limit, log);
         await w.ready;

@@ -9,7 +9,7 @@
 //
 // Lease size: a process's first take for a (key, day) asks for 1 unit and learns the day's total granted so far (G).
 // Each later take asks for clamp(floor((limit - G) / 8), 1, maxLease) units, G being the total seen at its previous
-// take: with the default limit 1000 and maxLease 100, 100 units at a time until 200 are granted, then 1/8 of what is
+// take: with the default limit 1000 (maxLease 100), 100 units at a time until 200 are granted, then 1/8 of what is
 // left, and one unit per request for the last 15. A process has at most one take in flight per key; requests that
 // find the lease empty wait for that take instead of issuing their own.
 //
@@ -32,9 +32,10 @@
 // so a clean shutdown loses nothing. A process that dies (SIGKILL, crash, power loss) loses its unspent units for the
 // rest of that UTC day, plus the units of a take whose answer it never received: at most its current lease, which is
 // <= max(1, floor(R / 8)) <= maxLease units per key, R being the remaining count it saw at its previous take for that
-// key (its first take is 1 unit). So each dead process costs each key it was serving at most maxLease (100) units of
-// that day, and at most ~1/8 of the remainder once the key is past limit - 8 * maxLease (200 of 1000). A key also
-// loses the units leased by processes that are alive but no longer see its requests, until they close.
+// key (its first take is 1 unit). So each dead process costs each key it was serving at most maxLease units of that
+// day (100; a thousandth of the limit above 100,000), and at most ~1/8 of the remainder once the key is past
+// limit - 8 * maxLease (200 of 1000). A key also loses the units leased by processes that are alive but no longer see
+// its requests, until they close.
 //
 // remaining (RateLimit-Remaining): limit - (units granted in the store, as of this process's last take) + (units this
 // process still holds). On a single instance that is exactly limit - requests admitted today. With several instances
@@ -47,7 +48,11 @@ import type { QuotaStore } from './stores/types.js';
 export interface QuotaOptions {
   /** Requests per key per UTC day. Default 1000. */
   limit?: number;
-  /** Largest lease taken at once, in units. Default 100; also the most a crashed process can lose per key per day. */
+  /**
+   * Largest lease taken at once, in units; also the most a crashed process can lose per key per day. Default 100, or a
+   * thousandth of the limit when that is more (limits above 100,000): a raised quota for a busy client then costs the
+   * store a take per 0.1% of the day's quota, not one per 100 requests, and a crash at most 0.1% of it.
+   */
   maxLease?: number;
   /**
    * After the store has no units left for a key, refuse locally for this long (ms) before asking again: units handed
@@ -114,7 +119,7 @@ export class QuotaLimiter {
   /** The store stays the caller's: close() does not close it. */
   constructor(private readonly store: QuotaStore, opts: QuotaOptions = {}) {
     this.limit = opts.limit ?? 1000;
-    this.maxLease = opts.maxLease ?? 100;
+    this.maxLease = opts.maxLease ?? Math.max(100, Math.floor(this.limit / 1000));
     this.exhaustedRecheckMs = opts.exhaustedRecheckMs ?? 1000;
     this.now = opts.now ?? Date.now;
     this.refillAt = Math.floor(this.maxLease / 4);
