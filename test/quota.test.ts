@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QuotaLimiter, secondsToUtcMidnight, utcDay } from '../src/gateway/quota.js';
+import { QuotaLimiter, secondsToUtcMidnight, utcDay, type Admission } from '../src/gateway/quota.js';
 import { openStore, type QuotaStore } from '../src/gateway/stores/index.js';
 import { memoryStore } from '../src/gateway/stores/memory.js';
 import { compileWorker, startWorker, type CompiledWorker } from './helpers/quota-worker.js';
@@ -168,15 +168,43 @@ describe('QuotaLimiter', () => {
     await g.answer();
     await spendLocally(65);
     expect(g.wants).toEqual([1, 100, 75, 75]);
-    // A refill ahead that fails fails no request: the next one starts another (for 100 - 24), and a request that finds
-    // the lease empty waits for that one.
+    // A refill ahead that fails, answered before the lease ran dry, fails no request, and the store is not called again
+    // while units are in hand: the lease is spent, then a request takes (and waits), and refilling ahead resumes.
     await g.fail();
     await spendLocally(25);
-    expect(g.wants).toEqual([1, 100, 75, 75, 76]);
+    expect(g.wants).toEqual([1, 100, 75, 75]);
     expect(limiter.tryAdmit('k_h')).toBeUndefined();
     await admit();
-    expect(limiter.takes).toBe(5);
-    expect(await held()).toBe(75);
+    expect(g.wants).toEqual([1, 100, 75, 75, 100]);
+    await spendLocally(74);
+    expect(g.wants).toEqual([1, 100, 75, 75, 100, 75]);
+    expect(limiter.takes).toBe(6);
+  });
+
+  it('far from the limit, steady arrivals over a slow store settle into full leases (the burst cap is for near the limit)', async () => {
+    const g = gated();
+    const limiter = new QuotaLimiter(g.store, { limit: 100_000, now: () => T0 });
+    const waiting: Promise<Admission>[] = [];
+    let served = 0;
+    const arrive = (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const a = limiter.tryAdmit('k_s');
+        if (a === undefined) waiting.push(limiter.admit('k_s'));
+        else served += a.ok ? 1 : 0;
+      }
+    };
+    // 3 requests wait for the day's first take (1 unit), 3 more arrive meanwhile: it arrives short. Then 3 arrive per
+    // round trip. Capped to the waiting requests, every take would be outrun again and every request would wait.
+    arrive(3);
+    for (let trip = 0; trip < 40; trip++) {
+      arrive(3);
+      if (g.inFlight()) await g.answer();
+    }
+    while (g.inFlight()) await g.answer();
+    expect((await Promise.all(waiting)).every((a) => a.ok)).toBe(true);
+    expect(waiting).toHaveLength(3 + 3 + 3); // the first 3 and those of the first two round trips; none after
+    expect(served).toBe(123 - 9);
+    expect(g.wants).toEqual([1, 100, 75]);
   });
 
   it('never refills ahead within 16 leases of the limit (the default limit of 1000 never does)', async () => {

@@ -21,12 +21,15 @@
 // the sizes above, so it does not pay a store call per request; the price is that a process whose share of a key's
 // traffic stops can be left holding part of a lease (the bound below).
 //
-// Refilling ahead: while a key is far from its limit (at least 16 full leases left in the day), a process whose lease
-// is down to a quarter starts the next take in the background, so steady traffic never waits for the store (a Redis
-// round trip would otherwise hold every request of a busy key that arrives meanwhile). A take tops the lease up to
-// maxLease, no more: what a process holds, in hand and in flight, stays <= maxLease, so the bounds below hold as they
-// are. Near the limit a process holds as little as it can (units one process holds are units another may need), so
-// there takes wait to be needed; the default limit of 1000 never refills ahead.
+// Far from the limit (at least 16 full leases left in the day, as this process last saw the day's count), a process
+// whose lease is down to a quarter starts the next take in the background, so steady traffic does not wait for a
+// store round trip (on Redis it would otherwise hold every request of a busy key that arrives meanwhile; SQLite runs
+// the take inline either way). A take tops the lease up to maxLease, no more: what a process holds, in hand and in
+// flight, stays <= maxLease, so the bounds below hold as they are. The burst rule above applies only near the limit,
+// where units one process holds are units another may need; far from it, capping takes to the waiting requests
+// would keep a key with steady arrivals over a slow store taking a few units per round trip forever. After a
+// background take fails, the next one waits until a take succeeds again, so a failing store is not called by every
+// request of the last quarter of a lease. Limits up to 1,600 (the default 1,000 among them) are never far.
 //
 // Under-admission bound: units sit in a lease until they are spent. close() hands unspent units back to the store,
 // so a clean shutdown loses nothing. A process that dies (SIGKILL, crash, power loss) loses its unspent units for the
@@ -85,6 +88,8 @@ interface Lease {
   waiting: number;
   /** Whether the previous take's units arrived to more waiting requests than it got: a burst bigger than a lease. */
   short: boolean;
+  /** Whether a background take failed since the last take that succeeded: no more background takes until one does. */
+  aheadFailed: boolean;
 }
 
 const DAY_MS = 86_400_000;
@@ -167,9 +172,12 @@ export class QuotaLimiter {
     const lease = this.leaseFor(keyId, t);
     if (lease.units > 0) {
       lease.units--;
-      if (lease.units <= this.refillAt && lease.refill === null && !lease.short && this.limit - lease.granted >= this.aheadFrom && !this.closed) {
-        // Nobody waits for this take; if it fails, the requests that find the lease empty get the failure and take again.
-        (lease.refill = this.refill(keyId, lease)).catch(() => {});
+      if (lease.units <= this.refillAt && lease.refill === null && !lease.aheadFailed && this.limit - lease.granted >= this.aheadFrom && !this.closed) {
+        // No request waits for this take unless the lease runs dry first; such requests fail with it (503), as with
+        // any take. The store's error reaches them, and the log, that way; here it only stops further background takes.
+        (lease.refill = this.refill(keyId, lease)).catch(() => {
+          lease.aheadFailed = true;
+        });
       }
       return { ok: true, limit: this.limit, remaining: this.remaining(lease), resetSeconds: Math.ceil((this.dayEnd - t) / 1000) };
     }
@@ -205,7 +213,7 @@ export class QuotaLimiter {
     }
     let lease = this.leases.get(keyId);
     if (!lease) {
-      lease = { day: this.day, units: 0, granted: -1, exhaustedAt: -Infinity, refill: null, waiting: 0, short: false };
+      lease = { day: this.day, units: 0, granted: -1, exhaustedAt: -Infinity, refill: null, waiting: 0, short: false, aheadFailed: false };
       this.leases.set(keyId, lease);
     }
     return lease;
@@ -214,15 +222,16 @@ export class QuotaLimiter {
   private async refill(keyId: string, lease: Lease): Promise<number> {
     try {
       let want = lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));
-      // After a burst outran the previous lease, take only what the waiting requests will spend at once (see the top).
-      // Every waiting request needs a unit: the lease is empty whenever waiting requests start a take.
-      if (lease.short) want = Math.min(want, lease.waiting);
+      // Near the limit, after a burst outran the previous lease, take only what the waiting requests will spend at once
+      // (see the top). Every waiting request needs a unit: the lease is empty whenever waiting requests start a take.
+      if (lease.short && this.limit - lease.granted < this.aheadFrom) want = Math.min(want, lease.waiting);
       // Top the lease up, no more: a take started when the lease ran out finds it empty; one started ahead finds at most
       // refillAt units (and is only started while leases are full size, so want - units >= 1).
       else want -= lease.units;
       this.takeCount++;
       const { taken, granted } = await this.store.take(keyId, lease.day, want, this.limit);
       lease.short = lease.waiting > taken;
+      lease.aheadFailed = false;
       lease.granted = granted;
       lease.units += taken;
       if (taken === 0) lease.exhaustedAt = this.now();
