@@ -172,7 +172,7 @@ export class QuotaLimiter {
     const lease = this.leaseFor(keyId, t);
     if (lease.units > 0) {
       lease.units--;
-      if (lease.units <= this.refillAt && lease.refill === null && !lease.aheadFailed && this.limit - lease.granted >= this.aheadFrom && !this.closed) {
+      if (lease.units <= this.refillAt && lease.refill === null && !lease.aheadFailed && this.far(lease) && !this.closed) {
         // No request waits for this take unless the lease runs dry first; such requests fail with it (503), as with
         // any take. The store's error reaches them, and the log, that way; here it only stops further background takes.
         (lease.refill = this.refill(keyId, lease)).catch(() => {
@@ -224,7 +224,7 @@ export class QuotaLimiter {
       let want = lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));
       // Near the limit, after a burst outran the previous lease, take only what the waiting requests will spend at once
       // (see the top). Every waiting request needs a unit: the lease is empty whenever waiting requests start a take.
-      if (lease.short && this.limit - lease.granted < this.aheadFrom) want = Math.min(want, lease.waiting);
+      if (lease.short && !this.far(lease)) want = Math.min(want, lease.waiting);
       // Top the lease up, no more: a take started when the lease ran out finds it empty; one started ahead finds at most
       // refillAt units (and is only started while leases are full size, so want - units >= 1).
       else want -= lease.units;
@@ -239,6 +239,11 @@ export class QuotaLimiter {
     } finally {
       lease.refill = null;
     }
+  }
+
+  /** Whether the key is far from its limit, as this process last saw the day's count (see the top of this file). */
+  private far(lease: Lease): boolean {
+    return this.limit - lease.granted >= this.aheadFrom;
   }
 
   private remaining(lease: Lease): number {
