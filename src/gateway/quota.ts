@@ -13,11 +13,11 @@
 // left, and one unit per request for the last 15. A process has at most one take in flight per key; requests that
 // find the lease empty wait for that take instead of issuing their own.
 //
-// Bursts bigger than a lease: when a take's units arrive to more waiting requests than it got (demand outran the
-// lease, as in a burst of hundreds), the next take asks for no more units than there are requests waiting for it.
-// Every unit of that lease is spent the moment it arrives, so at the end of a burst no units sit in one process while
-// another, told by the store that nothing is left, refuses its own waiting requests: two processes sharing a burst
-// admit the limit between them. Traffic that a lease keeps up with (one request at a time, or a few at once) keeps
+// Bursts bigger than a lease, near the limit (see "far" below): when a take's units arrive to more waiting requests
+// than it got (demand outran the lease, as in a burst of hundreds), the next take asks for no more units than there
+// are requests waiting for it. Every unit of that lease is spent the moment it arrives, so at the end of a burst no
+// units sit in one process while another, told by the store that nothing is left, refuses its own waiting requests:
+// two processes sharing a burst admit the limit between them. Traffic that a lease keeps up with (one request at a time, or a few at once) keeps
 // the sizes above, so it does not pay a store call per request; the price is that a process whose share of a key's
 // traffic stops can be left holding part of a lease (the bound below).
 //
