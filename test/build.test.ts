@@ -232,6 +232,9 @@ describe('incremental builds', () => {
       await writeFixture(dataDir, edited());
       const r2 = await build({ dataDir, outDir });
       expect(r2.revision).not.toBe(r1.revision);
+      // The edit adds no newer date, yet the changed bodies' Last-Modified moves (one second, as HTTP dates count):
+      // with the old time, If-Modified-Since would answer 304 for a body that changed.
+      expect(r2.publishedAt).toBe(new Date(Date.parse(r1.publishedAt) + 1000).toISOString());
       expect(await currentDir(outDir)).toBe(r2.releaseDir);
       const files2 = await readAll(r2.releaseDir);
       const m2 = await readJson<Manifest>(path.join(r2.releaseDir, 'manifest.json'));
@@ -266,6 +269,42 @@ describe('incremental builds', () => {
       expect(json(files2.get('api/v1/models/alpha/en.verified.public.base.json')!).publicationRevision).toBe(r2.revision);
       expect(r2.stats.linkedFromPrevious).toBeGreaterThan(0);
       expect(r2.stats.files).toBe(m2.files.length);
+    });
+  });
+
+  it('a forced --published-at: never before the previous publication; at the same time, changed bodies still move one second', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const t = '2026-03-01T12:00:00.000Z';
+      const r1 = await build({ dataDir, outDir, publishedAt: t });
+      await writeFixture(dataDir, edited());
+      const err = await build({ dataDir, outDir, publishedAt: '2026-03-01T11:59:59.000Z' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UsageError);
+      expect(String(err)).toContain('is before the previous publication\'s time 2026-03-01T12:00:00.000Z');
+      expect(await currentDir(outDir)).toBe(r1.releaseDir);
+
+      const r2 = await build({ dataDir, outDir, publishedAt: t });
+      expect(r2.publishedAt).toBe(t);
+      const m2 = await readJson<Manifest>(path.join(r2.releaseDir, 'manifest.json'));
+      const byTime = new Map<string, number>();
+      for (const f of m2.files) byTime.set(`${f.revision} ${f.last_modified}`, (byTime.get(`${f.revision} ${f.last_modified}`) ?? 0) + 1);
+      expect([...byTime.keys()].sort()).toEqual([`${r1.revision} ${t}`, `${r2.revision} 2026-03-01T12:00:01.000Z`].sort());
+    });
+  });
+
+  it('a --revision that is not one path segment of safe characters is refused before anything is written', async () => {
+    await withTemp(async (tmp) => {
+      for (const revision of ['../../etc', '', '.hidden', 'a/b', 'a\\b', 'rév 1', 'x'.repeat(65)]) {
+        const outDir = path.join(tmp, 'out');
+        const err = await buildFixture(tmp, 'r', smallCatalog(), { outDir, revision }).catch((e: unknown) => e);
+        expect(err, revision).toBeInstanceOf(UsageError);
+        expect(String(err), revision).toContain(`--revision ${JSON.stringify(revision)} is not a revision id`);
+        expect(await readdir(tmp), revision).toEqual(['r']); // no out folder, nothing next to it
+      }
+      const ok = await buildFixture(tmp, 'r', smallCatalog(), { revision: 'v2026.11-rc_1' });
+      expect(path.basename(ok.releaseDir)).toBe('v2026.11-rc_1');
     });
   });
 

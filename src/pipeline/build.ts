@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { QUERY_LANES, SORTS, type ChangeList, type Include, type Manifest } from '../schema/api.js';
+import { QUERY_LANES, RevisionId, SORTS, type ChangeList, type Include, type Manifest } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import { DEFAULT_PAGE_SIZE, INCLUDE_SUBSETS, detailFile, listFile } from '../routes.js';
 import { compute, type Computed } from './compute/index.js';
@@ -13,7 +13,8 @@ import {
 } from './publish.js';
 import { attributionOf, envelopeParts, listDataJson, renderVariant, sectionsJson, withSections, type ArtifactModel, type VariantParts } from './render.js';
 import { validateTree, type SourceData } from './validate.js';
-import { writeBodies, type PendingBody, type WriteStats } from './write.js';
+import { UsageError } from '../errors.js';
+import { nextSecond, writeBodies, type PendingBody, type WriteStats } from './write.js';
 
 export const TOOL_VERSION = '0.1.0';
 
@@ -41,12 +42,35 @@ export interface BuildResult {
   seconds: number;
 }
 
+/**
+ * The publication time: --published-at, else the newest date in the data (no clock is read). It never goes back
+ * behind the previous publication's; and when the data changed (a new revision), the default moves at least one
+ * second past it, so that changed bodies get a Last-Modified that If-Modified-Since can tell from the old one (HTTP
+ * dates have whole seconds) even when the edit added no newer date.
+ */
+export function publicationTime(forced: string | undefined, newestInData: string, previous: { revision: string; publishedAt: string } | null, revision: string): string {
+  if (forced !== undefined) {
+    const t = new Date(forced).toISOString();
+    if (previous && t < previous.publishedAt) {
+      throw new UsageError(`--published-at ${t} is before the previous publication's time ${previous.publishedAt}: Last-Modified would go back. Give a later time, or leave --published-at out.`);
+    }
+    return t;
+  }
+  const t = new Date(newestInData).toISOString();
+  if (!previous) return t;
+  const floor = previous.revision === revision ? Date.parse(previous.publishedAt) : nextSecond(previous.publishedAt);
+  return Date.parse(t) >= floor ? t : new Date(floor).toISOString();
+}
+
 export async function loadAndValidate(dataDir: string): Promise<SourceData> {
   return validateTree(await loadTree(dataDir));
 }
 
 export async function build(o: BuildOptions): Promise<BuildResult> {
   const t0 = performance.now();
+  // The revision names the release folder and goes in a header: a bad one must not get as far as a path.
+  const badRevision = o.revision === undefined ? undefined : RevisionId.safeParse(o.revision).error;
+  if (badRevision) throw new UsageError(`--revision ${JSON.stringify(o.revision)} is not a revision id: ${badRevision.issues[0]!.message}.`);
   const progress = o.progress ?? createProgress(null);
   progress.phase('load + validate');
   const data = await loadAndValidate(o.dataDir);
@@ -60,8 +84,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     const previous = await readPrevious(o.outDir);
     const schemaVersion = data.site.schema_version;
     const revision = o.revision ?? 'r' + createHash('sha256').update(`${data.digest}\n${schemaVersion}\n${TOOL_VERSION}`).digest('hex').slice(0, 12);
-    let publishedAt = new Date(o.publishedAt ?? data.latestInstant).toISOString();
-    if (previous && previous.meta.publishedAt > publishedAt && !o.publishedAt) publishedAt = previous.meta.publishedAt; // never go back in time
+    const publishedAt = publicationTime(o.publishedAt, data.latestInstant, previous && { revision: previous.revision, publishedAt: previous.meta.publishedAt }, revision);
     const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
     const totals: Record<string, number> = {};
     for (const lane of QUERY_LANES) for (const disp of ['public', 'display']) totals[`${lane}.${disp}`] = computed.lanes[lane].models.length;

@@ -32,6 +32,9 @@ export interface WriteOptions {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
+/** The first whole second after an instant, in ms since the epoch. */
+export const nextSecond = (iso: string): number => (Math.floor(Date.parse(iso) / 1000) + 1) * 1000;
+
 export async function writeBodies(bodies: Iterable<PendingBody>, o: WriteOptions): Promise<{ entries: ManifestEntry[]; stats: WriteStats }> {
   const entries: ManifestEntry[] = [];
   const firstPathOf = new Map<string, Promise<string>>(); // sha256 -> path of the file holding those bytes
@@ -59,6 +62,11 @@ export async function writeBodies(bodies: Iterable<PendingBody>, o: WriteOptions
     if (bytes === null) {
       bytes = b.head + JSON.stringify(revision) + b.tail;
       hash = sha256(bytes);
+      // A changed body must show a Last-Modified later than the one clients hold, in whole seconds as HTTP dates go,
+      // even when the publication time did not move (a forced --published-at): else If-Modified-Since answers 304.
+      if (prev && prev.sha256 !== hash && Math.floor(Date.parse(lastModified) / 1000) * 1000 < nextSecond(prev.last_modified)) {
+        lastModified = new Date(nextSecond(prev.last_modified)).toISOString();
+      }
     }
     const target = path.join(o.stagingDir, b.path);
     await ensureDir(path.dirname(target));

@@ -14,6 +14,11 @@ export const Sort = z.enum(SORTS);
 export type Sort = z.infer<typeof Sort>;
 
 const Instant = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO 8601 UTC with milliseconds');
+/**
+ * A publication revision id: it names a release folder and is sent in a header, so one path segment of ASCII
+ * letters, digits, '.', '_' and '-' (not starting with a dot), at most 64 characters.
+ */
+export const RevisionId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.', '_' or '-'");
 
 export const Attribution = z.strictObject({ required: z.literal(true), name: z.string(), url: z.string(), text: z.string() });
 
@@ -149,7 +154,7 @@ export const Pagination = z.strictObject({
 const envelope = <T extends z.ZodType>(data: T) => z.strictObject({
   schemaVersion: z.string(),
   /** The revision that last changed this body; the current one is in the X-Publication-Revision header. */
-  publicationRevision: z.string(),
+  publicationRevision: RevisionId,
   tier: z.literal('free'),
   locale: Locale,
   attribution: Attribution,
@@ -174,20 +179,20 @@ export const ManifestEntry = z.strictObject({
   bytes: z.number().int().min(0),
   content_type: z.string(),
   /** Revision and time at which this body last changed (its Last-Modified). */
-  revision: z.string(),
+  revision: RevisionId,
   last_modified: Instant,
 });
 export type ManifestEntry = z.infer<typeof ManifestEntry>;
 export const Manifest = z.strictObject({
   schemaVersion: z.string(),
-  publicationRevision: z.string(),
+  publicationRevision: RevisionId,
   publishedAt: Instant,
   files: z.array(ManifestEntry),
 });
 export type Manifest = z.infer<typeof Manifest>;
 export const ChangeList = z.strictObject({
-  publicationRevision: z.string(),
-  previousRevision: z.string().nullable(),
+  publicationRevision: RevisionId,
+  previousRevision: RevisionId.nullable(),
   added: z.array(z.string()),
   changed: z.array(z.string()),
   removed: z.array(z.string()),
@@ -197,7 +202,7 @@ export type ChangeList = z.infer<typeof ChangeList>;
 /** publication.json of a release: what the gateway needs besides the manifest. */
 export const PublicationMeta = z.strictObject({
   schemaVersion: z.string(),
-  publicationRevision: z.string(),
+  publicationRevision: RevisionId,
   publishedAt: Instant,
   /** List page sizes prebuilt for every list variant and sort. */
   pageSizes: z.array(z.number().int().min(1).max(100)).min(1),
