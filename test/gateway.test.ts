@@ -348,7 +348,7 @@ describe('publication switch', () => {
     expect(r.headers.get('x-publication-revision')).not.toBe(before);
     expect((await r.json()).data.description).toBe('alpha is a better model.');
   });
-  it('refuses a publication whose revision cannot be sent as a header, naming it', async () => {
+  it('refuses a publication whose revision cannot be sent as a header, naming the file and field', async () => {
     const out = path.join(tmp, 'bad-revision');
     await build({ dataDir: path.join(tmp, 'data'), outDir: out });
     for (const name of ['manifest.json', 'publication.json']) {
@@ -358,7 +358,18 @@ describe('publication switch', () => {
       await writeFile(file, JSON.stringify(doc));
     }
     await expect(startGateway({ dir: out, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 1000, logLevel: 'silent' }))
-      .rejects.toThrow(/X-Publication-Revision.*cannot be sent as an HTTP header/);
+      .rejects.toThrow(/manifest\.json: publicationRevision: 1 to 64 ASCII letters/);
+  });
+
+  it('refuses a publication whose schema version cannot be sent as a header, naming it', async () => {
+    const out = path.join(tmp, 'bad-schema-version');
+    await build({ dataDir: path.join(tmp, 'data'), outDir: out });
+    const file = path.join(out, 'current', 'publication.json');
+    const doc = JSON.parse(await readFile(file, 'utf8')) as { schemaVersion: string };
+    doc.schemaVersion += '\r\nset-cookie: x=1';
+    await writeFile(file, JSON.stringify(doc));
+    await expect(startGateway({ dir: out, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 1000, logLevel: 'silent' }))
+      .rejects.toThrow(/X-Schema-Version.*cannot be sent as an HTTP header/);
   });
 });
 
