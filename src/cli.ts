@@ -1,5 +1,5 @@
 // The only place that turns errors into messages and exit codes.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ValidationError, UsageError } from './errors.js';
 import { buildCommand } from './commands/build.js';
 import { validateCommand } from './commands/validate.js';
@@ -17,8 +17,9 @@ const wholeNumber = (max: number) => (v: string): number => {
   if (!Number.isInteger(n) || n < 0 || n > max) throw new InvalidArgumentError(`a whole number from 0 to ${max}`);
   return n;
 };
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 const isoTime = (v: string): string => {
-  if (Number.isNaN(Date.parse(v))) throw new InvalidArgumentError('an ISO 8601 timestamp');
+  if (!ISO_8601.test(v) || Number.isNaN(Date.parse(v))) throw new InvalidArgumentError('an ISO 8601 date or timestamp with a zone, e.g. 2026-11-23 or 2026-11-23T12:00:00Z');
   return new Date(v).toISOString();
 };
 
@@ -43,14 +44,14 @@ export function program(): Command {
     .option('--port <n>', 'port', wholeNumber(65535), 8787)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--store <url>', 'keys and quota store: sqlite:PATH, redis://HOST:PORT or memory:', DEFAULT_STORE)
-    .option('--workers <n>', 'worker processes sharing the port', wholeNumber(64), 1)
     .option('--quota <n>', 'requests per key per UTC day', wholeNumber(1e9), 1000)
     .option('--cache-mb <n>', 'memory for cached bodies', wholeNumber(65536), 128)
     .option('--poll-ms <n>', 'how often to look for a new publication', wholeNumber(3_600_000), 1000)
-    .option('--log <level>', 'info (a line per request), warn or silent', 'info');
+    .addOption(new Option('--log <level>', 'info: a line per request').choices(['info', 'warn', 'silent']).default('info'));
   serving(p.command('serve').description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'))
+    .option('--workers <n>', 'worker processes sharing the port', wholeNumber(64), 1)
     .action((o) => serveCommand(o));
-  serving(p.command('dev').description('build the default publication if needed, create a development key and serve (npm start)'))
+  serving(p.command('dev').description('build the default publication if needed, serve it in one process and print a development key (npm start)'))
     .option('--data <dir>', 'source data folder used when building', 'data')
     .action((o) => devCommand(o));
   const keys = p.command('keys').description('manage API keys (stored as hashes only)');
@@ -70,7 +71,10 @@ export async function main(argv: string[]): Promise<void> {
       console.error(`modelpub: ${e.message}`);
       process.exitCode = e instanceof ValidationError ? 1 : 2;
     } else {
-      console.error(e);
+      // Errors of the machine or the store (a port in use, a file missing, Redis away) carry a message that names
+      // what failed; a stack would only bury it. Programming errors keep theirs, and MODELPUB_DEBUG=1 shows all.
+      const bug = !(e instanceof Error) || e instanceof TypeError || e instanceof ReferenceError || e instanceof RangeError || e instanceof SyntaxError;
+      console.error(bug || process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
       process.exitCode = 1;
     }
   }

@@ -1,6 +1,6 @@
 // Whole builds of small fixtures into temporary folders: what is published, that it is deterministic, incremental
 // and atomic, and that the output folder is guarded.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -277,6 +277,9 @@ describe('incremental builds', () => {
       const dataDir = path.join(tmp, 'data');
       const outDir = path.join(tmp, 'out');
       await writeFixture(dataDir, smallCatalog());
+      const early = await build({ dataDir, outDir, publishedAt: '2025-01-31T23:59:59.000Z' }).catch((e: unknown) => e);
+      expect(early).toBeInstanceOf(UsageError);
+      expect(String(early)).toContain('is before the newest date in the data, 2025-02-01T00:00:00.000Z');
       const t = '2026-03-01T12:00:00.000Z';
       const r1 = await build({ dataDir, outDir, publishedAt: t });
       await writeFixture(dataDir, edited());
@@ -292,6 +295,15 @@ describe('incremental builds', () => {
       for (const f of m2.files) byTime.set(`${f.revision} ${f.last_modified}`, (byTime.get(`${f.revision} ${f.last_modified}`) ?? 0) + 1);
       expect([...byTime.keys()].sort()).toEqual([`${r1.revision} ${t}`, `${r2.revision} 2026-03-01T12:00:01.000Z`].sort());
     });
+  });
+
+  it('the CLI takes --published-at only as ISO 8601 with a zone (or a bare date)', async () => {
+    ensureCompiled();
+    for (const bad of ['March 7, 2020', '2026-03-01T12:00:00', '1700000000000']) {
+      const r = spawnSync(process.execPath, [BIN, 'build', '--data', 'nowhere', '--out', 'nowhere', '--published-at', bad], { cwd: ROOT, encoding: 'utf8' });
+      expect(r.status, bad).toBe(1);
+      expect(r.stderr, bad).toContain(`option '--published-at <iso>' argument '${bad}' is invalid. an ISO 8601 date or timestamp with a zone`);
+    }
   });
 
   it('a --revision that is not one path segment of safe characters is refused before anything is written', async () => {

@@ -1,6 +1,7 @@
 // The gateway's commands through the real CLI: `keys create|list|revoke` on a SQLite store, and `serve`: its
 // "listening on" line, one JSON log line per request with a key fingerprint and never the key, and --workers 2.
 import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,9 +84,28 @@ describe('keys', () => {
     } finally {
       await gw.stop();
     }
+    const again = await runCli(['keys', 'revoke', id, '--store', store()]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(new RegExp(`^${id} \\(to revoke\\) was already revoked at \\S+Z$`, 'm'));
     const unknown = await runCli(['keys', 'revoke', 'k_00000000', '--store', store()]);
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('k_00000000');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^modelpub: no key with id k_00000000 in sqlite:.*keys list/);
+  });
+
+  it('list and revoke never create a store at a mistyped path; create refuses memory: and an empty label', async () => {
+    const typo = path.join(tmp, 'no-such-dir', 'gw.db');
+    for (const args of [['keys', 'list'], ['keys', 'revoke', 'k_00000000']]) {
+      const r = await runCli([...args, '--store', `sqlite:${typo}`]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`Store "sqlite:${typo}": there is no such file`);
+    }
+    expect(existsSync(path.dirname(typo))).toBe(false);
+    const mem = await runCli(['keys', 'create', '--store', 'memory:']);
+    expect([mem.code, mem.stdout]).toEqual([2, '']);
+    expect(mem.stderr).toContain('--store memory: keeps keys for one process only');
+    const blank = await runCli(['keys', 'create', '--store', store(), '--label', ' ']);
+    expect([blank.code, blank.stdout]).toEqual([2, '']);
+    expect(blank.stderr).toContain('--label is empty');
   });
 });
 
@@ -178,10 +198,31 @@ describe('two serve processes sharing one store', () => {
   }
 });
 
-it('serve without a publication says what to do', async () => {
+it('serve without a publication says what to do, in one line without a stack', async () => {
   await withTemp(async (dir) => {
     const r = await runCli(['serve', '--dir', dir, '--port', '0', '--store', 'memory:']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('modelpub build');
+    expect(r.stderr).toMatch(new RegExp(`^modelpub: no publication to serve at ${dir}: .*modelpub build`));
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
+});
+
+it('serve: a port in use, --dir with --origin and an unknown --log level are errors that name the option', async () => {
+  const gw = await serve(['--log', 'silent']);
+  try {
+    const port = new URL(gw.url).port;
+    const busy = await runCli(['serve', '--dir', out, '--port', port, '--store', 'memory:']);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr.trim()).toBe(`modelpub: cannot listen on 127.0.0.1:${port} (--host, --port): the address is in use`);
+  } finally {
+    await gw.stop();
+  }
+  const both = await runCli(['serve', '--dir', 'x', '--origin', 'http://127.0.0.1:1/', '--store', 'memory:']);
+  expect([both.code, both.stderr.trim()]).toEqual([2, 'modelpub: give --dir or --origin, not both']);
+  const log = await runCli(['serve', '--log', 'bogus', '--store', 'memory:']);
+  expect(log.code).toBe(1);
+  expect(log.stderr).toContain("argument 'bogus' is invalid. Allowed choices are info, warn, silent");
+  const origin = await runCli(['serve', '--origin', 'http://127.0.0.1:1/', '--port', '0', '--store', 'memory:']);
+  expect(origin.code).toBe(1);
+  expect(origin.stderr).toMatch(/^modelpub: no publication to serve at http:\/\/127\.0\.0\.1:1: origin http:\/\/127\.0\.0\.1:1\/publication\.json: \S.*\.\n$/);
 });

@@ -14,10 +14,16 @@ export async function devCommand(o: ServeCommandOptions & { data: string }): Pro
     console.log(`no publication in ${dir}: building it from ${o.data}`);
     await buildCommand({ data: o.data, out: dir });
   }
-  const store = await openStore(o.store ?? DEFAULT_STORE);
-  const { key } = await createKey(store, 'development key (npm start)');
-  await store.close();
   const g = await startGateway(gatewayOptions({ ...o, dir }));
+  // The key only once the gateway is up: a start that fails leaves no unused key in the store.
+  let key: string;
+  try {
+    const store = await openStore(o.store ?? DEFAULT_STORE);
+    key = (await createKey(store, 'development key (npm start)').finally(() => store.close())).key;
+  } catch (e) {
+    await g.close();
+    throw e;
+  }
   console.log(`listening on ${g.url}`);
   console.log(`development key: ${key}`);
   console.log(`try: curl -s -H 'x-api-key: ${key}' '${g.url}/api/v1/models?page_size=2&include=pricing'`);

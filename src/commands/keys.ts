@@ -1,7 +1,11 @@
+import { UsageError } from '../errors.js';
 import { createKey } from '../gateway/keys.js';
 import { openStore } from '../gateway/stores/index.js';
 
 export async function keysCreate(o: { store: string; label: string }): Promise<void> {
+  // A key in memory: would die with this command: it could never be used.
+  if (o.store === 'memory:') throw new UsageError('--store memory: keeps keys for one process only, and this one ends now: use sqlite:PATH or redis://HOST:PORT.');
+  if (o.label.trim() === '') throw new UsageError('--label is empty: say who the key is for.');
   const store = await openStore(o.store);
   try {
     const { key, record } = await createKey(store, o.label);
@@ -13,7 +17,7 @@ export async function keysCreate(o: { store: string; label: string }): Promise<v
 }
 
 export async function keysList(o: { store: string }): Promise<void> {
-  const store = await openStore(o.store);
+  const store = await openStore(o.store, { mustExist: true });
   try {
     const keys = await store.listKeys();
     if (!keys.length) console.log('no keys');
@@ -24,11 +28,12 @@ export async function keysList(o: { store: string }): Promise<void> {
 }
 
 export async function keysRevoke(o: { store: string; id: string }): Promise<void> {
-  const store = await openStore(o.store);
+  const store = await openStore(o.store, { mustExist: true });
   try {
-    const k = await store.revokeKey(o.id, new Date().toISOString());
-    if (!k) throw new Error(`no key with id ${o.id}`);
-    console.log(`revoked ${k.id} (${k.label})`);
+    const at = new Date().toISOString();
+    const k = await store.revokeKey(o.id, at);
+    if (!k) throw new UsageError(`no key with id ${o.id} in ${o.store} (\`modelpub keys list\` shows the ids)`);
+    console.log(k.revoked_at === at ? `revoked ${k.id} (${k.label})` : `${k.id} (${k.label}) was already revoked at ${k.revoked_at}`);
   } finally {
     await store.close();
   }

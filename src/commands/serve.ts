@@ -1,9 +1,10 @@
+import { UsageError } from '../errors.js';
 import { closeOnSignals, startCluster, startGateway, type GatewayOptions } from '../gateway/server.js';
 
 export const DEFAULT_STORE = 'sqlite:var/gateway.db';
 
 export interface ServeCommandOptions {
-  dir?: string; origin?: string; port: number; host: string; store: string; workers: number; quota: number; cacheMb: number; pollMs: number; log: GatewayOptions['logLevel'];
+  dir?: string; origin?: string; port: number; host: string; store: string; workers?: number; quota: number; cacheMb: number; pollMs: number; log: GatewayOptions['logLevel'];
 }
 
 export const gatewayOptions = (o: ServeCommandOptions): GatewayOptions => ({
@@ -11,9 +12,9 @@ export const gatewayOptions = (o: ServeCommandOptions): GatewayOptions => ({
 });
 
 export async function serveCommand(o: ServeCommandOptions): Promise<void> {
-  if (o.dir && o.origin) throw new Error('give --dir or --origin, not both');
+  if (o.dir && o.origin) throw new UsageError('give --dir or --origin, not both');
   const opts = gatewayOptions(o);
-  if (o.workers > 1) {
+  if (o.workers !== undefined && o.workers > 1) {
     await startCluster(opts, o.workers, (url) => console.log(`listening on ${url} (${o.workers} workers)`));
     return;
   }

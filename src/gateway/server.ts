@@ -41,8 +41,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const origin: Origin = o.origin ? httpOrigin(o.origin) : dirOrigin(o.dir ?? 'dist');
   const cache = new BodyCache(o.cacheBytes);
   const verify = Boolean(o.origin);
-  let current = await Publication.load(origin, await origin.currentId(), cache, { verify }).catch((e: Error) => {
-    throw new Error(`no publication to serve at ${origin.description}: ${e.message}. Run \`modelpub build\` first.`);
+  let current = await origin.currentId().then((id) => Publication.load(origin, id, cache, { verify })).catch((e: Error) => {
+    throw new Error(`no publication to serve at ${origin.description}: ${e.message}.${o.origin ? '' : ` Run \`modelpub build --out ${o.dir ?? 'dist'}\` first.`}`);
   });
   const log = o.logLevel === 'silent' ? null : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
   const store = o.storeInstance ?? (await openStore(o.store));
@@ -72,7 +72,10 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000 }, handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: Error & { code?: string }) => {
+      const why = e.code === 'EADDRINUSE' ? 'the address is in use' : e.code === 'EACCES' ? 'not permitted' : e.code === 'EADDRNOTAVAIL' ? 'no such local address' : e.message;
+      reject(new Error(`cannot listen on ${o.host}:${o.port} (--host, --port): ${why}`, { cause: e }));
+    });
     server.listen(o.port, o.host, () => resolve());
   });
   const addr = server.address() as AddressInfo;

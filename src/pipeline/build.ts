@@ -51,6 +51,8 @@ export interface BuildResult {
 export function publicationTime(forced: string | undefined, newestInData: string, previous: { revision: string; publishedAt: string } | null, revision: string): string {
   if (forced !== undefined) {
     const t = new Date(forced).toISOString();
+    const newest = new Date(newestInData).toISOString();
+    if (t < newest) throw new UsageError(`--published-at ${t} is before the newest date in the data, ${newest}: a publication cannot predate what it publishes.`);
     if (previous && t < previous.publishedAt) {
       throw new UsageError(`--published-at ${t} is before the previous publication's time ${previous.publishedAt}: Last-Modified would go back. Give a later time, or leave --published-at out.`);
     }

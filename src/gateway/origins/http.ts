@@ -6,8 +6,11 @@ import type { Origin } from './types.js';
 export function httpOrigin(base: string, { timeoutMs = 10_000 } = {}): Origin {
   const root = base.replace(/\/+$/, '');
   const get = async (file: string): Promise<Buffer> => {
-    const res = await fetch(`${root}/${file}`, { signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok) throw new Error(`origin ${root}/${file} answered ${res.status}`);
+    const url = `${root}/${file}`;
+    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) }).catch((e: Error & { cause?: Error }) => {
+      throw new Error(`origin ${url}: ${e.cause?.message ?? e.message}`, { cause: e }); // fetch's own message is "fetch failed"
+    });
+    if (!res.ok) throw new Error(`origin ${url} answered ${res.status}`);
     return Buffer.from(await res.arrayBuffer());
   };
   return {

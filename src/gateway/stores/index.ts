@@ -1,4 +1,5 @@
 // Picks a quota store driver from a URL (`--store`): sqlite:PATH, redis://HOST:PORT, memory:.
+import { existsSync } from 'node:fs';
 import { UsageError } from '../../errors.js';
 import type { QuotaStore } from './types.js';
 
@@ -15,9 +16,10 @@ const ACCEPTED = 'sqlite:PATH (e.g. sqlite:var/gateway.db, the default), redis:/
  * - `sqlite:PATH`: PATH relative to the working directory, or absolute (`sqlite:/srv/gw.db`); the folder is created.
  * - `redis://...` / `rediss://...`: `?prefix=` sets the key prefix (default 'modelpub:'); other query options go to ioredis.
  * - `memory:`: this process only.
- * Throws UsageError for a URL of any other form.
+ * Throws UsageError for a URL of any other form, and with mustExist for an sqlite file that does not exist (commands
+ * that only read or change existing keys must not create a store at a mistyped path).
  */
-export async function openStore(url: string): Promise<QuotaStore> {
+export async function openStore(url: string, { mustExist = false } = {}): Promise<QuotaStore> {
   if (url === 'memory:') {
     const { memoryStore } = await import('./memory.js');
     return memoryStore();
@@ -26,8 +28,11 @@ export async function openStore(url: string): Promise<QuotaStore> {
     const file = url.slice('sqlite:'.length);
     if (file === '') throw new UsageError(`Store "sqlite:" names no file: use ${ACCEPTED}.`);
     if (file.startsWith('//')) throw new UsageError(`Store "${url}": write sqlite:PATH without "//", e.g. sqlite:/srv/gateway.db for an absolute path.`);
+    if (mustExist && !existsSync(file)) throw new UsageError(`Store "${url}": there is no such file (\`modelpub keys create --store ${url}\` makes one).`);
     const { sqliteStore } = await import('./sqlite.js');
-    return sqliteStore({ path: file });
+    return sqliteStore({ path: file }).catch((e: Error) => {
+      throw new Error(`Store "${url}": ${e.message}`, { cause: e });
+    });
   }
   if (url.startsWith('redis://') || url.startsWith('rediss://')) {
     const { redisStore, redactUrl } = await import('./redis.js');
