@@ -75,6 +75,14 @@ const CASES: Record<string, Case> = {
       'measurements/prices/ghost.jsonl:1: model: unknown model "ghost": no data/models/ghost.yaml',
     ],
   },
+  "measurements of a model whose own file is invalid: only that file's problems, no 'unknown model' for each line": {
+    files: {
+      'models/invalid.yaml': modelYaml(22, { context_window_tokens: 'context_window_tokens: -5' }),
+      'measurements/speed/invalid.jsonl': jsonl(run({ model: 'invalid' }), run({ model: 'invalid' })),
+      'measurements/prices/invalid.jsonl': jsonl(price({ model: 'invalid' })),
+    },
+    expected: ['models/invalid.yaml:6: model "invalid": context_window_tokens: cannot be negative'],
+  },
   'bad dates': {
     files: {
       'models/bad-dates.yaml': modelYaml(20, { release_date: 'release_date: 2025-02-30', updated_at: 'updated_at: 2025-2-1' }),
@@ -145,10 +153,11 @@ const CASES: Record<string, Case> = {
       'measurements/benchmarks/unsourced.jsonl:1: provenance.source: unknown source "nowhere": declare it in sources.yaml',
     ],
   },
-  'YAML syntax errors, with the line': {
+  'YAML syntax errors, with the line (and no "unknown model" for the records that name those models)': {
     files: {
       'models/broken.yaml': 'id: 40\nname: Broken\nname: Again\n',
       'models/tabbed.yaml': 'id: 41\nname: Tabbed\n\tdeveloper: Lab\n',
+      'measurements/speed/broken.jsonl': jsonl(run({ model: 'broken' })),
     },
     expected: [
       'models/broken.yaml:3: YAML: Map keys must be unique',

@@ -65,6 +65,9 @@ export function validateTree(tree: LoadedTree): SourceData {
   uniqueBy(metrics, (m) => m.key, 'metric key', 'metrics.yaml', issues);
 
   const models: ModelEntry[] = [];
+  // Models whose files have problems already reported (unparseable, or invalid below): records naming them get no
+  // second "unknown model" problem each.
+  const invalidSlugs = new Set(tree.issues.filter((i) => i.file.startsWith('models/')).map((i) => path.posix.basename(i.file).replace(/\.ya?ml$/, '')));
   for (const y of tree.models) {
     const slug = path.posix.basename(y.file).replace(/\.ya?ml$/, '');
     if (!Slug.safeParse(slug).success) {
@@ -73,6 +76,7 @@ export function validateTree(tree: LoadedTree): SourceData {
     }
     const m = checkYaml(ModelRecord, y, issues, () => `model "${slug}"`);
     if (m) models.push({ ...m, slug, file: y.file });
+    else invalidSlugs.add(slug);
   }
   models.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
   duplicates(models, (m) => m.slug, (k, a, b) => `Duplicate slug "${k}" used by both ${a.file} and ${b.file}. Slugs must be unique.`, issues);
@@ -90,7 +94,10 @@ export function validateTree(tree: LoadedTree): SourceData {
   const metricKeys = new Set(metrics.map((m) => m.key));
   function refsOk(model: string | null, source: string, at: Omit<SourceIssue, 'message'>): boolean {
     let ok = true;
-    if (model !== null && !slugs.has(model)) { issues.push({ ...at, field: 'model', message: `unknown model "${model}": no data/models/${model}.yaml` }); ok = false; }
+    if (model !== null && !slugs.has(model)) {
+      if (!invalidSlugs.has(model)) issues.push({ ...at, field: 'model', message: `unknown model "${model}": no data/models/${model}.yaml` });
+      ok = false;
+    }
     if (sourcesFile && !sourceIds.has(source)) { issues.push({ ...at, field: 'provenance.source', message: `unknown source "${source}": declare it in sources.yaml` }); ok = false; }
     return ok;
   }
