@@ -635,11 +635,14 @@ function convert(opts) {
   const metrics = new Map(); // key -> metric
   const metricOrigin = new Map(); // key -> "source|benchmark|metric"
   const benchRows = new Map(); // source id -> rows
-  const dropped = { unmatched: 0, unknownSlug: 0, nonFinite: 0, ambiguous: [] };
+  const dropped = { unmatched: 0, unknownSlug: 0, nonFinite: 0, unrecordedCost: 0, ambiguous: [] };
   for (const row of benchmarks.rows) {
     if (!row.catalog_slug) { dropped.unmatched++; continue; }
     if (!slugs.has(row.catalog_slug)) { dropped.unknownSlug++; continue; }
     if (!isFiniteNumber(row.value)) { dropped.nonFinite++; continue; }
+    // Aider's leaderboard files write 0 where a run's cost was not recorded, and its pages show "?" for it (most of
+    // the legacy editing runs): kept, a 0 would rank first on a lower-is-better metric.
+    if (row.source === 'aider' && row.metric === 'total_cost' && row.value === 0) { dropped.unrecordedCost++; continue; }
     const metric = metricFor(row);
     if (metric.drop) { dropped.ambiguous.push(`${row.source} ${row.benchmark} ${row.model_name}: ${metric.drop}`); continue; }
     const origin = `${row.source}|${row.benchmark}|${row.metric}`;
@@ -742,7 +745,7 @@ function main() {
   if (coerced.maxOutput.length) console.log(`max_output_tokens unknown, written as 0: ${coerced.maxOutput.join(', ')}`);
   if (coerced.droppedModalities.length) console.log(`modalities outside text|image|audio|video|pdf dropped: ${coerced.droppedModalities.join('; ')}`);
   console.log(`prices: ${priceSkipped} priced catalog entries skipped (reseller 0/0 listings or invalid)`);
-  console.log(`benchmark rows dropped: ${dropped.unmatched} unmatched, ${dropped.unknownSlug} unknown slug, ${dropped.nonFinite} non-finite, ${dropped.ambiguous.length} without metric/unit`);
+  console.log(`benchmark rows dropped: ${dropped.unmatched} unmatched, ${dropped.unknownSlug} unknown slug, ${dropped.nonFinite} non-finite, ${dropped.unrecordedCost} Aider costs of 0 (not recorded), ${dropped.ambiguous.length} without metric/unit`);
   for (const d of dropped.ambiguous) console.log(`  ${d}`);
   console.log(`speed rows dropped: ${speedDropped.unmatched} unmatched, ${speedDropped.unknownSlug} unknown slug, ${speedDropped.error} with an error code, ${speedDropped.invalid} with invalid numbers`);
   for (const n of notes) console.log(`note: ${n}`);
