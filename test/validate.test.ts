@@ -5,7 +5,9 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatIssue, ValidationError } from '../src/errors.js';
 import { build, loadAndValidate } from '../src/pipeline/build.js';
-import { ensureCompiled, runCli } from './helpers/cli.js';
+import { parse as parseYaml } from 'yaml';
+import { OverridesFile } from '../src/schema/source.js';
+import { ROOT, ensureCompiled, runCli } from './helpers/cli.js';
 import { HASH, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
 
 /** The formatted issue lines for a data folder; [] when it is valid. */
@@ -271,3 +273,13 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
   }
   return out;
 }
+
+describe('data/README.md', () => {
+  it('its override example is a valid overrides file for a model of the default data', async () => {
+    const readme = await readFile(path.join(ROOT, 'data/README.md'), 'utf8');
+    const example = /```yaml\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Overrides')))![1]!;
+    const file = OverridesFile.parse(parseYaml(example));
+    expect(file.overrides).toHaveLength(1);
+    await readFile(path.join(ROOT, 'data/models', `${file.overrides[0]!.model}.yaml`)); // the model exists
+  });
+});
