@@ -278,6 +278,20 @@ describe.skipIf(!redisBin)('redis-server', () => {
         expect(await raw.exists(`t${n}:key:${record.hash}`)).toBe(1);
       });
 
+      it('fails a command within its timeout when Redis stops answering, and works again when it answers', async () => {
+        const { store } = await fresh();
+        await store.take('k_p', DAY, 1, 10);
+        server.pause();
+        try {
+          const t0 = Date.now();
+          await expect(store.take('k_p', DAY, 1, 10)).rejects.toThrow(/timed out/i);
+          expect(Date.now() - t0).toBeLessThan(4_000); // 2 s by default, not forever
+        } finally {
+          server.resume();
+        }
+        expect((await store.take('k_p', DAY, 1, 10)).taken).toBe(1);
+      });
+
       it('still works after Redis forgets its scripts', async () => {
         const { store } = await fresh();
         await store.take('k_s', DAY, 1, 10);

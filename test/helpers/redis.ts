@@ -22,6 +22,9 @@ export function redisServerPath(): string | null {
 export interface RedisServer {
   url: string;
   port: number;
+  /** SIGSTOP / SIGCONT: a server that keeps its connections open but answers nothing. */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -74,7 +77,10 @@ export async function startRedis(): Promise<RedisServer> {
       return {
         url: `redis://127.0.0.1:${port}`,
         port,
+        pause: () => child.kill('SIGSTOP'),
+        resume: () => child.kill('SIGCONT'),
         async stop() {
+          child.kill('SIGCONT');
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
           await exited(child);
           await rm(dir, { recursive: true, force: true });

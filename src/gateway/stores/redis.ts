@@ -27,6 +27,11 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Give up connecting after this many ms. Default 5000. */
   connectTimeoutMs?: number;
+  /**
+   * Fail a command that has no answer after this many ms. Default 2000. Without it, a Redis that stops answering but
+   * keeps its connection open (paused, swapping, a network partition) would hold every request that needs it.
+   */
+  commandTimeoutMs?: number;
 }
 
 const TAKE = `
@@ -100,6 +105,7 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
     // A request waits for at most this many reconnection attempts before its quota check fails (the gateway answers
     // 503), rather than queueing forever while Redis is away.
     maxRetriesPerRequest: 2,
+    commandTimeout: opts.commandTimeoutMs ?? 2000,
   });
   // Failed commands reject on their own; without a listener ioredis would also print every connection error.
   let lastError: Error | undefined;
