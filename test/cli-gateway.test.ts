@@ -147,6 +147,23 @@ describe('serve', () => {
     }
   });
 
+  it('--workers 2: SIGTERM to the primary closes every worker, handing its unspent leases back to the store', async () => {
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers-stop'])).stdout.trim().split('\n').at(-1)!;
+    const get = (url: string) => fetch(`${url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } }).then(async (r) => { await r.arrayBuffer(); return r.status; });
+    const cluster = await serve(['--workers', '2', '--quota', '1000', '--log', 'silent']);
+    const first = await Promise.all(Array.from({ length: 40 }, () => get(cluster.url)));
+    expect(first.every((s) => s === 200)).toBe(true);
+    await cluster.stop(); // SIGTERM to the primary; resolves when it exits
+    // Every unit not spent by those 40 is back: exactly 960 more today (leases of ~100 per worker were lost before).
+    const single = await serve(['--quota', '1000', '--log', 'silent']);
+    try {
+      const rest = await Promise.all(Array.from({ length: 1000 }, () => get(single.url)));
+      expect(rest.filter((s) => s === 200)).toHaveLength(960);
+    } finally {
+      await single.stop();
+    }
+  });
+
   it('--workers 2 shares the port and the store: one key, exactly its quota across both processes', async () => {
     const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers'])).stdout.trim().split('\n').at(-1)!;
     const gw = await serve(['--workers', '2', '--quota', '300', '--log', 'silent']);

@@ -101,17 +101,32 @@ export async function startCluster(o: GatewayOptions, workers: number, announce:
     if (o.store.startsWith('memory:')) throw new Error('--workers needs a shared store (sqlite:PATH or redis://HOST:PORT), not memory:');
     let ready = 0;
     let url = '';
+    let stopping = false;
     for (let i = 0; i < workers; i++) cluster.fork();
     cluster.on('message', (_w, msg: { listening?: string }) => {
       if (msg?.listening && ++ready === workers) announce((url = msg.listening));
     });
     cluster.on('exit', (w, code, signal) => {
+      if (stopping) {
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+        return;
+      }
       if (url) console.error(`worker ${w.process.pid} exited (${signal ?? code}); starting another`);
       if (url) cluster.fork();
     });
-    const stop = () => { for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGTERM'); process.exit(0); };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    // Each worker closes as a single process does (its unspent leases go back to the store); the primary exits once
+    // they all have. The signal goes to the worker's process itself: Worker.kill() disconnects it first, and a
+    // disconnected worker exits at once, without closing.
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      const live = Object.values(cluster.workers ?? {});
+      if (live.length === 0) process.exit(0);
+      for (const w of live) w?.process.kill('SIGTERM');
+      setTimeout(() => process.exit(1), 30_000).unref(); // a worker stuck in close does not hold the primary forever
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
     return;
   }
   const g = await startGateway(o);
@@ -121,7 +136,10 @@ export async function startCluster(o: GatewayOptions, workers: number, announce:
 
 /** SIGTERM / SIGINT close the gateway cleanly (unspent quota leases go back to the store), then exit. */
 export function closeOnSignals(g: RunningGateway): void {
-  const stop = () => void g.close().finally(() => process.exit(0));
+  // One close for both signals (Ctrl-C in a terminal sends SIGINT to a cluster's workers, then the primary sends
+  // SIGTERM): a second close would return before the first had handed the leases back, and exit.
+  let closing: Promise<void> | null = null;
+  const stop = () => void (closing ??= g.close().finally(() => process.exit(0)));
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }
