@@ -204,6 +204,29 @@ describe('composed answers', () => {
     }
     expect(compared).toBeGreaterThan(100);
   });
+  it('after a build that changed only the attribution, are byte-identical to a fresh build of the new data (new revision, new attribution)', async () => {
+    const data = path.join(tmp, 'attr-data');
+    const out = path.join(tmp, 'attr-out');
+    await writeFixture(data, catalog());
+    await build({ dataDir: data, outDir: out });
+    const site = path.join(data, 'site.yaml');
+    await writeFile(site, (await readFile(site, 'utf8')).replace('name: modelpub', 'name: modelpub-renamed'));
+    const r2 = await build({ dataDir: data, outDir: out });
+    const fresh = await build({ dataDir: data, outDir: path.join(tmp, 'attr-fresh'), pageSizes: [7] });
+    expect(fresh.revision).toBe(r2.revision);
+    const own = await startGateway({ dir: out, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 1000, logLevel: 'silent' });
+    try {
+      const r = await fetch(`${own.url}/api/v1/models?page_size=7&page=2&include=pricing`, { headers: { 'x-api-key': key } });
+      expect(r.headers.get('x-publication-revision')).toBe(r2.revision);
+      const want = await readFile(path.join(fresh.releaseDir, listFile({ locale: 'en', lane: 'verified', displayOnly: false, include: ['pricing'], sort: 'popular', page: 2, pageSize: 7 })));
+      const got = Buffer.from(await r.arrayBuffer()).toString();
+      expect(got).toContain('modelpub-renamed');
+      expect(got).toBe(want.toString());
+    } finally {
+      await own.close();
+    }
+  });
+
   it('caches a composed page from its second request, answers it the same from the cache, to HEAD with its length, and with 304 to its ETag', async () => {
     const own = (await createKey(store, 'composed')).key;
     const at = (u: string, headers: Record<string, string> = {}, method = 'GET') => fetch(gw.url + u, { method, headers: { 'x-api-key': own, ...headers } });

@@ -63,3 +63,13 @@ it('refuses bytes that do not match the manifest (a host switched mid-way) with 
   expect(r.headers.get('content-type')).toBe('application/problem+json');
   expect(await r.text()).not.toContain('tampered');
 });
+
+it('checks a list artifact against the manifest too: composed answers from other bytes are refused with 503', async () => {
+  const file = path.join(release, 'artifacts/all.display.json');
+  const text = await readFile(file, 'utf8');
+  expect(text).toContain('"name":"ALPHA');
+  await writeFile(file, text.replaceAll('"name":"ALPHA', '"name":"TAMPERED ALPHA'));
+  const r = await fetch(`${gw.url}/api/v1/models?q=alpha&lane=all&includeDisplayOnly=true&page_size=3`, { headers: { 'x-api-key': key } });
+  expect(r.status).toBe(503);
+  expect(await r.text()).not.toContain('TAMPERED');
+});

@@ -11,6 +11,7 @@ export interface ItemPieces { full: Buffer; open: Buffer }
 export interface ListArtifact {
   publicationRevision: string;
   schemaVersion: string;
+  attribution: unknown;
   orders: Record<Sort, string[]>;
   models: Record<string, ArtifactModel>;
   entry: ManifestEntry;
@@ -20,16 +21,17 @@ export interface ListArtifact {
   sections: Map<string, Record<Include, Buffer>>;
   /** The artifact's Last-Modified as an HTTP date. */
   lastModified: string;
-  /** The publication's attribution as JSON, as every page carries it. */
+  /** The artifact's attribution as JSON, as every page carries it. */
   attributionJson: string;
-  /** SHA-256 fed with the artifact's hash and the attribution: each composed answer's validator continues from it. */
+  /** SHA-256 fed with the artifact's hash (which covers every byte a page takes from it): each composed answer's
+   * validator continues from it with the canonical request. */
   validatorPrefix: Hash;
 }
 
 /** The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. */
-export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, attribution: unknown): ListArtifact {
-  const attributionJson = JSON.stringify(attribution);
-  const validatorPrefix = createHash('sha256').update(`${entry.sha256}\n${attributionJson}\n`);
+export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry): ListArtifact {
+  const attributionJson = JSON.stringify(raw.attribution);
+  const validatorPrefix = createHash('sha256').update(`${entry.sha256}\n`);
   return { ...raw, entry, items: new Map(), sections: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
 }
 

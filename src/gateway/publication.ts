@@ -195,12 +195,17 @@ export class Publication {
     let body = this.cache.get(info.entry.sha256);
     if (!body) {
       body = await this.origin.read(this.id, info.entry.path);
-      if (this.verify && createHash('sha256').update(body).digest('hex') !== info.entry.sha256) {
-        throw new Error(`origin returned other bytes for ${info.entry.path} than publication ${this.revision} lists: it has switched publications`);
-      }
+      this.checkBytes(body, info.entry);
       this.cache.set(info.entry.sha256, body);
     }
     return body;
+  }
+
+  /** With a remote origin, bytes read must be the manifest's: else the host has switched publications under us. */
+  private checkBytes(bytes: Buffer, entry: ManifestEntry): void {
+    if (this.verify && createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
+      throw new Error(`origin returned other bytes for ${entry.path} than publication ${this.revision} lists: it has switched publications`);
+    }
   }
 
   /** The parsed list artifact of a lane and display variant (loaded once per publication). */
@@ -212,7 +217,8 @@ export class Publication {
         const entry = this.entries.get(path);
         if (!entry) throw new Error(`publication ${this.revision} has no ${path}`);
         const raw = await this.origin.read(this.id, path);
-        return loadedArtifact(JSON.parse(raw.toString('utf8')), entry, this.meta.attribution);
+        this.checkBytes(raw, entry);
+        return loadedArtifact(JSON.parse(raw.toString('utf8')), entry);
       })();
       p.catch(() => this.artifacts.delete(path));
       this.artifacts.set(path, p);

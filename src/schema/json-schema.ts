@@ -7,8 +7,8 @@
 // from the same building blocks.
 import { z } from 'zod';
 import {
-  BenchmarkGroup, Capabilities, CategoryPerformance, ChangeList, DetailResponse, ListItem, ListResponse,
-  Manifest, PricingDetail, Problem, PublicationMeta, SORTS,
+  Attribution, BenchmarkGroup, Capabilities, CategoryPerformance, ChangeList, DetailResponse, ListItem, ListResponse,
+  Manifest, PricingDetail, Problem, PublicationMeta, RevisionId, SORTS,
 } from './api.js';
 import {
   BenchmarkResult, LOCALES, MetricsFile, ModelRecord, OverridesFile, PriceObservation, SiteFile, Slug, SourcesFile, SpeedRun,
@@ -22,8 +22,10 @@ const ArtifactItem = ListItem.omit({ benchmark_groups: true, category_performanc
 /** artifacts/<lane>.<public|display>.json: what the gateway composes non-prebuilt list answers from (pipeline/build.ts artifactBody). */
 export const ListArtifact = z.strictObject({
   kind: z.literal('modelpub.list-artifact'),
-  publicationRevision: z.string(),
+  publicationRevision: RevisionId,
   schemaVersion: z.string(),
+  /** As every page carries it (and publication.json): a composed page takes all of its bytes from the artifact. */
+  attribution: Attribution,
   orders: z.strictObject(Object.fromEntries(SORTS.map((s) => [s, z.array(Slug)])) as Record<(typeof SORTS)[number], z.ZodArray<typeof Slug>>),
   models: z.record(Slug, z.strictObject({
     item: perLocale(ArtifactItem),
