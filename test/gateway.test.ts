@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/pipeline/build.js';
 import { createKey } from '../src/gateway/keys.js';
 import { startGateway, type RunningGateway } from '../src/gateway/server.js';
+import { MAX_QUEUED_PER_CONNECTION } from '../src/gateway/app.js';
+import { connect } from 'node:net';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { detailFile, listFile, parseRequest } from '../src/routes.js';
@@ -358,6 +360,34 @@ describe('hostile input', () => {
     expect(r.status).toBe(401);
     const big = await fetch(gw.url + '/api/v1/models', { headers: { 'x-api-key': key, 'x-junk': 'j'.repeat(20_000) } });
     expect(big.status).toBe(431);
+  });
+
+  it('answers at most MAX_QUEUED_PER_CONNECTION pipelined requests behind the one being sent, then 503 and closes', async () => {
+    const own = (await createKey(store, 'pipelining')).key;
+    const n = 200;
+    const requests = Array.from({ length: n }, (_, i) => `GET /api/v1/models?page_size=${1 + (i % 99)}&include=benchmarks,pricing HTTP/1.1\r\nHost: x\r\nx-api-key: ${own}\r\n\r\n`).join('');
+    const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+    const received = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      socket.on('error', reject);
+      socket.once('connect', () => {
+        socket.write(requests);
+        socket.pause(); // read nothing for a while: every answer has to wait in the server
+        setTimeout(() => socket.resume(), 300);
+      });
+      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      socket.on('end', () => resolve(text));
+    });
+    const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1])); // bodies end without a newline
+    const ok = statuses.filter((s) => s === 200).length;
+    expect(statuses.slice(0, ok)).toEqual(Array(ok).fill(200)); // in order: answers, then refusals
+    expect(ok).toBeGreaterThanOrEqual(1);
+    expect(ok).toBeLessThanOrEqual(1 + MAX_QUEUED_PER_CONNECTION);
+    expect(statuses.length).toBeGreaterThan(ok);
+    expect(statuses.slice(ok).every((s) => s === 503)).toBe(true);
+    expect(statuses.length).toBeLessThan(n); // the server closed the connection rather than answer all of them
+    expect(received).toContain('"code":"too_many_pipelined"');
+    expect(received.toLowerCase()).toContain('connection: close');
   });
 });
 

@@ -14,6 +14,14 @@ import type { Admission } from './quota.js';
 import { SendBuffers } from './send-buffers.js';
 
 export const MAX_URL_LENGTH = 4096;
+/**
+ * Requests answered in order behind the one being sent on a connection (HTTP/1.1 pipelining). Each holds its body
+ * until its turn, a composed page a copy of its own: a client that pipelines thousands and reads nothing would hold
+ * gigabytes. Past this depth, the answer is 503 `too_many_pipelined` and the connection closes once the queue is
+ * sent (the client retries the rest on a new one, as RFC 9112 9.3.2 has pipelining clients do).
+ */
+export const MAX_QUEUED_PER_CONNECTION = 16;
+const QUEUED = Symbol('answers queued on this connection');
 const ALLOW = 'GET, HEAD, OPTIONS';
 const PREFLIGHT_HEADERS = [
   ...CORS_HEADERS, 'access-control-allow-methods', ALLOW, 'access-control-allow-headers', 'x-api-key, if-none-match, if-modified-since',
@@ -189,13 +197,27 @@ export function createHandler(d: GatewayDeps) {
     const x: Exchange = { req, res, route: 'other', keyPrint: undefined, started: d.log ? performance.now() : 0 };
     let status: number | Promise<number>;
     try {
-      status = start(x);
+      // node:http gives a response its socket only when the answers before it are sent: without one, it waits.
+      status = res.socket === null && queuedBehind(req, res) > MAX_QUEUED_PER_CONNECTION
+        ? problem(res, req, 'too_many_pipelined', ['connection', 'close'])
+        : start(x);
     } catch (err) {
       return fail(x, err);
     }
     if (isPromise(status)) status.then((s) => logged(x, s), (err: unknown) => fail(x, err));
     else logged(x, status);
   };
+}
+
+/** Counts the answers waiting on the request's connection, this one included, until each is done. */
+function queuedBehind(req: IncomingMessage, res: ServerResponse): number {
+  const socket = req.socket as IncomingMessage['socket'] & { [QUEUED]?: number };
+  const n = (socket[QUEUED] ?? 0) + 1;
+  socket[QUEUED] = n;
+  res.once('close', () => {
+    socket[QUEUED]!--;
+  });
+  return n;
 }
 
 /** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers): one policy, a daily window. */

@@ -12,7 +12,8 @@ export const PROBLEMS = {
   method_not_allowed: { status: 405, title: 'Method not allowed', detail: 'This API answers GET, HEAD and OPTIONS only.' },
   uri_too_long: { status: 414, title: 'URI too long', detail: 'The request target is longer than this API accepts.' },
   quota_exceeded: { status: 429, title: 'Daily quota exceeded', detail: 'This key has used its requests for the current UTC day; see Retry-After.' },
-  unavailable: { status: 503, title: 'Publication unavailable', detail: 'The publication could not be read; try again shortly.' },
+  unavailable: { status: 503, title: 'Service unavailable', detail: 'The publication or the key and quota store could not be read; try again shortly.' },
+  too_many_pipelined: { status: 503, title: 'Too many pipelined requests', detail: 'Too many requests wait for their answers on this connection; it closes after this answer: send the rest on a new connection.' },
 } as const;
 export type ProblemCode = keyof typeof PROBLEMS;
 
