@@ -85,7 +85,7 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
   if (rawQ !== undefined) {
     const trimmed = rawQ.trim();
     if (trimmed.length > MAX_QUERY_LENGTH) invalid.push({ name: 'q', reason: `longer than ${MAX_QUERY_LENGTH} characters` });
-    else if (/[\u0000-\u001f\u007f\ufffd]/.test(trimmed)) invalid.push({ name: 'q', reason: 'holds control characters or invalid UTF-8' });
+    else if (/[\u0000-\u001f\u007f-\u009f\ufffd]/.test(trimmed)) invalid.push({ name: 'q', reason: 'holds control characters or invalid UTF-8' });
     else if (trimmed) q = trimmed;
   }
   if (invalid.length) return { ok: false, status: 400, invalid };

@@ -70,6 +70,13 @@ describe('keys', () => {
     expect(r.status).toBe(204);
     expect(r.headers.get('access-control-allow-headers')).toContain('x-api-key');
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
+    const detail = await fetch(gw.url + '/api/v1/models/alpha?locale=zh', { method: 'OPTIONS' });
+    expect(detail.status).toBe(204);
+    for (const other of ['/', '/nonexistent', '/api/v1/list/en.json', '/api/v1/models/alpha/extra']) {
+      const o = await fetch(gw.url + other, { method: 'OPTIONS' });
+      expect(o.status, other).toBe(404); // no preflight for paths that do not exist
+      expect(o.headers.get('access-control-allow-origin'), other).toBe('*'); // a browser can read why
+    }
   });
 });
 
@@ -101,6 +108,12 @@ describe('serving the publication', () => {
     expect((await get('/api/v1/models/alpha', { 'if-none-match': '"other"', 'if-modified-since': lm })).status).toBe(200);
     expect((await get('/api/v1/models/alpha', { 'if-modified-since': lm })).status).toBe(304);
     expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Thu, 01 Jan 2015 00:00:00 GMT' })).status).toBe(200);
+    // The obsolete HTTP-date forms count; other date-like values are not HTTP-dates and are ignored (RFC 9110 13.1.3).
+    expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Tuesday, 31-Dec-30 00:00:00 GMT' })).status).toBe(304);
+    expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Tue Dec 31 00:00:00 2030' })).status).toBe(304);
+    for (const notADate of ['2030', '2030-01-01', '12/31/2030 1:00 am', 'Tue, 31 Dec 2030 00:00:00 +0000', 'tomorrow']) {
+      expect((await get('/api/v1/models/alpha', { 'if-modified-since': notADate })).status, notADate).toBe(200);
+    }
     expect((await get('/api/v1/models/alpha?locale=zh', { 'if-none-match': etag })).status).toBe(200);
   });
   it('gives every answer its own header values and body when many are in flight (header lists and send buffers are reused)', async () => {
@@ -354,6 +367,10 @@ describe('hostile input', () => {
       if (r.status !== 200) expect(r.headers.get('content-type'), p).toBe('application/problem+json');
       else expect(JSON.parse(body).data, p).toBeTruthy();
     }
+  });
+  it('reads an origin-form target as a path: //x/api/v1/models/alpha is not a URL of host x', async () => {
+    expect((await get('//x/api/v1/models/alpha')).status).toBe(404);
+    expect((await get('/api/v1/models?q=a%C2%85b')).status).toBe(400); // a C1 control (NEL) in q, like C0 ones
   });
   it('survives very long headers and keys', async () => {
     const r = await fetch(gw.url + '/api/v1/models', { headers: { 'x-api-key': 'k'.repeat(5000) } });

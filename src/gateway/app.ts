@@ -12,6 +12,7 @@ import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problem
 import { CACHE_CONTROL, CORS_HEADERS, useSlot, type CacheSlot, type FileInfo, type Publication } from './publication.js';
 import type { Admission } from './quota.js';
 import { SendBuffers } from './send-buffers.js';
+import { parseHttpDate } from './validators.js';
 
 export const MAX_URL_LENGTH = 4096;
 /**
@@ -85,7 +86,8 @@ class UrlCache {
 function parseUrl(rawUrl: string): ParsedUrl {
   let url: URL;
   try {
-    url = new URL(rawUrl, 'http://gateway.invalid');
+    // Origin-form targets are paths: '//x/api/...' is the path '//x/api/...', not a URL of host x.
+    url = rawUrl.startsWith('/') ? new URL(`http://gateway.invalid${rawUrl}`) : new URL(rawUrl, 'http://gateway.invalid');
   } catch {
     return { route: 'other', result: 'bad_request', pub: null, info: null, body: undefined };
   }
@@ -135,6 +137,9 @@ export function createHandler(d: GatewayDeps) {
     const { req, res } = x;
     const method = req.method ?? '';
     if (method === 'OPTIONS') {
+      // A preflight for one of the two operations; any other path does not exist, for OPTIONS either.
+      const target = (req.url ?? '').length > MAX_URL_LENGTH ? null : urls.get(req.url ?? '/').result;
+      if (target === null || target === 'bad_request' || (!target.ok && target.status === 404)) return problem(res, req, 'not_found');
       x.route = 'preflight';
       res.writeHead(204, PREFLIGHT_HEADERS);
       res.end();
@@ -295,7 +300,7 @@ export function notModified(req: IncomingMessage, f: FileInfo): boolean {
   }
   const ims = req.headers['if-modified-since'];
   if (ims !== undefined) {
-    const since = Date.parse(ims);
+    const since = parseHttpDate(ims);
     return !Number.isNaN(since) && Date.parse(f.lastModified) <= since;
   }
   return false;
