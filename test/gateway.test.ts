@@ -14,7 +14,7 @@ import { detailFile, listFile, parseRequest } from '../src/routes.js';
 import { composedCached } from '../src/gateway/compose.js';
 import { SORTS, INCLUDES } from '../src/schema/api.js';
 import { model, smallCatalog, writeFixture } from './helpers/fixture.js';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 
 let tmp: string;
@@ -457,5 +457,31 @@ describe('quota', () => {
     expect(refused[0]!.headers.get('ratelimit')).toMatch(/^"daily";r=0;t=\d+$/);
     // the other key is not affected
     expect((await get('/api/v1/models/alpha')).status).toBe(200);
+  });
+});
+
+describe('a release deleted under the gateway', () => {
+  it('a read that fails looks for the new publication at once, not at the next poll', async () => {
+    const data = path.join(tmp, 'data');
+    const out = path.join(tmp, 'pruned');
+    await build({ dataDir: data, outDir: out });
+    const own = await startGateway({ dir: out, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 10, pollMs: 3_600_000, logLevel: 'silent' });
+    try {
+      const served = own.publication().revision;
+      // Two builds before the next poll: the second prunes the release the gateway still serves.
+      for (const text of ['first rewrite', 'second rewrite']) {
+        const file = path.join(data, 'models', 'beta.yaml');
+        await writeFile(file, (await readFile(file, 'utf8')).replace(/beta (is|was) [^\n']*/, `beta was ${text}`));
+        await build({ dataDir: data, outDir: out });
+      }
+      await expect(stat(path.join(out, 'releases', served))).rejects.toThrow();
+      const first = await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, { headers: { 'x-api-key': key } });
+      expect(first.status).toBe(503); // its body is not cached (a 1 KB cache) and its release is gone
+      for (let i = 0; i < 100 && own.publication().revision === served; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(own.publication().revision).not.toBe(served);
+      expect((await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, { headers: { 'x-api-key': key } })).status).toBe(200);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -50,6 +50,8 @@ export interface GatewayDeps {
   quota: QuotaCheck;
   log: RequestLog | null;
   fingerprint(key: string): string;
+  /** Called when a request failed to read the publication or the store: e.g. look for a new publication now. */
+  onUnavailable?(): void;
 }
 
 type Route = 'preflight' | 'list' | 'detail' | 'other';
@@ -131,6 +133,7 @@ export function createHandler(d: GatewayDeps) {
     if (!x.res.headersSent && x.res.statusMessage === undefined) problem(x.res, x.req, 'unavailable');
     else x.res.destroy();
     logged(x, 503);
+    d.onUnavailable?.();
   }
 
   function start(x: Exchange): number | Promise<number> {

@@ -49,11 +49,14 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const keys = new KeyCache(store);
   const quota = new QuotaLimiter(store, { limit: o.quota });
 
-  // Poll for a new publication; a failed load keeps the current one serving.
+  // Poll for a new publication; a failed load keeps the current one serving. A request that could not read the
+  // publication polls at once: two builds in one poll interval delete the release being served.
   let polling = false;
-  const poll = setInterval(async () => {
-    if (polling) return;
+  let lastPoll = 0;
+  const pollNow = async () => {
+    if (polling || performance.now() - lastPoll < 200) return; // a store outage fails every request: not a poll each
     polling = true;
+    lastPoll = performance.now();
     try {
       const id = await origin.currentId();
       if (id !== current.id) {
@@ -65,10 +68,11 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     } finally {
       polling = false;
     }
-  }, o.pollMs);
+  };
+  const poll = setInterval(pollNow, o.pollMs);
   poll.unref();
 
-  const handler = createHandler({ publication: () => current, keys, quota, log: log as RequestLog | null, fingerprint });
+  const handler = createHandler({ publication: () => current, keys, quota, log: log as RequestLog | null, fingerprint, onUnavailable: () => void pollNow() });
   const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000 }, handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
