@@ -466,6 +466,7 @@ describe('a release deleted under the gateway', () => {
     const out = path.join(tmp, 'pruned');
     await build({ dataDir: data, outDir: out });
     const own = await startGateway({ dir: out, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 10, pollMs: 3_600_000, logLevel: 'silent' });
+    const mine = (await createKey(store, 'pruned')).key;
     try {
       const served = own.publication().revision;
       // Two builds before the next poll: the second prunes the release the gateway still serves.
@@ -475,11 +476,11 @@ describe('a release deleted under the gateway', () => {
         await build({ dataDir: data, outDir: out });
       }
       await expect(stat(path.join(out, 'releases', served))).rejects.toThrow();
-      const first = await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, { headers: { 'x-api-key': key } });
+      const first = await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, { headers: { 'x-api-key': mine } });
       expect(first.status).toBe(503); // its body is not cached (a 1 KB cache) and its release is gone
       for (let i = 0; i < 100 && own.publication().revision === served; i++) await new Promise((r) => setTimeout(r, 10));
       expect(own.publication().revision).not.toBe(served);
-      expect((await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, { headers: { 'x-api-key': key } })).status).toBe(200);
+      expect((await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, { headers: { 'x-api-key': mine } })).status).toBe(200);
     } finally {
       await own.close();
     }
