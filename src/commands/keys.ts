@@ -3,7 +3,7 @@ import { createKey } from '../gateway/keys.js';
 import { openStore } from '../gateway/stores/index.js';
 
 export async function keysCreate(o: { store: string; label: string }): Promise<void> {
-  // A key in memory: would die with this command: it could never be used.
+  // A key made in memory: would vanish with this command, and could never be used.
   if (o.store === 'memory:') throw new UsageError('--store memory: keeps keys for one process only, and this one ends now: use sqlite:PATH or redis://HOST:PORT.');
   if (o.label.trim() === '') throw new UsageError('--label is empty: say who the key is for.');
   const store = await openStore(o.store);
