@@ -12,6 +12,8 @@ import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { detailFile, listFile, parseRequest } from '../src/routes.js';
 import { composedCached } from '../src/gateway/compose.js';
+import { loadedArtifact } from '../src/gateway/artifact.js';
+import type { ManifestEntry } from '../src/schema/api.js';
 import { SORTS, INCLUDES } from '../src/schema/api.js';
 import { model, smallCatalog, writeFixture } from './helpers/fixture.js';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
@@ -240,6 +242,17 @@ describe('composed answers', () => {
     } finally {
       await own.close();
     }
+  });
+
+  it('from an artifact of an older build, without its own attribution, take the publication\'s (an upgraded gateway serving an old build)', async () => {
+    const release = path.join(tmp, 'full', 'current');
+    const raw = JSON.parse(await readFile(path.join(release, 'artifacts/verified.public.json'), 'utf8')) as Record<string, unknown>;
+    const manifest = JSON.parse(await readFile(path.join(release, 'manifest.json'), 'utf8')) as { files: ManifestEntry[] };
+    const entry = manifest.files.find((f) => f.path === 'artifacts/verified.public.json')!;
+    const theirs = { required: true, name: 'n', url: 'https://x.example', text: 't' };
+    expect(loadedArtifact(raw as never, entry, theirs).attributionJson).toBe(JSON.stringify(raw.attribution));
+    delete raw.attribution;
+    expect(loadedArtifact(raw as never, entry, theirs).attributionJson).toBe(JSON.stringify(theirs));
   });
 
   it('caches a composed page from its second request, answers it the same from the cache, to HEAD with its length, and with 304 to its ETag', async () => {

@@ -28,9 +28,12 @@ export interface ListArtifact {
   validatorPrefix: Hash;
 }
 
-/** The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. */
-export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry): ListArtifact {
-  const attributionJson = JSON.stringify(raw.attribution);
+/**
+ * The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. Artifacts written
+ * before they held the attribution (an older build still being served) take the publication's.
+ */
+export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, publicationAttribution: unknown): ListArtifact {
+  const attributionJson = JSON.stringify(raw.attribution ?? publicationAttribution);
   const validatorPrefix = createHash('sha256').update(`${entry.sha256}\n`);
   return { ...raw, entry, items: new Map(), sections: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
 }

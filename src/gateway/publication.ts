@@ -218,7 +218,7 @@ export class Publication {
         if (!entry) throw new Error(`publication ${this.revision} has no ${path}`);
         const raw = await this.origin.read(this.id, path);
         this.checkBytes(raw, entry);
-        return loadedArtifact(JSON.parse(raw.toString('utf8')), entry);
+        return loadedArtifact(JSON.parse(raw.toString('utf8')), entry, this.meta.attribution);
       })();
       p.catch(() => this.artifacts.delete(path));
       this.artifacts.set(path, p);
