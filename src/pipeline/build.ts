@@ -48,7 +48,7 @@ export interface BuildResult {
  * second past it, so that changed bodies get a Last-Modified that If-Modified-Since can tell from the old one (HTTP
  * dates have whole seconds) even when the edit added no newer date.
  */
-export function publicationTime(forced: string | undefined, newestInData: string, previous: { revision: string; publishedAt: string } | null, revision: string): string {
+function publicationTime(forced: string | undefined, newestInData: string, previous: { revision: string; publishedAt: string } | null, revision: string): string {
   if (forced !== undefined) {
     const t = new Date(forced).toISOString();
     const newest = new Date(newestInData).toISOString();
