@@ -53,6 +53,9 @@ function checkJsonl<T extends z.ZodType>(schema: T, rows: JsonlRecord[], issues:
   return out;
 }
 
+/** models/<slug>.yaml -> slug: the file name is the slug. */
+const slugOfFile = (file: string) => path.posix.basename(file).replace(/\.ya?ml$/, '');
+
 /** Validate a loaded tree; throws ValidationError listing every problem. */
 export function validateTree(tree: LoadedTree): SourceData {
   const issues: SourceIssue[] = [...tree.issues];
@@ -67,9 +70,9 @@ export function validateTree(tree: LoadedTree): SourceData {
   const models: ModelEntry[] = [];
   // Models whose files have problems already reported (unparseable, or invalid below): records naming them get no
   // second "unknown model" problem each.
-  const invalidSlugs = new Set(tree.issues.filter((i) => i.file.startsWith('models/')).map((i) => path.posix.basename(i.file).replace(/\.ya?ml$/, '')));
+  const invalidSlugs = new Set(tree.issues.filter((i) => i.file.startsWith('models/')).map((i) => slugOfFile(i.file)));
   for (const y of tree.models) {
-    const slug = path.posix.basename(y.file).replace(/\.ya?ml$/, '');
+    const slug = slugOfFile(y.file);
     if (!Slug.safeParse(slug).success) {
       issues.push({ file: y.file, message: `file name "${slug}" is not a slug (lowercase letters, digits and single hyphens): the slug is the file name` });
       continue;
