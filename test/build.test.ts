@@ -290,10 +290,13 @@ describe('incremental builds', () => {
 
       const r2 = await build({ dataDir, outDir, publishedAt: t });
       expect(r2.publishedAt).toBe(t);
-      const m2 = await readJson<Manifest>(path.join(r2.releaseDir, 'manifest.json'));
-      const byTime = new Map<string, number>();
-      for (const f of m2.files) byTime.set(`${f.revision} ${f.last_modified}`, (byTime.get(`${f.revision} ${f.last_modified}`) ?? 0) + 1);
-      expect([...byTime.keys()].sort()).toEqual([`${r1.revision} ${t}`, `${r2.revision} 2026-03-01T12:00:01.000Z`].sort());
+      const times = async (r: BuildResult) => [...new Set((await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files.map((f) => `${f.revision} ${f.last_modified}`))].sort();
+      expect(await times(r2)).toEqual([`${r1.revision} ${t}`, `${r2.revision} 2026-03-01T12:00:01.000Z`].sort());
+      // The same data again at the same time (a release beside it, same revision): every body keeps its time; a time
+      // going back to T would let a client holding T+1 get 304 for the next change.
+      const r3 = await build({ dataDir, outDir, publishedAt: t });
+      expect(r3.revision).toBe(r2.revision);
+      expect(await times(r3)).toEqual(await times(r2));
     });
   });
 
@@ -304,6 +307,19 @@ describe('incremental builds', () => {
       expect(r.status, bad).toBe(1);
       expect(r.stderr, bad).toContain(`option '--published-at <iso>' argument '${bad}' is invalid. an ISO 8601 date or timestamp with a zone`);
     }
+  });
+
+  it('a live release this build cannot read (a revision id now refused) stops the build with the file and what to do', async () => {
+    await withTemp(async (tmp) => {
+      const r = await buildFixture(tmp, 'legacy', smallCatalog());
+      const outDir = path.join(tmp, 'legacy', 'out');
+      const file = path.join(r.releaseDir, 'manifest.json');
+      await writeFile(file, (await readFile(file, 'utf8')).replace(`"publicationRevision":"${r.revision}"`, '"publicationRevision":"nightly 2026"'));
+      const err = await build({ dataDir: path.join(tmp, 'legacy', 'data'), outDir }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UsageError);
+      expect(String(err)).toContain(`the live release of --out ${outDir} cannot be read: ${file}: publicationRevision: 1 to 64 ASCII letters`);
+      expect(String(err)).toContain('Build into a new --out.');
+    });
   });
 
   it('a --revision that is not one path segment of safe characters is refused before anything is written', async () => {

@@ -1,6 +1,7 @@
 // `npm start`: build the default publication if there is none, make a development key, serve on localhost.
 import { access } from 'node:fs/promises';
 import path from 'node:path';
+import { UsageError } from '../errors.js';
 import { createKey } from '../gateway/keys.js';
 import { closeOnSignals, startGateway } from '../gateway/server.js';
 import { openStore } from '../gateway/stores/index.js';
@@ -8,6 +9,8 @@ import { buildCommand } from './build.js';
 import { DEFAULT_STORE, gatewayOptions, type ServeCommandOptions } from './serve.js';
 
 export async function devCommand(o: ServeCommandOptions & { data: string }): Promise<void> {
+  // The key goes into the store the gateway opens: memory: would be another one, and the key would never work.
+  if ((o.store ?? DEFAULT_STORE) === 'memory:') throw new UsageError('npm start needs a store its key outlives: use sqlite:PATH (the default) or redis://HOST:PORT, not memory:');
   const dir = o.dir ?? 'dist';
   const built = await access(path.join(dir, 'current', 'manifest.json')).then(() => true, () => false);
   if (!built) {

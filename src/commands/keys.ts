@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import { createKey } from '../gateway/keys.js';
-import { openStore } from '../gateway/stores/index.js';
+import { openStore, redactUrl } from '../gateway/stores/index.js';
 
 export async function keysCreate(o: { store: string; label: string }): Promise<void> {
   // A key made in memory: would vanish with this command, and could never be used.
@@ -32,7 +32,7 @@ export async function keysRevoke(o: { store: string; id: string }): Promise<void
   try {
     const at = new Date().toISOString();
     const k = await store.revokeKey(o.id, at);
-    if (!k) throw new UsageError(`no key with id ${o.id} in ${o.store} (\`modelpub keys list\` shows the ids)`);
+    if (!k) throw new UsageError(`no key with id ${o.id} in ${redactUrl(o.store)} (\`modelpub keys list\` shows the ids)`);
     console.log(k.revoked_at === at ? `revoked ${k.id} (${k.label})` : `${k.id} (${k.label}) was already revoked at ${k.revoked_at}`);
   } finally {
     await store.close();

@@ -141,8 +141,9 @@ export function createHandler(d: GatewayDeps) {
     const method = req.method ?? '';
     if (method === 'OPTIONS') {
       // A preflight for one of the two operations; any other path does not exist, for OPTIONS either.
-      const target = (req.url ?? '').length > MAX_URL_LENGTH ? null : urls.get(req.url ?? '/').result;
-      if (target === null || target === 'bad_request' || (!target.ok && target.status === 404)) return problem(res, req, 'not_found');
+      if ((req.url ?? '').length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
+      const target = urls.get(req.url ?? '/').result;
+      if (target === 'bad_request' || (!target.ok && target.status === 404)) return problem(res, req, 'not_found');
       x.route = 'preflight';
       res.writeHead(204, PREFLIGHT_HEADERS);
       res.end();

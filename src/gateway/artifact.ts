@@ -34,7 +34,8 @@ export interface ListArtifact {
  */
 export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, publicationAttribution: unknown): ListArtifact {
   const attributionJson = JSON.stringify(raw.attribution ?? publicationAttribution);
-  const validatorPrefix = createHash('sha256').update(`${entry.sha256}\n`);
+  // The artifact's hash covers its own attribution; one taken from the publication must enter the validator itself.
+  const validatorPrefix = createHash('sha256').update(raw.attribution === undefined ? `${entry.sha256}\n${attributionJson}\n` : `${entry.sha256}\n`);
   return { ...raw, entry, items: new Map(), sections: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
 }
 

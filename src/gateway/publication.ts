@@ -3,8 +3,8 @@
 // across a switch). A request takes one Publication object at its start and uses only it: never a mix of two.
 import { createHash } from 'node:crypto';
 import { validateHeaderValue } from 'node:http';
-import type { z } from 'zod';
 import { Manifest, PublicationMeta, type ManifestEntry, type QueryLane } from '../schema/api.js';
+import { parseJsonFile } from '../schema/parse.js';
 import { loadedArtifact, type ListArtifact } from './artifact.js';
 import { ManifestIndex } from './manifest-index.js';
 import { etagOf, httpDate } from './validators.js';
@@ -109,22 +109,6 @@ const composedCost = (f: ComposedFile) => 8 * f.body.length + f.body[0]!.buffer.
 const SEARCH_CACHE_BYTES = 4 << 20;
 
 
-/** A publication file's JSON checked against its schema; the error names the file, the field and what is wrong. */
-function parsed<T>(schema: z.ZodType<T>, bytes: Buffer, where: string): T {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(bytes.toString('utf8'));
-  } catch (e) {
-    throw new Error(`${where}: not JSON (${(e as Error).message})`);
-  }
-  const r = schema.safeParse(doc);
-  if (!r.success) {
-    const i = r.error.issues[0]!;
-    throw new Error(`${where}: ${i.path.join('.') || '(top)'}: ${i.message}`);
-  }
-  return r.data;
-}
-
 /** CORS for browser clients: any origin may read the API (a key is needed anyway), and these headers too. */
 export const CORS_HEADERS = [
   'access-control-allow-origin', '*',
@@ -154,8 +138,8 @@ export class Publication {
 
   static async load(origin: Origin, id: string, cache: BodyCache, { verify = false } = {}): Promise<Publication> {
     const [manifestBytes, metaBytes] = await Promise.all([origin.read(id, 'manifest.json'), origin.read(id, 'publication.json')]);
-    const manifest = parsed(Manifest, manifestBytes, `publication ${id}: manifest.json`);
-    const meta = parsed(PublicationMeta, metaBytes, `publication ${id}: publication.json`);
+    const manifest = parseJsonFile(Manifest, manifestBytes, `publication ${id}: manifest.json`);
+    const meta = parseJsonFile(PublicationMeta, metaBytes, `publication ${id}: publication.json`);
     if (meta.publicationRevision !== manifest.publicationRevision) throw new Error(`publication ${id}: manifest and publication.json disagree on the revision`);
     // Both go out as response headers (the revision's schema allows only safe characters; the schema version is free
     // text): a value node:http would refuse must stop the publication here, not a response.

@@ -4,6 +4,7 @@ import cluster from 'node:cluster';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { destination, pino } from 'pino';
+import { UsageError } from '../errors.js';
 import { createHandler, type RequestLog } from './app.js';
 import { fingerprint, KeyCache } from './keys.js';
 import { dirOrigin } from './origins/dir.js';
@@ -50,13 +51,14 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const quota = new QuotaLimiter(store, { limit: o.quota });
 
   // Poll for a new publication; a failed load keeps the current one serving. A request that could not read the
-  // publication polls at once: two builds in one poll interval delete the release being served.
+  // publication polls early: two builds in one poll interval delete the release being served. Early polls come at
+  // most one second after the last poll ended, so a store outage (every request fails) or a publication that will
+  // not load (a 21 MB manifest) is not polled back to back.
   let polling = false;
-  let lastPoll = 0;
-  const pollNow = async () => {
-    if (polling || performance.now() - lastPoll < 200) return; // a store outage fails every request: not a poll each
+  let lastPollEnd = -Infinity;
+  const poll = async () => {
+    if (polling) return;
     polling = true;
-    lastPoll = performance.now();
     try {
       const id = await origin.currentId();
       if (id !== current.id) {
@@ -67,12 +69,16 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       log?.warn({ err: String(e) }, 'publication poll failed; still serving the current one');
     } finally {
       polling = false;
+      lastPollEnd = performance.now();
     }
   };
-  const poll = setInterval(pollNow, o.pollMs);
-  poll.unref();
+  const pollEarly = () => {
+    if (performance.now() - lastPollEnd >= 1000) void poll();
+  };
+  const pollTimer = setInterval(poll, o.pollMs);
+  pollTimer.unref();
 
-  const handler = createHandler({ publication: () => current, keys, quota, log: log as RequestLog | null, fingerprint, onUnavailable: () => void pollNow() });
+  const handler = createHandler({ publication: () => current, keys, quota, log: log as RequestLog | null, fingerprint, onUnavailable: pollEarly });
   const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000 }, handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -89,7 +95,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     server,
     publication: () => current,
     async close() {
-      clearInterval(poll);
+      clearInterval(pollTimer);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await quota.close();
@@ -102,7 +108,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
 /** Run `workers` processes sharing one port; each holds its own leases against the shared store. */
 export async function startCluster(o: GatewayOptions, workers: number, announce: (url: string) => void): Promise<void> {
   if (cluster.isPrimary) {
-    if (o.store.startsWith('memory:')) throw new Error('--workers needs a shared store (sqlite:PATH or redis://HOST:PORT), not memory:');
+    if (o.store.startsWith('memory:')) throw new UsageError('--workers needs a shared store (sqlite:PATH or redis://HOST:PORT), not memory:');
     let ready = 0;
     let url = '';
     let stopping = false;

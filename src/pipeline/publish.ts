@@ -6,7 +6,9 @@
 import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
+import type { z } from 'zod';
 import { Manifest, PublicationMeta, type ManifestEntry } from '../schema/api.js';
+import { parseJsonFile } from '../schema/parse.js';
 
 export type { PublicationMeta };
 import type { PreviousRelease } from './write.js';
@@ -69,8 +71,16 @@ export async function currentRelease(out: string): Promise<string | null> {
 export async function readPrevious(out: string): Promise<(PreviousRelease & { meta: PublicationMeta }) | null> {
   const dir = await currentRelease(out);
   if (!dir) return null;
-  const manifest = Manifest.parse(JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')));
-  const meta = PublicationMeta.parse(JSON.parse(await readFile(path.join(dir, 'publication.json'), 'utf8')));
+  // A release this build cannot read (e.g. a revision id an older modelpub allowed, now refused) cannot be continued.
+  const read = async <T>(schema: z.ZodType<T>, name: string): Promise<T> => {
+    try {
+      return parseJsonFile(schema, await readFile(path.join(dir, name), 'utf8'), path.join(dir, name));
+    } catch (e) {
+      throw new UsageError(`the live release of --out ${out} cannot be read: ${(e as Error).message}. Build into a new --out.`);
+    }
+  };
+  const manifest = await read(Manifest, 'manifest.json');
+  const meta = await read(PublicationMeta, 'publication.json');
   return { dir, revision: manifest.publicationRevision, entries: new Map<string, ManifestEntry>(manifest.files.map((f) => [f.path, f])), meta };
 }
 

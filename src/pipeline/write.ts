@@ -62,9 +62,11 @@ export async function writeBodies(bodies: Iterable<PendingBody>, o: WriteOptions
     if (bytes === null) {
       bytes = b.head + JSON.stringify(revision) + b.tail;
       hash = sha256(bytes);
-      // A changed body must show a Last-Modified later than the one clients hold, in whole seconds as HTTP dates go,
-      // even when the publication time did not move (a forced --published-at): else If-Modified-Since answers 304.
-      if (prev && prev.sha256 !== hash && Math.floor(Date.parse(lastModified) / 1000) * 1000 < nextSecond(prev.last_modified)) {
+      // The same bytes as before (a rebuild of the same revision) keep their time. A changed body must show a
+      // Last-Modified later than the one clients hold, in whole seconds as HTTP dates go, even when the publication
+      // time did not move (a forced --published-at): else If-Modified-Since answers 304.
+      if (prev && prev.sha256 === hash) lastModified = prev.last_modified;
+      else if (prev && Math.floor(Date.parse(lastModified) / 1000) * 1000 < nextSecond(prev.last_modified)) {
         lastModified = new Date(nextSecond(prev.last_modified)).toISOString();
       }
     }

@@ -1,10 +1,12 @@
 // Picks a quota store driver from a URL (`--store`): sqlite:PATH, redis://HOST:PORT, memory:.
 import { existsSync } from 'node:fs';
 import { UsageError } from '../../errors.js';
+import { redactUrl } from './redact.js';
 import type { QuotaStore } from './types.js';
 
 export type { KeyRecord, QuotaStore, TakeResult } from './types.js';
 export { DuplicateKeyError } from './types.js';
+export { redactUrl } from './redact.js';
 
 /** Keys and counters in a file beside the gateway, kept across restarts. */
 export const DEFAULT_STORE_URL = 'sqlite:var/gateway.db';
@@ -35,7 +37,7 @@ export async function openStore(url: string, { mustExist = false } = {}): Promis
     });
   }
   if (url.startsWith('redis://') || url.startsWith('rediss://')) {
-    const { redisStore, redactUrl } = await import('./redis.js');
+    const { redisStore } = await import('./redis.js');
     let u: URL;
     try {
       u = new URL(url);
@@ -46,5 +48,5 @@ export async function openStore(url: string, { mustExist = false } = {}): Promis
     u.searchParams.delete('prefix');
     return redisStore({ url: u.toString(), prefix });
   }
-  throw new UsageError(`Unknown store "${url.replace(/\/\/[^@/]*@/, '//***@')}": use ${ACCEPTED}.`);
+  throw new UsageError(`Unknown store "${redactUrl(url)}": use ${ACCEPTED}.`);
 }

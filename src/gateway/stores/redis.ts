@@ -11,6 +11,7 @@
 // Durability is Redis's own: with persistence off, a Redis restart forgets the day's counters and keys.
 import { createHash } from 'node:crypto';
 import type { Redis as RedisClient } from 'ioredis';
+import { redactUrl } from './redact.js';
 import { DuplicateKeyError, checkDay, checkTake, checkUnits, type KeyRecord, type QuotaStore } from './types.js';
 
 export const DRIVER_NAME = 'redis';
@@ -74,16 +75,7 @@ async function loadDriver(): Promise<typeof RedisClient> {
   }
 }
 
-/** The URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/[^@/]*@/, '//***@');
-  }
-}
+export { redactUrl };
 
 const fromHash = (h: Record<string, string>): KeyRecord | null =>
   h.id === undefined || h.hash === undefined
