@@ -34,6 +34,7 @@ const SOURCES = [
   'src/gateway/stores/memory.ts',
   'src/gateway/stores/sqlite.ts',
   'src/gateway/stores/redis.ts',
+  'src/gateway/stores/redact.ts',
   'test/helpers/quota-worker.ts',
 ];
 
