@@ -14,7 +14,7 @@ import {
 import { attributionOf, envelopeParts, listDataJson, renderVariant, sectionsJson, withSections, type ArtifactModel, type VariantParts } from './render.js';
 import { validateTree, type SourceData } from './validate.js';
 import { UsageError } from '../errors.js';
-import { nextSecond, writeBodies, type PendingBody, type WriteStats } from './write.js';
+import { secondAfter, writeBodies, type PendingBody, type WriteStats } from './write.js';
 
 export const TOOL_VERSION = '0.1.0';
 
@@ -60,8 +60,8 @@ function publicationTime(forced: string | undefined, newestInData: string, previ
   }
   const t = new Date(newestInData).toISOString();
   if (!previous) return t;
-  const floor = previous.revision === revision ? Date.parse(previous.publishedAt) : nextSecond(previous.publishedAt);
-  return Date.parse(t) >= floor ? t : new Date(floor).toISOString();
+  if (previous.revision !== revision) return secondAfter(t, previous.publishedAt);
+  return t < previous.publishedAt ? previous.publishedAt : t;
 }
 
 export async function loadAndValidate(dataDir: string): Promise<SourceData> {

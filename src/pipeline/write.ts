@@ -32,8 +32,14 @@ export interface WriteOptions {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** The first whole second after an instant, in ms since the epoch. */
-export const nextSecond = (iso: string): number => (Math.floor(Date.parse(iso) / 1000) + 1) * 1000;
+/**
+ * `t` if it falls in a later whole second than `before`, else the first whole second after `before` (ISO instants):
+ * HTTP dates count whole seconds, so a Last-Modified that must be newer than `before` has to be this.
+ */
+export function secondAfter(t: string, before: string): string {
+  const next = (Math.floor(Date.parse(before) / 1000) + 1) * 1000;
+  return Date.parse(t) >= next ? t : new Date(next).toISOString();
+}
 
 export async function writeBodies(bodies: Iterable<PendingBody>, o: WriteOptions): Promise<{ entries: ManifestEntry[]; stats: WriteStats }> {
   const entries: ManifestEntry[] = [];
@@ -65,10 +71,7 @@ export async function writeBodies(bodies: Iterable<PendingBody>, o: WriteOptions
       // The same bytes as before (a rebuild of the same revision) keep their time. A changed body must show a
       // Last-Modified later than the one clients hold, in whole seconds as HTTP dates go, even when the publication
       // time did not move (a forced --published-at): else If-Modified-Since answers 304.
-      if (prev && prev.sha256 === hash) lastModified = prev.last_modified;
-      else if (prev && Math.floor(Date.parse(lastModified) / 1000) * 1000 < nextSecond(prev.last_modified)) {
-        lastModified = new Date(nextSecond(prev.last_modified)).toISOString();
-      }
+      if (prev) lastModified = prev.sha256 === hash ? prev.last_modified : secondAfter(lastModified, prev.last_modified);
     }
     const target = path.join(o.stagingDir, b.path);
     await ensureDir(path.dirname(target));
