@@ -139,23 +139,21 @@ export function createHandler(d: GatewayDeps) {
   function start(x: Exchange): number | Promise<number> {
     const { req, res } = x;
     const method = req.method ?? '';
-    if (method === 'OPTIONS') {
-      // A preflight for one of the two operations; any other path does not exist, for OPTIONS either.
-      if ((req.url ?? '').length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
-      const target = urls.get(req.url ?? '/').result;
-      if (target === 'bad_request' || (!target.ok && target.status === 404)) return problem(res, req, 'not_found');
+    const preflight = method === 'OPTIONS';
+    if (!preflight && method !== 'GET' && method !== 'HEAD') return problem(res, req, 'method_not_allowed', ['allow', ALLOW]);
+    const rawUrl = req.url ?? '/';
+    if (rawUrl.length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
+    const parsed = urls.get(rawUrl);
+    x.route = parsed.route;
+    // A preflight is for one of the two operations' paths; a path that does not exist is 404 for OPTIONS too.
+    if (parsed.result === 'bad_request') return problem(res, req, preflight ? 'not_found' : 'bad_request');
+    if (!parsed.result.ok && parsed.result.status === 404) return problem(res, req, 'not_found');
+    if (preflight) {
       x.route = 'preflight';
       res.writeHead(204, PREFLIGHT_HEADERS);
       res.end();
       return 204;
     }
-    if (method !== 'GET' && method !== 'HEAD') return problem(res, req, 'method_not_allowed', ['allow', ALLOW]);
-    const rawUrl = req.url ?? '/';
-    if (rawUrl.length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
-    const parsed = urls.get(rawUrl);
-    x.route = parsed.route;
-    if (parsed.result === 'bad_request') return problem(res, req, 'bad_request');
-    if (!parsed.result.ok && parsed.result.status === 404) return problem(res, req, 'not_found');
 
     const key = req.headers['x-api-key'];
     if (typeof key !== 'string' || key === '') return problem(res, req, 'missing_api_key');
