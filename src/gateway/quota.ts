@@ -17,9 +17,9 @@
 // than it got (demand outran the lease, as in a burst of hundreds), the next take asks for no more units than there
 // are requests waiting for it. Every unit of that lease is spent the moment it arrives, so at the end of a burst no
 // units sit in one process while another, told by the store that nothing is left, refuses its own waiting requests:
-// two processes sharing a burst admit the limit between them. Traffic that a lease keeps up with (one request at a time, or a few at once) keeps
-// the sizes above, so it does not pay a store call per request; the price is that a process whose share of a key's
-// traffic stops can be left holding part of a lease (the bound below).
+// two processes sharing a burst admit the limit between them. Traffic that a lease keeps up with (one request at a
+// time, or a few at once) keeps the sizes above, so it does not pay a store call per request; the price is that a
+// process whose share of a key's traffic stops can be left holding part of a lease (the bound below).
 //
 // Far from the limit (at least 16 full leases left in the day, as this process last saw the day's count), a process
 // whose lease is down to a quarter starts the next take in the background, so steady traffic does not wait for a
