@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/pipeline/build.js';
 import { createKey } from '../src/gateway/keys.js';
-import { startGateway, type RunningGateway } from '../src/gateway/server.js';
+import { startGateway, type GatewayOptions, type RunningGateway } from '../src/gateway/server.js';
 import { MAX_QUEUED_PER_CONNECTION } from '../src/gateway/app.js';
 import { connect } from 'node:net';
 import { openStore } from '../src/gateway/stores/index.js';
@@ -36,6 +36,10 @@ function catalog() {
   return spec;
 }
 
+/** A gateway on a publication folder, with the test store and quota; other options as given. */
+const gatewayOn = (dir: string, o: Partial<GatewayOptions> = {}) =>
+  startGateway({ dir, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 1000, logLevel: 'silent', ...o });
+
 const get = (p: string, headers: Record<string, string> = {}, method = 'GET') =>
   fetch(gw.url + p, { method, headers: { 'x-api-key': key, ...headers } });
 
@@ -47,7 +51,7 @@ beforeAll(async () => {
   await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'full'), pageSizes: PAGE_SIZES });
   store = await openStore('memory:');
   key = (await createKey(store, 'test')).key;
-  gw = await startGateway({ dir: path.join(tmp, 'plain'), port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 24, pollMs: 50, logLevel: 'silent' });
+  gw = await gatewayOn(path.join(tmp, 'plain'), { cacheBytes: 1 << 24, pollMs: 50 });
 });
 afterAll(async () => {
   await gw?.close();
@@ -231,7 +235,7 @@ describe('composed answers', () => {
     const r2 = await build({ dataDir: data, outDir: out });
     const fresh = await build({ dataDir: data, outDir: path.join(tmp, 'attr-fresh'), pageSizes: [7] });
     expect(fresh.revision).toBe(r2.revision);
-    const own = await startGateway({ dir: out, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 1000, logLevel: 'silent' });
+    const own = await gatewayOn(out);
     try {
       const r = await fetch(`${own.url}/api/v1/models?page_size=7&page=2&include=pricing`, { headers: { 'x-api-key': key } });
       expect(r.headers.get('x-publication-revision')).toBe(r2.revision);
@@ -308,7 +312,7 @@ describe('a body cache smaller than the publication', () => {
     const files = await Promise.all(slugs.map((slug) =>
       readFile(path.join(tmp, 'plain', 'current', detailFile({ slug, locale: 'en', lane: 'verified', displayOnly: false, include: [...INCLUDES].sort() })))));
     // Room for about two of the six bodies: every round evicts what the last one cached.
-    const small = await startGateway({ dir: path.join(tmp, 'plain'), port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 2 * Math.max(...files.map((f) => f.length)) + 1, pollMs: 60_000, logLevel: 'silent' });
+    const small = await gatewayOn(path.join(tmp, 'plain'), { cacheBytes: 2 * Math.max(...files.map((f) => f.length)) + 1, pollMs: 60_000 });
     const own = (await createKey(store, 'small-cache')).key;
     try {
       for (let round = 0; round < 3; round++) {
@@ -334,7 +338,7 @@ describe('a failing store', () => {
     const [take, findKey] = [own.take.bind(own), own.findKey.bind(own)];
     let down = true;
     own.take = (...a) => (down ? Promise.reject(new Error('store down')) : take(...a));
-    const g = await startGateway({ dir: path.join(tmp, 'plain'), port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: own, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 60_000, logLevel: 'silent' });
+    const g = await gatewayOn(path.join(tmp, 'plain'), { storeInstance: own, pollMs: 60_000 });
     const at = (p: string, k = ownKey) => fetch(g.url + p, { headers: { 'x-api-key': k } });
     try {
       // The key is found, the quota cannot be checked: refused.
@@ -444,7 +448,7 @@ describe('publication switch', () => {
       doc.publicationRevision += '\r\nset-cookie: x=1';
       await writeFile(file, JSON.stringify(doc));
     }
-    await expect(startGateway({ dir: out, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 1000, logLevel: 'silent' }))
+    await expect(gatewayOn(out))
       .rejects.toThrow(/manifest\.json: publicationRevision: 1 to 64 ASCII letters/);
   });
 
@@ -455,7 +459,7 @@ describe('publication switch', () => {
     const doc = JSON.parse(await readFile(file, 'utf8')) as { schemaVersion: string };
     doc.schemaVersion += '\r\nset-cookie: x=1';
     await writeFile(file, JSON.stringify(doc));
-    await expect(startGateway({ dir: out, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 1000, logLevel: 'silent' }))
+    await expect(gatewayOn(out))
       .rejects.toThrow(/X-Schema-Version.*cannot be sent as an HTTP header/);
   });
 });
@@ -482,7 +486,7 @@ describe('a release deleted under the gateway', () => {
     const data = path.join(tmp, 'data');
     const out = path.join(tmp, 'pruned');
     await build({ dataDir: data, outDir: out });
-    const own = await startGateway({ dir: out, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 10, pollMs: 3_600_000, logLevel: 'silent' });
+    const own = await gatewayOn(out, { cacheBytes: 1 << 10, pollMs: 3_600_000 });
     const mine = (await createKey(store, 'pruned')).key;
     try {
       const served = own.publication().revision;
