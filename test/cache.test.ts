@@ -1,9 +1,9 @@
 // The gateway's resident structures: ByteCache, the second-chance byte budget behind the body, composed-page and
-// search caches; ManifestIndex, the compact manifest; SendBuffers, the pool composed pages are joined into.
+// search caches; BodyCache's shared reads; ManifestIndex, the compact manifest; SendBuffers, the pool composed pages are joined into.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManifestIndex } from '../src/gateway/manifest-index.js';
-import { ByteCache, Doorkeeper, useSlot } from '../src/gateway/publication.js';
+import { BodyCache, ByteCache, Doorkeeper, useSlot } from '../src/gateway/publication.js';
 import { SendBuffers } from '../src/gateway/send-buffers.js';
 
 const cache = (max: number) => new ByteCache<string>(max, (v) => v.length);
@@ -67,6 +67,33 @@ describe('ByteCache', () => {
     expect(c.size).toBe(0);
     c.set('key', 'v'.repeat(10));
     expect(c.size).toBe(13);
+  });
+});
+
+describe('BodyCache', () => {
+  it('gives concurrent misses on one body one read, caches it, and reads again after a failure', async () => {
+    const bodies = new BodyCache(1000);
+    let reads = 0;
+    let fail = true;
+    const read = async () => {
+      reads++;
+      await new Promise((r) => setTimeout(r, 5));
+      if (fail) throw new Error('origin down');
+      return Buffer.from('body');
+    };
+    const failed = await Promise.allSettled(Array.from({ length: 20 }, () => bodies.load('sha-a', read)));
+    expect(failed.map((r) => r.status)).toEqual(Array(20).fill('rejected'));
+    expect(reads).toBe(1);
+    expect(bodies.get('sha-a')).toBeUndefined(); // a failure is not cached: the next miss reads again
+    fail = false;
+    const got = await Promise.all(Array.from({ length: 20 }, () => bodies.load('sha-a', read)));
+    expect(got.every((b) => b.toString() === 'body')).toBe(true);
+    expect(reads).toBe(2);
+    expect((await bodies.load('sha-a', read)).toString()).toBe('body');
+    expect(reads).toBe(2);
+    // Another body is a read of its own.
+    await bodies.load('sha-b', read);
+    expect(reads).toBe(3);
   });
 });
 

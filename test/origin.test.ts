@@ -19,6 +19,8 @@ let gw: RunningGateway;
 let store: QuotaStore;
 let key: string;
 let release: string;
+/** Requests the static host has answered, by path. */
+const fetched = new Map<string, number>();
 
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-origin-'));
@@ -26,7 +28,9 @@ beforeAll(async () => {
   release = (await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'out') })).releaseDir;
   // A static host that knows nothing about the API: path -> file under the release folder.
   host = createServer(async (req, res) => {
-    const file = path.join(release, decodeURIComponent(new URL(req.url!, 'http://h').pathname));
+    const pathname = decodeURIComponent(new URL(req.url!, 'http://h').pathname);
+    fetched.set(pathname, (fetched.get(pathname) ?? 0) + 1);
+    const file = path.join(release, pathname);
     if (!file.startsWith(release + path.sep)) return void res.writeHead(404).end();
     try {
       res.writeHead(200).end(await readFile(file));
@@ -53,6 +57,18 @@ it('serves the bytes the static host holds, with the manifest validators', async
   expect(Buffer.from(await r.arrayBuffer()).equals(await readFile(path.join(release, rel)))).toBe(true);
   const list = await fetch(`${gw.url}/api/v1/models?q=alpha&page_size=3`, { headers: { 'x-api-key': key } });
   expect((await list.json()).data.models.map((m: { slug: string }) => m.slug)).toEqual(['alpha']);
+});
+
+it('fetches a body once for many concurrent requests that miss on it', async () => {
+  const rel = detailFile({ slug: 'gamma', locale: 'en', lane: 'verified', displayOnly: false, include: ['benchmarks', 'pricing'] });
+  const rs = await Promise.all(Array.from({ length: 24 }, () =>
+    fetch(`${gw.url}/api/v1/models/gamma?include=pricing,benchmarks`, { headers: { 'x-api-key': key } })));
+  const want = await readFile(path.join(release, rel));
+  for (const r of rs) {
+    expect(r.status).toBe(200);
+    expect(Buffer.from(await r.arrayBuffer()).equals(want)).toBe(true);
+  }
+  expect([...fetched].filter(([p]) => p.endsWith(`/${rel}`)).map(([, n]) => n)).toEqual([1]);
 });
 
 it('refuses bytes that do not match the manifest (a host switched mid-way) with 503, never a mix', async () => {

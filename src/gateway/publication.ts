@@ -93,10 +93,37 @@ export class Doorkeeper {
   }
 }
 
-/** Bodies by sha256, shared by every publication a gateway loads (an unchanged body stays cached across a switch). */
+/**
+ * Bodies by sha256, shared by every publication a gateway loads (an unchanged body stays cached across a switch).
+ * Requests that miss on the same body share one read: at start-up, or when the publication outgrows --cache-mb, a
+ * popular body is asked for by many connections before its first read is back.
+ */
 export class BodyCache extends ByteCache<Buffer> {
+  private readonly reading = new Map<string, Promise<Buffer>>();
   constructor(maxBytes: number) {
     super(maxBytes, (b) => b.length);
+  }
+
+  /** The cached body, or the one read in flight for it, or a new read (cached once it succeeds; a failure is not). */
+  load(sha256: string, read: () => Promise<Buffer>): Promise<Buffer> {
+    const cached = this.get(sha256);
+    if (cached !== undefined) return Promise.resolve(cached);
+    let p = this.reading.get(sha256);
+    if (p === undefined) {
+      p = read().then(
+        (body) => {
+          this.reading.delete(sha256);
+          this.set(sha256, body);
+          return body;
+        },
+        (e: unknown) => {
+          this.reading.delete(sha256);
+          throw e;
+        },
+      );
+      this.reading.set(sha256, p);
+    }
+    return p;
   }
 }
 
@@ -175,14 +202,12 @@ export class Publication {
   }
 
   /** The body, read from the origin (and checked against the manifest) when it is not in memory. */
-  async body(info: FileInfo): Promise<Buffer> {
-    let body = this.cache.get(info.entry.sha256);
-    if (!body) {
-      body = await this.origin.read(this.id, info.entry.path);
+  body(info: FileInfo): Promise<Buffer> {
+    return this.cache.load(info.entry.sha256, async () => {
+      const body = await this.origin.read(this.id, info.entry.path);
       this.checkBytes(body, info.entry);
-      this.cache.set(info.entry.sha256, body);
-    }
-    return body;
+      return body;
+    });
   }
 
   /** With a remote origin, bytes read must be the manifest's: else the host has switched publications under us. */
