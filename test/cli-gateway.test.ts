@@ -107,6 +107,17 @@ describe('keys', () => {
     expect([blank.code, blank.stdout]).toEqual([2, '']);
     expect(blank.stderr).toContain('--label is empty');
   });
+
+  // Node's recursive mkdir loops forever at 100% CPU where mkdir(2) says ENOENT under a folder that exists: the CLI
+  // hung on these until the test timed out.
+  it.skipIf(!existsSync('/proc/self'))('a store or an --out under /proc fails at once, naming the folder', async () => {
+    const keys = await runCli(['keys', 'create', '--store', 'sqlite:/proc/modelpub-test/gw.db']);
+    expect(keys.code).toBe(1);
+    expect(keys.stderr).toMatch(/^modelpub: .*ENOENT.*'\/proc\/modelpub-test'/);
+    const built = await runCli(['build', '--data', path.join(tmp, 'data'), '--out', '/proc/modelpub-test/dist', '--quiet']);
+    expect(built.code).toBe(1);
+    expect(built.stderr).toMatch(/^modelpub: .*ENOENT.*'\/proc\/modelpub-test'/);
+  }, 20_000);
 });
 
 describe('serve', () => {

@@ -6,6 +6,7 @@
 import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
+import { makeDirs } from '../make-dirs.js';
 import type { z } from 'zod';
 import { Manifest, PublicationMeta, type ManifestEntry } from '../schema/api.js';
 import { parseJsonFile } from '../schema/parse.js';
@@ -24,7 +25,7 @@ export async function claimOutDir(out: string): Promise<void> {
   const st = await lstat(out).catch(() => null);
   if (st && !st.isDirectory()) throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
   if (!st) {
-    await mkdir(out, { recursive: true });
+    makeDirs(out);
   } else {
     const names = await readdir(out);
     if (names.length && !names.includes(MARKER)) {

@@ -27,6 +27,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** What the child imports, relative to the project root; their relative imports keep working in the copy. */
 const SOURCES = [
   'src/errors.ts',
+  'src/make-dirs.ts',
   'src/gateway/quota.ts',
   'src/gateway/keys.ts',
   'src/gateway/stores/types.ts',

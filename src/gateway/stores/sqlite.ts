@@ -7,9 +7,9 @@
 // at commit); only a power loss or kernel crash can forget the last commits, and with them grants already admitted.
 // better-sqlite3 is synchronous: a take() blocks the event loop for its few microseconds, or up to busy_timeout while
 // another process holds the write lock. The limiter (../quota.ts) calls take() about once per lease, not per request.
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { makeDirs } from '../../make-dirs.js';
 import { DuplicateKeyError, checkDay, checkTake, checkUnits, previousDay, type KeyRecord, type QuotaStore, type TakeResult } from './types.js';
 
 export const DRIVER_NAME = 'sqlite';
@@ -37,7 +37,7 @@ const record = (r: KeyRow): KeyRecord => ({ id: r.id, hash: r.hash, label: r.lab
 export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore> {
   const Database = await loadDriver();
   const file = opts.path === ':memory:' ? opts.path : path.resolve(opts.path);
-  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') makeDirs(path.dirname(file));
   const db = new Database(file);
   const busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000));
   try {
