@@ -192,11 +192,11 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
     expect(repeat.headers.RateLimit).toBe(first.headers.RateLimit); // stale: the count the first answer carried
     expect(gwSeen.slice(mark)).toEqual([]);
 
-    // Its cache is keyed by the URL alone (the answer has no Vary: x-api-key): another key gets the cached 200 too.
-    // (With Vary: x-api-key, Chromium asks the gateway and this is a 401; docs/api.md says which one is true.)
+    // Vary: x-api-key: the cached answer is for this key only. Another key is sent to the gateway, which refuses it.
+    // (Without Vary, Chromium answered it with the cached 200, and a revoked key kept working for five minutes.)
     const otherKey = await pageFetch(page, url, { headers: { 'x-api-key': `mp_${'B'.repeat(43)}` } });
-    expect(otherKey.status).toBe(200);
-    expect(gwSeen.slice(mark)).toEqual([]);
+    expect(otherKey.status).toBe(401);
+    expect(gets(mark).map((s) => s.status)).toEqual([401]);
 
     // cache: 'no-cache' revalidates with the ETag; the gateway's 304 reaches the page as a 200 with the cached body
     // and the 304's headers, so the RateLimit is current again. Chromium sends a new preflight for this cache mode.

@@ -98,6 +98,7 @@ describe('serving the publication', () => {
     expect(r.headers.get('x-publication-revision')).toBe(gw.publication().revision);
     expect(r.headers.get('x-schema-version')).toBe('1.0.0');
     expect(r.headers.get('cache-control')).toBe('private, max-age=300');
+    expect(r.headers.get('vary')).toBe('x-api-key');
     expect(r.headers.get('ratelimit-policy')).toBe(`"daily";q=${QUOTA};w=86400`);
     expect(r.headers.get('ratelimit')).toMatch(/^"daily";r=\d+;t=\d+$/);
   });
@@ -110,6 +111,7 @@ describe('serving the publication', () => {
       expect(c.status).toBe(304);
       expect(await c.text()).toBe('');
       expect(c.headers.get('etag')).toBe(etag);
+      expect(c.headers.get('vary')).toBe('x-api-key');
     }
     expect((await get('/api/v1/models/alpha', { 'if-none-match': '"other"', 'if-modified-since': lm })).status).toBe(200);
     expect((await get('/api/v1/models/alpha', { 'if-modified-since': lm })).status).toBe(304);

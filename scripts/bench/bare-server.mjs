@@ -11,7 +11,7 @@ const bodies = new Map();
 for (const [url, file] of JSON.parse(readFileSync(mapFile, 'utf8'))) bodies.set(url, readFileSync(file));
 const extra = mode === undefined ? [] : ['access-control-allow-origin', '*', 'access-control-expose-headers', 'ETag, Last-Modified, Retry-After, RateLimit, RateLimit-Policy, X-Publication-Revision, X-Schema-Version',
   'etag', '"0123456789abcdef0123456789abcdef"', 'last-modified', 'Sun, 22 Nov 2026 00:00:00 GMT', 'cache-control', 'private, max-age=300',
-  'x-publication-revision', 'r-0123456789ab', 'x-schema-version', '1.0.0', 'ratelimit-policy', '"daily";q=1000;w=86400', 'ratelimit', '"daily";r=999;t=43200'];
+  'x-publication-revision', 'r-0123456789ab', 'x-schema-version', '1.0.0', 'ratelimit-policy', '"daily";q=1000;w=86400', 'vary', 'x-api-key', 'ratelimit', '"daily";r=999;t=43200'];
 const keys = new Map();
 const counts = new Map();
 const server = createServer((req, res) => {

@@ -235,13 +235,15 @@ const rateHeaders = (a: Admission): string[] => ['ratelimit-policy', policyOf(a.
 /**
  * The header lists of 200 and 304 answers, each one array reused for every response: writeHead() turns the list into
  * bytes before it returns, and this thread answers one request at a time, so filling the value slots in place is
- * safe and saves building a list of 22 strings per response. Both lists start with the same names, so one set of
- * slot positions serves both.
+ * safe and saves building a list of 24 strings per response. Both lists start with the same names, so one set of
+ * slot positions serves both. `Vary: x-api-key`: the status and the rate-limit fields depend on the key, so a browser
+ * must not answer a request with another key (or none) from an answer it cached for this one (RFC 9110 12.5.5; a
+ * 304 carries it as its 200 would, 15.4.5).
  */
 class ResponseHeads {
   private readonly ok = [
     ...CORS_HEADERS, 'etag', '', 'last-modified', '', 'cache-control', CACHE_CONTROL, 'x-publication-revision', '',
-    'x-schema-version', '', 'ratelimit-policy', '', 'ratelimit', '', 'content-type', JSON_TYPE, 'content-length', '',
+    'x-schema-version', '', 'ratelimit-policy', '', 'ratelimit', '', 'vary', 'x-api-key', 'content-type', JSON_TYPE, 'content-length', '',
   ];
   private readonly notModified = this.ok.slice(0, this.ok.indexOf('content-type'));
   private readonly slot = (name: string) => this.ok.indexOf(name) + 1;
