@@ -104,26 +104,26 @@ export class BodyCache extends ByteCache<Buffer> {
     super(maxBytes, (b) => b.length);
   }
 
-  /** The cached body, or the one read in flight for it, or a new read (cached once it succeeds; a failure is not). */
+  /**
+   * The cached body, or the read in flight for it, or a new read by `read` (cached once it succeeds). Many paths, in
+   * one publication or several, have the same bytes: a read in flight may be another path's, or an older
+   * publication's, and fail for its own reasons (a host that switched that path, a pruned release). A request that
+   * joined such a read and saw it fail reads for itself.
+   */
   load(sha256: string, read: () => Promise<Buffer>): Promise<Buffer> {
     const cached = this.get(sha256);
     if (cached !== undefined) return Promise.resolve(cached);
-    let p = this.reading.get(sha256);
-    if (p === undefined) {
-      p = read().then(
-        (body) => {
-          this.reading.delete(sha256);
-          this.set(sha256, body);
-          return body;
-        },
-        (e: unknown) => {
-          this.reading.delete(sha256);
-          throw e;
-        },
-      );
-      this.reading.set(sha256, p);
-    }
-    return p;
+    const shared = this.reading.get(sha256);
+    if (shared !== undefined) return shared.catch(() => this.readInto(sha256, read));
+    const own = this.readInto(sha256, read).finally(() => this.reading.delete(sha256));
+    this.reading.set(sha256, own);
+    return own;
+  }
+
+  private async readInto(sha256: string, read: () => Promise<Buffer>): Promise<Buffer> {
+    const body = await read();
+    this.set(sha256, body);
+    return body;
   }
 }
 
