@@ -243,7 +243,8 @@ const rateHeaders = (a: Admission): string[] => ['ratelimit-policy', policyOf(a.
 class ResponseHeads {
   private readonly ok = [
     ...CORS_HEADERS, 'etag', '', 'last-modified', '', 'cache-control', CACHE_CONTROL, 'x-publication-revision', '',
-    'x-schema-version', '', 'ratelimit-policy', '', 'ratelimit', '', 'vary', 'x-api-key', 'content-type', JSON_TYPE, 'content-length', '',
+    'x-schema-version', '', 'ratelimit-policy', '', 'ratelimit', '', 'vary', 'x-api-key',
+    'content-type', JSON_TYPE, 'content-length', '',
   ];
   private readonly notModified = this.ok.slice(0, this.ok.indexOf('content-type'));
   private readonly slot = (name: string) => this.ok.indexOf(name) + 1;
