@@ -1,7 +1,8 @@
 // Gateway-like child processes for the cross-process quota tests, and the code that starts them.
 //
-// The child is this very file, run by plain `node`: compileWorker() transpiles it and the gateway modules it imports
-// (type-stripping only, with the TypeScript compiler the project already has) into a folder under node_modules/.cache,
+// The child is this very file, run by plain `node`: compileWorker() transpiles it and the project modules it reaches
+// through relative imports (found by following them: no list to keep by hand) (type-stripping only, with the
+// TypeScript compiler the project already has) into a folder under node_modules/.cache,
 // so the children run exactly the sources under test, need no prior `tsc` build, and resolve better-sqlite3 and
 // ioredis from the project's node_modules.
 //
@@ -14,8 +15,8 @@
 //           unrecorded), yielding to the event loop between requests as a server would; prints `done` if the limit is
 //           reached. (Not stdout: a pipe to the parent is written asynchronously, so lines could be admitted but lost.)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -24,20 +25,16 @@ import { openStore } from '../../src/gateway/stores/index.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** What the child imports, relative to the project root; their relative imports keep working in the copy. */
-const SOURCES = [
-  'src/errors.ts',
-  'src/make-dirs.ts',
-  'src/gateway/quota.ts',
-  'src/gateway/keys.ts',
-  'src/gateway/stores/types.ts',
-  'src/gateway/stores/index.ts',
-  'src/gateway/stores/memory.ts',
-  'src/gateway/stores/sqlite.ts',
-  'src/gateway/stores/redis.ts',
-  'src/gateway/stores/redact.ts',
-  'test/helpers/quota-worker.ts',
-];
+/** This file and every project source it reaches through relative imports (static or dynamic), from the root. */
+function sourcesOf(ts: typeof import('typescript'), entry: string, read: (rel: string) => string): string[] {
+  const seen = new Set([entry]);
+  for (const rel of seen) {
+    for (const { fileName } of ts.preProcessFile(read(rel), true, true).importedFiles) {
+      if (fileName.startsWith('.')) seen.add(path.posix.join(path.posix.dirname(rel), fileName).replace(/\.js$/, '.ts'));
+    }
+  }
+  return [...seen];
+}
 
 export interface CompiledWorker {
   script: string;
@@ -51,8 +48,9 @@ export async function compileWorker(): Promise<CompiledWorker> {
   const out = await mkdtemp(path.join(cache, 'modelpub-quota-worker-'));
   // node_modules/ ends Node's search for a package.json "type": say ESM here.
   await writeFile(path.join(out, 'package.json'), '{"type":"module"}\n');
-  for (const rel of SOURCES) {
-    const { outputText, diagnostics } = ts.transpileModule(await readFile(path.join(ROOT, rel), 'utf8'), {
+  const read = (rel: string) => readFileSync(path.join(ROOT, rel), 'utf8');
+  for (const rel of sourcesOf(ts, 'test/helpers/quota-worker.ts', read)) {
+    const { outputText, diagnostics } = ts.transpileModule(read(rel), {
       fileName: rel,
       reportDiagnostics: true,
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
