@@ -75,8 +75,6 @@ async function loadDriver(): Promise<typeof RedisClient> {
   }
 }
 
-export { redactUrl };
-
 const fromHash = (h: Record<string, string>): KeyRecord | null =>
   h.id === undefined || h.hash === undefined
     ? null
