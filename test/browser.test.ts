@@ -152,6 +152,15 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
     expect(gwSeen.slice(mark).map((s) => [s.method, s.status])).toEqual([['OPTIONS', 204], ['GET', 401]]);
   });
 
+  it('a request node:http cannot take (headers over 16 KiB) gets a 431 problem the page can read, not a network error', async () => {
+    const page = await freshPage();
+    // The one header a page may add here (the preflight allows x-api-key and the validators), made too long.
+    const r = await pageFetch(page, `${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': 'k'.repeat(20_000) } });
+    expect(r.status).toBe(431);
+    expect(r.headers['Content-Type']).toBe('application/problem+json');
+    expect(JSON.parse(r.body)).toMatchObject({ status: 431, code: 'headers_too_large' });
+  });
+
   it('over the daily quota gets 429 and can read Retry-After, RateLimit and the problem body', async () => {
     const key = (await createKey(store, 'browser quota')).key;
     const page = await freshPage();

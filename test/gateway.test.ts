@@ -400,6 +400,31 @@ describe('hostile input', () => {
     expect(r.status).toBe(401);
     const big = await fetch(gw.url + '/api/v1/models', { headers: { 'x-api-key': key, 'x-junk': 'j'.repeat(20_000) } });
     expect(big.status).toBe(431);
+    // Answered by the gateway, not by node:http's bare status line: a problem body, and CORS so a page can read it.
+    expect(big.headers.get('content-type')).toBe('application/problem+json');
+    expect(big.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await big.json()).toMatchObject({ status: 431, code: 'headers_too_large' });
+  });
+  it('answers bytes that are not HTTP/1.1 with a 400 problem and closes; behind a request being answered, it only closes', async () => {
+    const raw = (bytes: string) => new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(gw.url).port), '127.0.0.1', () => socket.write(bytes));
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(text));
+    });
+    const bad = await raw('BREW /api/v1/models HTTP/1.1\r\nHost: x\r\n\r\n');
+    const [head, body] = bad.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(head).toMatch(/\r\naccess-control-allow-origin: \*\r\n/);
+    expect(head).toMatch(/\r\nconnection: close(\r\n|$)/);
+    expect(Number(/content-length: (\d+)/.exec(head!)?.[1])).toBe(Buffer.byteLength(body!));
+    expect(JSON.parse(body!)).toMatchObject({ status: 400, code: 'bad_request', detail: expect.stringContaining('HPE_INVALID_METHOD') });
+    // A second request that cannot be parsed, behind one being answered: the first request's answer, then the
+    // connection closes (an error answer here could be read as the first request's).
+    const own = (await createKey(store, 'unparsable second request')).key;
+    const two = await raw(`GET /api/v1/models/alpha?include=capabilities HTTP/1.1\r\nHost: x\r\nx-api-key: ${own}\r\n\r\nBREW / HTTP/1.1\r\n\r\n`);
+    expect(two.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200']);
   });
 
   it('answers at most MAX_QUEUED_PER_CONNECTION pipelined requests behind the one being sent, then 503 and closes', async () => {

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { destination, pino } from 'pino';
 import { UsageError } from '../errors.js';
 import { createHandler, type RequestLog } from './app.js';
+import { onClientError } from './client-errors.js';
 import { fingerprint, KeyCache } from './keys.js';
 import { dirOrigin } from './origins/dir.js';
 import { httpOrigin } from './origins/http.js';
@@ -81,6 +82,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const handler = createHandler({ publication: () => current, keys, quota, log: log as RequestLog | null, fingerprint, onUnavailable: pollEarly });
   const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000 }, handler);
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', onClientError(log));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: Error & { code?: string }) => {
       const why = e.code === 'EADDRINUSE' ? 'the address is in use' : e.code === 'EACCES' ? 'not permitted' : e.code === 'EADDRNOTAVAIL' ? 'no such local address' : e.message;

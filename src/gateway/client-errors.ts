@@ -1,0 +1,60 @@
+// Requests node:http cannot hand to the handler: headers or a target over --max-header-size (16 KiB), bytes that are
+// not HTTP/1.1, a request not complete within requestTimeout. Node's own answer to them is a bare status line with no
+// headers: a browser page sees a network error instead of a status (no CORS headers), and API clients get no problem
+// body. Here they get what every other error gets: problem+json with CORS headers, and a request log line.
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
+import { CORS_HEADERS } from './publication.js';
+
+export interface ClientErrorLog { info(o: object): void }
+
+/** The problem a parser or timeout error stands for. */
+export function problemFor(err: Error & { code?: string }): ProblemCode {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW': return 'headers_too_large';
+    case 'ERR_HTTP_REQUEST_TIMEOUT': return 'request_timeout';
+    default: return 'bad_request';
+  }
+}
+
+/** A whole HTTP/1.1 answer, as bytes for the socket; the connection closes after it (the parser cannot go on). */
+export function rawProblem(code: ProblemCode, detail: string | undefined, date = new Date()): string {
+  const status = PROBLEMS[code].status;
+  const body = problemBody(code, detail === undefined ? {} : { detail });
+  const headers = [
+    ...CORS_HEADERS, 'content-type', PROBLEM_TYPE, 'content-length', String(Buffer.byteLength(body)), 'cache-control', 'no-store',
+    'date', date.toUTCString(), 'connection', 'close',
+  ];
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n`;
+  for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
+  return `${head}\r\n${body}`;
+}
+
+/**
+ * The server's 'clientError' listener. It answers only when no response is in flight on the connection. With one
+ * pending (an earlier pipelined request still being answered), a client would read the error as that request's
+ * answer: that answer is let finish instead, and the connection closes after it (node:http's own listener destroys
+ * the socket at once and loses it). A connection no longer writable (a reset, a peer gone) is closed.
+ */
+export function onClientError(log: ClientErrorLog | null) {
+  return (err: Error & { code?: string }, socket: Socket): void => {
+    // node:http's own field for the response using the socket (set from assignment until it finishes); not public,
+    // but Node's default listener reads it for the same decision.
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    const code = problemFor(err);
+    const answered = socket.writable && !inFlight && err.code !== 'ECONNRESET';
+    if (answered) {
+      // The parser's code says what was wrong with the bytes, and holds nothing the client did not send.
+      const detail = code === 'bad_request' && err.code ? `The request is not valid HTTP/1.1 (${err.code}).` : undefined;
+      socket.end(rawProblem(code, detail), () => socket.destroy());
+    } else if (inFlight && socket.writable && err.code !== 'ECONNRESET') {
+      inFlight.once('close', () => socket.end());
+    } else {
+      socket.destroy();
+    }
+    try {
+      log?.info({ route: 'unparsed', status: answered ? PROBLEMS[code].status : null, err: err.code ?? err.message });
+    } catch { /* the logger's own problem */ }
+  };
+}
