@@ -52,10 +52,15 @@ describe('published files', () => {
     expect(r.files).toBe(1974);
   });
 
-  it('`current` is a relative link to releases/<revision>', async () => {
-    expect(await readlink(path.join(out, 'current'))).toBe(`releases/${r.revision}`);
-    expect(r.releaseDir).toBe(path.join(out, 'releases', r.revision));
+  it('`current` is a relative link to releases/0001-<revision>', async () => {
+    expect(await readlink(path.join(out, 'current'))).toBe(`releases/0001-${r.revision}`);
+    expect(r.releaseDir).toBe(path.join(out, 'releases', `0001-${r.revision}`));
     expect((await readdir(out)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']);
+  });
+
+  it('publication.json names its manifest by SHA-256', async () => {
+    const meta = JSON.parse(await readFile(path.join(r.releaseDir, 'publication.json'), 'utf8'));
+    expect(meta.manifestSha256).toBe(sha256(await readFile(path.join(r.releaseDir, 'manifest.json'))));
   });
 
   it('every file validates with ajv (2020) against the generated schemas', () => {
@@ -204,7 +209,7 @@ describe('determinism', () => {
       expect(b.revision).toBe(a.revision);
       const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
-      expect(ta.links).toEqual([`current -> releases/${a.revision}`]);
+      expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
       expect(ta.files).toHaveLength(1974 + 3 + 1);
       expect(tb).toEqual(ta);
     });
@@ -332,7 +337,7 @@ describe('incremental builds', () => {
         expect(await readdir(tmp), revision).toEqual(['r']); // no out folder, nothing next to it
       }
       const ok = await buildFixture(tmp, 'r', smallCatalog(), { revision: 'v2026.11-rc_1' });
-      expect(path.basename(ok.releaseDir)).toBe('v2026.11-rc_1');
+      expect(path.basename(ok.releaseDir)).toBe('0001-v2026.11-rc_1');
     });
   });
 
@@ -358,8 +363,20 @@ describe('incremental builds', () => {
       expect(r3.changes.added).toEqual([]);
       expect(r3.changes.previousRevision).toBe(r2.revision);
       await expect(stat(path.join(r3.releaseDir, 'api/v1/models/gamma'))).rejects.toThrow();
-      expect((await readdir(path.join(outDir, 'releases'))).sort()).toEqual([r2.revision, r3.revision].sort());
+      expect((await readdir(path.join(outDir, 'releases'))).sort()).toEqual([`0002-${r2.revision}`, `0003-${r3.revision}`]);
       expect(r1.revision).not.toBe(r3.revision);
+    });
+  });
+
+  it('never names two releases alike: a revision built again after its release was pruned gets a new folder', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const dirs: string[] = [];
+      for (const revision of ['v1', 'v2', 'v3', 'v1']) dirs.push((await build({ dataDir, outDir, revision })).releaseDir);
+      expect(dirs.map((d) => path.basename(d))).toEqual(['0001-v1', '0002-v2', '0003-v3', '0004-v1']);
+      expect((await readdir(path.join(outDir, 'releases'))).sort()).toEqual(['0003-v3', '0004-v1']);
     });
   });
 
@@ -371,7 +388,7 @@ describe('incremental builds', () => {
       const r1 = await build({ dataDir, outDir });
       const r2 = await build({ dataDir, outDir });
       expect(r2.revision).toBe(r1.revision);
-      expect(r2.releaseDir).not.toBe(r1.releaseDir); // releases/<rev>.2: the live release is never overwritten in place
+      expect(path.basename(r2.releaseDir)).toBe(`0002-${r1.revision}`); // the live release is never overwritten in place
       expect(r2.changes).toEqual({ publicationRevision: r1.revision, previousRevision: r1.revision, added: [], changed: [], removed: [] });
       expect(r2.stats.bytesWritten).toBe(0);
       const [t1, t2] = [await readTree(r1.releaseDir), await readTree(r2.releaseDir)];

@@ -33,7 +33,8 @@ beforeAll(async () => {
     const file = path.join(release, pathname);
     if (!file.startsWith(release + path.sep)) return void res.writeHead(404).end();
     try {
-      res.writeHead(200).end(await readFile(file));
+      const body = await readFile(file); // before writeHead: a missing file is a 404, not a 200 that never ends
+      res.writeHead(200).end(body);
     } catch {
       res.writeHead(404).end();
     }
@@ -88,4 +89,36 @@ it('checks a list artifact against the manifest too: composed answers from other
   const r = await fetch(`${gw.url}/api/v1/models?q=alpha&lane=all&includeDisplayOnly=true&page_size=3`, { headers: { 'x-api-key': key } });
   expect(r.status).toBe(503);
   expect(await r.text()).not.toContain('TAMPERED');
+});
+
+it('a rebuild of the same revision with other page sizes is a new publication: the gateway switches to it', async () => {
+  const data = path.join(tmp, 'data');
+  const before = await build({ dataDir: data, outDir: path.join(tmp, 'sizes-3'), pageSizes: [3] });
+  const after = await build({ dataDir: data, outDir: path.join(tmp, 'sizes-default') });
+  expect(after.revision).toBe(before.revision);
+  const shared = release;
+  release = before.releaseDir;
+  const own = await startGateway({ origin: `http://127.0.0.1:${(host.address() as AddressInfo).port}/`, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: 1000, cacheBytes: 1 << 20, pollMs: 3_600_000, logLevel: 'silent' });
+  try {
+    const url = `${own.url}/api/v1/models?page_size=3&page=2&locale=zh`;
+    const prebuilt = await fetch(url, { headers: { 'x-api-key': key } });
+    expect(prebuilt.status).toBe(200);
+    const bytes = Buffer.from(await prebuilt.arrayBuffer());
+    release = after.releaseDir; // the host now holds the rebuild, which has no page_size=3 files
+    // The old manifest's file is gone: one 503, then the gateway finds the rebuild (a new id for the same revision)
+    // and composes the page, byte for byte the file it served before.
+    const gone = await fetch(url.replace('page=2', 'page=1'), { headers: { 'x-api-key': key } });
+    expect(gone.status).toBe(503);
+    let again: Response | undefined;
+    for (let i = 0; i < 100 && again?.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      again = await fetch(url, { headers: { 'x-api-key': key } });
+    }
+    expect(again!.status).toBe(200);
+    expect(Buffer.from(await again!.arrayBuffer()).equals(bytes)).toBe(true);
+    expect(own.publication().meta.pageSizes).not.toContain(3);
+  } finally {
+    release = shared;
+    await own.close();
+  }
 });

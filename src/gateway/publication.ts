@@ -168,6 +168,11 @@ export class Publication {
     const manifest = parseJsonFile(Manifest, manifestBytes, `publication ${id}: manifest.json`);
     const meta = parseJsonFile(PublicationMeta, metaBytes, `publication ${id}: publication.json`);
     if (meta.publicationRevision !== manifest.publicationRevision) throw new Error(`publication ${id}: manifest and publication.json disagree on the revision`);
+    // From a remote host the two files may come from two builds of one revision (an upload under way): the hash
+    // publication.json gives its manifest tells.
+    if (verify && meta.manifestSha256 !== undefined && createHash('sha256').update(manifestBytes).digest('hex') !== meta.manifestSha256) {
+      throw new Error(`publication ${id}: manifest.json is not the one publication.json names (the host is switching publications)`);
+    }
     // Both go out as response headers (the revision's schema allows only safe characters; the schema version is free
     // text): a value node:http would refuse must stop the publication here, not a response.
     for (const [name, value] of [['X-Publication-Revision', meta.publicationRevision], ['X-Schema-Version', meta.schemaVersion]] as const) {

@@ -108,7 +108,9 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       changed: entries.filter((e) => { const p = previous?.entries.get(e.path); return p && p.sha256 !== e.sha256; }).map((e) => e.path),
       removed: previous ? [...previous.entries.keys()].filter((p) => !now.has(p)).sort() : [],
     };
-    await writeFile(path.join(staging, 'manifest.json'), JSON.stringify(manifest));
+    const manifestBytes = Buffer.from(JSON.stringify(manifest));
+    meta.manifestSha256 = createHash('sha256').update(manifestBytes).digest('hex');
+    await writeFile(path.join(staging, 'manifest.json'), manifestBytes);
     await writeFile(path.join(staging, 'changes.json'), JSON.stringify(changes));
     await writeFile(path.join(staging, 'publication.json'), JSON.stringify(meta, null, 2) + '\n');
     await o.beforeSwitch?.();

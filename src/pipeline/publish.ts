@@ -1,7 +1,7 @@
 // Stage 6: the publication folder and its atomic switch.
 //   <out>/.modelpub-publication   marker: this folder is ours (a folder without it, and not empty, is refused)
-//   <out>/current -> releases/<id> the live publication; replaced by rename(2), so readers see old or new, never a mix
-//   <out>/releases/<id>/           one complete publication: api/, artifacts/, manifest.json, changes.json, publication.json
+//   <out>/current -> releases/<n>-<revision>  the live publication; replaced by rename(2), so readers see old or new, never a mix
+//   <out>/releases/<n>-<revision>/            one complete publication: api/, artifacts/, manifest.json, changes.json, publication.json
 //   <out>/.staging-*               a build in progress; a killed build leaves one behind, removed by the next build
 import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -94,12 +94,20 @@ export async function clearStaleStaging(out: string): Promise<void> {
 
 export const stagingDirFor = (out: string, revision: string) => path.join(out, `.staging-${revision}-${process.pid}`);
 
-/** Move a finished staging folder into releases/ and point `current` at it in one rename. Returns the release folder. */
+/** A release folder's number: the n of `<n>-<revision>`; 0 for names of older builds (`<revision>`, `<revision>.2`). */
+const releaseNumber = (name: string) => Number(/^(\d+)-/.exec(name)?.[1] ?? 0);
+
+/**
+ * Move a finished staging folder into releases/ and point `current` at it in one rename. Returns the release folder.
+ * Its name is `<n>-<revision>`, n one more than any release's in the folder. The live release is always kept and has
+ * the highest n, so no name is used twice in one --out: a gateway knows a local release by its folder, and a new build
+ * under the name of a pruned one (the same revision again, after two others) would look like the release it already
+ * serves, with other bytes.
+ */
 export async function switchTo(out: string, staging: string, revision: string): Promise<string> {
   await mkdir(path.join(out, RELEASES), { recursive: true });
-  const existing = new Set(await readdir(path.join(out, RELEASES)));
-  let name = revision;
-  for (let n = 2; existing.has(name); n++) name = `${revision}.${n}`; // same data rebuilt by other code: keep both
+  const n = 1 + Math.max(0, ...(await readdir(path.join(out, RELEASES))).map(releaseNumber));
+  const name = `${String(n).padStart(4, '0')}-${revision}`;
   const release = path.join(out, RELEASES, name);
   await rename(staging, release);
   const tmp = path.join(out, `.current-${process.pid}`);

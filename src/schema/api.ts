@@ -210,5 +210,10 @@ export const PublicationMeta = z.strictObject({
   totals: z.record(z.string(), z.number().int().min(0)),
   /** The attribution object every response repeats (SPEC 2.1): the gateway needs it to compose list pages. */
   attribution: Attribution,
+  /**
+   * SHA-256 of this release's manifest.json: what tells two builds of one revision apart (other page sizes, or a
+   * --revision given again over other data), for a gateway polling a static host. Absent in releases of older builds.
+   */
+  manifestSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
 export type PublicationMeta = z.infer<typeof PublicationMeta>;
