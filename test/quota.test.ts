@@ -227,6 +227,35 @@ describe('QuotaLimiter', () => {
     expect(wants).toEqual([1, 100_000, 75_000, 75_000]); // refilled ahead at 25,000 left, topped up to 100,000
   });
 
+  it('a refunded unit (a request admitted, then not answered) is admitted again; a refund for a day that is over is not', async () => {
+    const store = memoryStore();
+    let t = T0;
+    const limiter = new QuotaLimiter(store, { limit: 3, now: () => t });
+    const first = await limiter.admit('k_r');
+    limiter.refund('k_r', first);
+    expect((await admitMany(limiter, 'k_r', 4)).map((r) => r.ok)).toEqual([true, true, true, false]);
+    limiter.refund('k_r', { ...first, ok: false }); // a refusal spent nothing
+    expect((await limiter.admit('k_r')).ok).toBe(false);
+    const late = await new QuotaLimiter(store, { limit: 3, now: () => t }).admit('k_late'); // yesterday's, by then
+    t += 86_400_000;
+    expect((await admitMany(limiter, 'k_late', 3)).every((r) => r.ok)).toBe(true);
+    limiter.refund('k_late', late);
+    expect((await limiter.admit('k_late')).ok).toBe(false);
+  });
+
+  it('a refund into a full lease goes back to the store: a process never holds more than maxLease', async () => {
+    const store = memoryStore();
+    const limiter = new QuotaLimiter(store, { limit: 1000, maxLease: 100, now: () => T0 });
+    await limiter.admit('k_f'); // a take of 1, spent
+    const a = await limiter.admit('k_f'); // a take of 100: 99 in hand
+    limiter.refund('k_f', a); // 100 in hand
+    limiter.refund('k_f', a); // full: to the store
+    await new Promise((r) => setTimeout(r, 0));
+    expect(await store.granted('k_f', DAY)).toBe(100);
+    await limiter.close(); // hands back the 100 in hand
+    expect(await store.granted('k_f', DAY)).toBe(0);
+  });
+
   it('keeps keys apart', async () => {
     const limiter = new QuotaLimiter(memoryStore(), { limit: 3, now: () => T0 });
     expect((await admitMany(limiter, 'k_1', 5)).map((r) => r.ok)).toEqual([true, true, true, false, false]);
@@ -237,13 +266,13 @@ describe('QuotaLimiter', () => {
     const store = memoryStore();
     let t = Date.UTC(2025, 5, 1, 23, 59, 58, 500);
     const limiter = new QuotaLimiter(store, { limit: 2, now: () => t });
-    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 1, resetSeconds: 2 });
-    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 0, resetSeconds: 2 });
-    expect(await limiter.admit('k_d')).toEqual({ ok: false, limit: 2, remaining: 0, resetSeconds: 2 });
+    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 1, resetSeconds: 2, day: '2025-06-01' });
+    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 0, resetSeconds: 2, day: '2025-06-01' });
+    expect(await limiter.admit('k_d')).toEqual({ ok: false, limit: 2, remaining: 0, resetSeconds: 2, day: '2025-06-01' });
     t = Date.UTC(2025, 5, 1, 23, 59, 59, 999);
-    expect(await limiter.admit('k_d')).toEqual({ ok: false, limit: 2, remaining: 0, resetSeconds: 1 });
+    expect(await limiter.admit('k_d')).toEqual({ ok: false, limit: 2, remaining: 0, resetSeconds: 1, day: '2025-06-01' });
     t = Date.UTC(2025, 5, 2, 0, 0, 0, 0);
-    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 1, resetSeconds: 86_400 });
+    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 1, resetSeconds: 86_400, day: '2025-06-02' });
     expect(await store.granted('k_d', '2025-06-01')).toBe(2);
     expect(await store.granted('k_d', '2025-06-02')).toBe(1);
   });
@@ -294,7 +323,7 @@ describe('QuotaLimiter', () => {
 
   it('admits nothing with a limit of 0 and checks its options', async () => {
     const limiter = new QuotaLimiter(memoryStore(), { limit: 0, now: () => T0 });
-    expect(await limiter.admit('k_z')).toEqual({ ok: false, limit: 0, remaining: 0, resetSeconds: 43_200 });
+    expect(await limiter.admit('k_z')).toEqual({ ok: false, limit: 0, remaining: 0, resetSeconds: 43_200, day: DAY });
     expect(() => new QuotaLimiter(memoryStore(), { limit: -1 })).toThrow(RangeError);
     expect(() => new QuotaLimiter(memoryStore(), { maxLease: 0 })).toThrow(RangeError);
   });

@@ -40,6 +40,8 @@ export interface QuotaCheck {
   /** The answer if known without the store (undefined otherwise). */
   tryAdmit(keyId: string): Admission | undefined;
   admit(keyId: string): Promise<Admission>;
+  /** Gives back the unit of an admitted request that could not be answered. */
+  refund(keyId: string, a: Admission): void;
 }
 export interface RequestLog { info(o: object): void; error(o: object, msg?: string): void }
 
@@ -107,6 +109,9 @@ interface Exchange {
   route: Route;
   keyPrint: string | undefined;
   started: number;
+  /** Once admitted: whose unit it spent, and the admission (a request that then fails gets its unit back). */
+  keyId: string | undefined;
+  admission: Admission | undefined;
 }
 
 export function createHandler(d: GatewayDeps) {
@@ -128,6 +133,7 @@ export function createHandler(d: GatewayDeps) {
     try {
       d.log?.error({ err: String(err), route: x.route }, 'request failed');
     } catch { /* as above */ }
+    if (x.admission !== undefined) d.quota.refund(x.keyId!, x.admission); // not answered: not counted
     // A problem answer only on an untouched response: a writeHead() that threw half-way has already set the status
     // line (and for a 304, no body), so the connection is closed instead.
     if (!x.res.headersSent && x.res.statusMessage === undefined) problem(x.res, x.req, 'unavailable');
@@ -169,13 +175,15 @@ export function createHandler(d: GatewayDeps) {
     const result = parsed.result as ParseResult;
     if (!result.ok) return problem(x.res, x.req, 'invalid_parameter', [], result.status === 400 ? result.invalid : undefined);
     const admission = d.quota.tryAdmit(owner.id);
-    if (admission === undefined) return d.quota.admit(owner.id).then((a) => admitted(x, a, parsed, result.request));
-    return admitted(x, admission, parsed, result.request);
+    if (admission === undefined) return d.quota.admit(owner.id).then((a) => admitted(x, owner.id, a, parsed, result.request));
+    return admitted(x, owner.id, admission, parsed, result.request);
   }
 
-  function admitted(x: Exchange, a: Admission, parsed: ParsedUrl, request: ApiRequest): number | Promise<number> {
+  function admitted(x: Exchange, keyId: string, a: Admission, parsed: ParsedUrl, request: ApiRequest): number | Promise<number> {
     const { req, res } = x;
     if (!a.ok) return problem(res, req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
+    x.keyId = keyId;
+    x.admission = a;
     const pub = d.publication();
     if (pub !== lastPub) {
       // A new publication: forget the old one's files (and let it be collected once its requests are done).
@@ -201,7 +209,7 @@ export function createHandler(d: GatewayDeps) {
   }
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
-    const x: Exchange = { req, res, route: 'other', keyPrint: undefined, started: d.log ? performance.now() : 0 };
+    const x: Exchange = { req, res, route: 'other', keyPrint: undefined, started: d.log ? performance.now() : 0, keyId: undefined, admission: undefined };
     let status: number | Promise<number>;
     try {
       // node:http gives a response its socket only when the answers before it are sent: without one, it waits.

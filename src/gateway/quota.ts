@@ -72,6 +72,8 @@ export interface Admission {
   remaining: number;
   /** Seconds until 00:00 UTC, when the quota resets; 1 to 86400. */
   resetSeconds: number;
+  /** The UTC day it was counted in, 'YYYY-MM-DD' (see refund). */
+  day: string;
 }
 
 interface Lease {
@@ -158,7 +160,7 @@ export class QuotaLimiter {
         lease.waiting--;
       }
       // Nothing left today (unless the day turned while waiting: then try the new day's quota).
-      if (got === 0 && this.leases.get(keyId) === lease) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: secondsToUtcMidnight(this.now()) };
+      if (got === 0 && this.leases.get(keyId) === lease) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: secondsToUtcMidnight(this.now()), day: lease.day };
       // Units arrived: spend one if the other waiters have left any, else take again.
     }
   }
@@ -179,10 +181,23 @@ export class QuotaLimiter {
           lease.aheadFailed = true;
         });
       }
-      return { ok: true, limit: this.limit, remaining: this.remaining(lease), resetSeconds: Math.ceil((this.dayEnd - t) / 1000) };
+      return { ok: true, limit: this.limit, remaining: this.remaining(lease), resetSeconds: Math.ceil((this.dayEnd - t) / 1000), day: lease.day };
     }
-    if (t - lease.exhaustedAt < this.exhaustedRecheckMs) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: Math.ceil((this.dayEnd - t) / 1000) };
+    if (t - lease.exhaustedAt < this.exhaustedRecheckMs) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: Math.ceil((this.dayEnd - t) / 1000), day: lease.day };
     return undefined;
+  }
+
+  /**
+   * Gives back the unit an admitted request spent when it could not be answered (a 503): such a request does not
+   * count. The unit goes back into this process's lease, or to the store when the lease is full or a take is in flight
+   * (what a process holds stays within maxLease: the bound at the top). A unit of a day that is over is dropped.
+   */
+  refund(keyId: string, a: Admission): void {
+    if (!a.ok || this.closed) return;
+    const lease = this.leases.get(keyId);
+    if (lease === undefined || lease.day !== a.day) return;
+    if (lease.refill === null && lease.units < this.maxLease) lease.units++;
+    else this.store.release(keyId, a.day, 1).catch(() => { /* lost: the key is under-admitted by one, never over */ });
   }
 
   /**
