@@ -300,6 +300,9 @@ describe('composed answers', () => {
     expect((await names('extra-1')).slice(0, 1)).toEqual(['extra-1']);
     const none = await (await get('/api/v1/models?q=nothing-matches-this')).json();
     expect(none.data.pagination).toEqual({ page: 1, page_size: 50, total: 0, total_pages: 0 });
+    // Only a combining mark: no words left after folding, so nothing is filtered (docs/api.md)
+    expect(await names('\u0301')).toEqual(await names('')); // q= empty is no query
+    expect((await names('\u0301')).length).toBe(13);
   });
   it('answers a page past the end with 200 and no models', async () => {
     const r = await (await get('/api/v1/models?page=99')).json();
