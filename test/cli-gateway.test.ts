@@ -175,6 +175,27 @@ describe('serve', () => {
     }
   });
 
+  it('--workers 2 that cannot start (port in use, no publication) prints the error once and exits 1', async () => {
+    const taken = await serve(['--log', 'silent']);
+    try {
+      const port = new URL(taken.url).port;
+      for (const args of [['--dir', out, '--port', port], ['--dir', path.join(tmp, 'no-such-dist'), '--port', '0']]) {
+        const child = spawnCli(['serve', ...args, '--workers', '2', '--store', store(), '--log', 'silent']);
+        let stderr = '';
+        child.stderr!.on('data', (d: Buffer) => (stderr += d));
+        // It used to stay alive, serving nothing: give up after 15 s rather than wait for the test's timeout.
+        const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+        clearTimeout(killer);
+        expect(code, args.join(' ')).toBe(1);
+        expect(stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+        expect(stderr).toMatch(args[1] === out ? /^modelpub: cannot listen on .*the address is in use/ : /^modelpub: no publication to serve at /);
+      }
+    } finally {
+      await taken.stop();
+    }
+  }, 40_000);
+
   it('--workers 2 shares the port and the store: one key, exactly its quota across both processes', async () => {
     const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers'])).stdout.trim().split('\n').at(-1)!;
     const gw = await serve(['--workers', '2', '--quota', '300', '--log', 'silent']);

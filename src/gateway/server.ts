@@ -107,41 +107,62 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   };
 }
 
-/** Run `workers` processes sharing one port; each holds its own leases against the shared store. */
+/**
+ * Run `workers` processes sharing one port; each holds its own leases against the shared store. Resolves once the
+ * primary has started them; a worker that cannot start (a port in use, no publication, the store out of reach) stops
+ * them all: the primary prints its error once and exits 1, as a single process would.
+ */
 export async function startCluster(o: GatewayOptions, workers: number, announce: (url: string) => void): Promise<void> {
   if (cluster.isPrimary) {
     if (o.store.startsWith('memory:')) throw new UsageError('--workers needs a shared store (sqlite:PATH or redis://HOST:PORT), not memory:');
     let ready = 0;
     let url = '';
     let stopping = false;
+    let exitCode = 0;
     for (let i = 0; i < workers; i++) cluster.fork();
-    cluster.on('message', (_w, msg: { listening?: string }) => {
-      if (msg?.listening && ++ready === workers) announce((url = msg.listening));
-    });
-    cluster.on('exit', (w, code, signal) => {
-      if (stopping) {
-        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
-        return;
-      }
-      if (url) console.error(`worker ${w.process.pid} exited (${signal ?? code}); starting another`);
-      if (url) cluster.fork();
-    });
     // Each worker closes as a single process does (its unspent leases go back to the store); the primary exits once
     // they all have. The signal goes to the worker's process itself: Worker.kill() disconnects it first, and a
     // disconnected worker exits at once, without closing.
-    const stop = () => {
+    const stop = (code: number) => {
       if (stopping) return;
       stopping = true;
+      exitCode = code;
       const live = Object.values(cluster.workers ?? {});
-      if (live.length === 0) process.exit(0);
+      if (live.length === 0) process.exit(exitCode);
       for (const w of live) w?.process.kill('SIGTERM');
       setTimeout(() => process.exit(1), 30_000).unref(); // a worker stuck in close does not hold the primary forever
     };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    const failed = (why: string) => {
+      if (stopping) return;
+      console.error(`modelpub: ${why}`);
+      stop(1);
+    };
+    cluster.on('message', (_w, msg: { listening?: string; failed?: string }) => {
+      if (msg?.failed !== undefined) failed(msg.failed);
+      else if (msg?.listening && ++ready === workers) announce((url = msg.listening));
+    });
+    cluster.on('exit', (w, code, signal) => {
+      if (stopping) {
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
+        return;
+      }
+      // Before every worker listens, an exit is a start that failed (the worker said why, unless it crashed).
+      if (!url) return failed(`a gateway worker exited before it was listening (${signal ?? `exit code ${code}`})`);
+      console.error(`worker ${w.process.pid} exited (${signal ?? code}); starting another`);
+      cluster.fork();
+    });
+    process.on('SIGTERM', () => stop(0));
+    process.on('SIGINT', () => stop(0));
     return;
   }
-  const g = await startGateway(o);
+  let g: RunningGateway;
+  try {
+    g = await startGateway(o);
+  } catch (e) {
+    // The primary prints it (once for all workers) and stops the others; the IPC channel would keep this one alive.
+    process.send?.({ failed: (e as Error).message }, () => process.exit(1));
+    return;
+  }
   process.send?.({ listening: g.url });
   closeOnSignals(g);
 }
