@@ -292,6 +292,20 @@ describe.skipIf(!redisBin)('redis-server', () => {
         expect((await store.take('k_p', DAY, 1, 10)).taken).toBe(1);
       });
 
+      it('uses the database the URL names, and refuses one the server does not have (never database 0 instead)', async () => {
+        const one = await openStore(`${server.url}/3?prefix=t${++n}:`);
+        try {
+          await one.take('k_db', DAY, 1, 10);
+          const db3 = new Redis(`${server.url}/3`);
+          expect(await db3.get(`t${n}:quota:${DAY}:k_db`)).toBe('1');
+          db3.disconnect();
+          expect(await raw.exists(`t${n}:quota:${DAY}:k_db`)).toBe(0); // not in database 0
+        } finally {
+          await one.close();
+        }
+        await expect(openStore(`${server.url}/99`)).rejects.toThrow(/has no database 99: .*out of range/);
+      });
+
       it('still works after Redis forgets its scripts', async () => {
         const { store } = await fresh();
         await store.take('k_s', DAY, 1, 10);
@@ -357,6 +371,16 @@ describe('openStore()', () => {
     await expect(openStore('sqlite://var/x.db')).rejects.toThrow(/without "\/\/"/);
     await expect(openStore('mysql://user:hunter2@db/x')).rejects.toThrow(/\*\*\*@db/);
     await expect(openStore('mysql://user:hunter2@db/x')).rejects.not.toThrow(/hunter2/);
+    await expect(openStore('SQLite:var/x.db')).rejects.toThrow(/in lower case, sqlite:/);
+  });
+
+  it('refuses a redis:// database that is not a whole number, and query options other than prefix, before connecting', async () => {
+    for (const db of ['abc', '-1', '1.5', '0/x']) {
+      await expect(openStore(`redis://:pw@127.0.0.1:1/${db}`), db).rejects.toThrow(/the database is a whole number/);
+    }
+    await expect(openStore('redis://127.0.0.1:1/0?prefx=mp')).rejects.toThrow(/unknown option "prefx"; the one option is \?prefix=P/);
+    await expect(openStore('redis://127.0.0.1:1?password=hunter2')).rejects.toBeInstanceOf(UsageError);
+    await expect(openStore('redis://127.0.0.1:1?password=hunter2')).rejects.not.toThrow(/hunter2/);
   });
 
   it.skipIf(!redisBin)('says which Redis it could not reach, without its password', async () => {

@@ -16,7 +16,8 @@ const ACCEPTED = 'sqlite:PATH (e.g. sqlite:var/gateway.db, the default), redis:/
 /**
  * Opens the store a URL names. The client library is imported only for the driver asked for.
  * - `sqlite:PATH`: PATH relative to the working directory, or absolute (`sqlite:/srv/gw.db`); the folder is created.
- * - `redis://...` / `rediss://...`: `?prefix=` sets the key prefix (default 'modelpub:'); other query options go to ioredis.
+ * - `redis://...` / `rediss://...`: `/DB` picks the database (0 by default); `?prefix=` sets the key prefix, used as
+ *   given (default 'modelpub:'); no other query option is taken.
  * - `memory:`: this process only.
  * Throws UsageError for a URL of any other form, and with mustExist for an sqlite file that does not exist (commands
  * that only read or change existing keys must not create a store at a mistyped path).
@@ -44,9 +45,17 @@ export async function openStore(url: string, { mustExist = false } = {}): Promis
     } catch {
       throw new UsageError(`Store "${redactUrl(url)}" is not a valid URL: use ${ACCEPTED}.`);
     }
+    // ioredis reads the database from the path and options from the query, and quietly falls back to database 0 for
+    // a path it cannot use: keys and counters would land beside another application's data.
+    const db = u.pathname === '' || u.pathname === '/' ? 0 : /^\/\d{1,9}$/.test(u.pathname) ? Number(u.pathname.slice(1)) : NaN;
+    if (Number.isNaN(db)) throw new UsageError(`Store "${redactUrl(url)}": the database is a whole number, as in redis://HOST:PORT/0, not "${u.pathname.slice(1)}".`);
+    const unknown = [...u.searchParams.keys()].filter((k) => k !== 'prefix');
+    if (unknown.length) throw new UsageError(`Store "${redactUrl(url)}": unknown option ${unknown.map((k) => `"${k}"`).join(', ')}; the one option is ?prefix=P.`);
     const prefix = u.searchParams.get('prefix') ?? undefined;
     u.searchParams.delete('prefix');
-    return redisStore({ url: u.toString(), prefix });
+    return redisStore({ url: u.toString(), prefix, db });
   }
+  const scheme = /^(sqlite|redis|rediss|memory):/i.exec(url)?.[1];
+  if (scheme) throw new UsageError(`Store "${redactUrl(url)}": write the scheme in lower case, ${scheme.toLowerCase()}:, as in ${ACCEPTED}.`);
   throw new UsageError(`Unknown store "${redactUrl(url)}": use ${ACCEPTED}.`);
 }

@@ -26,6 +26,8 @@ export interface RedisStoreOptions {
   url: string;
   /** Prepended to every Redis key, so several deployments (or tests) can share one Redis. Default 'modelpub:'. */
   prefix?: string;
+  /** The database to use (SELECT): checked at open, so one the server does not have is an error, not database 0. */
+  db?: number;
   /** Give up connecting after this many ms. Default 5000. */
   connectTimeoutMs?: number;
   /**
@@ -109,6 +111,13 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
     client.disconnect();
     const why = lastError ?? (e as Error);
     throw new Error(`Cannot reach Redis at ${redactUrl(opts.url)}: ${why.message}`, { cause: why });
+  }
+  if (opts.db !== undefined) {
+    // ioredis selects the URL's database on each connect, but goes on in database 0 when the server refuses it.
+    await client.select(opts.db).catch((e: Error) => {
+      client.disconnect();
+      throw new Error(`Redis at ${redactUrl(opts.url)} has no database ${opts.db}: ${e.message}`, { cause: e });
+    });
   }
 
   // EVALSHA, falling back to EVAL (which also caches the script) the first time, or after a SCRIPT FLUSH.
