@@ -70,7 +70,7 @@ export async function main(argv: string[]): Promise<void> {
     await program().parseAsync(argv);
   } catch (e) {
     if (e instanceof ValidationError || e instanceof UsageError) {
-      console.error(`modelpub: ${e.message}`);
+      console.error(process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
       process.exitCode = e instanceof ValidationError ? 1 : 2;
     } else {
       // Errors of the machine or the store (a port in use, a file missing, Redis away) carry a message that names
