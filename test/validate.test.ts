@@ -1,6 +1,6 @@
 // Bad source data: every problem is reported at once, each naming file, line, record and field where the format
 // allows, and nothing is published. Expected messages are stated in full (formatIssue of ValidationError.issues).
-import { readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatIssue, ValidationError } from '../src/errors.js';
@@ -182,6 +182,29 @@ describe('validation reports each kind of problem precisely', () => {
     expect(lines).toHaveLength(1);
     // The text after "not valid JSON:" is V8's JSON.parse message, which differs between Node versions.
     expect(lines[0]).toMatch(/^measurements\/speed\/garbled\.jsonl:3: not valid JSON: \S/);
+  });
+  it('bytes that are not UTF-8 are refused at the first bad byte (line, column, offset), not published as U+FFFD', async () => {
+    await withTemp(async (tmp) => {
+      const dir = path.join(tmp, 'data');
+      await writeFixture(dir, smallCatalog());
+      const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+      // "Caf\xc3(": a Latin-1 "é" cut short; line 2 of the file starts at byte 7 ("id: 30\n").
+      const [before, after] = modelYaml(30).split('Test Model');
+      await writeFile(path.join(dir, 'models/latin1.yaml'), bytes(`${before}Caf`, [0xc3, 0x28], after!));
+      // A U+FFFD written in the file is a character like any other (line 1, and before the bad byte on line 2);
+      // the stray continuation byte 0x80 is not.
+      const line1 = JSON.stringify(run({ private: { notes: 'lossy \uFFFD upstream' } }));
+      const [head, tail] = JSON.stringify(run({ private: { notes: 'Ж\uFFFD!' } })).split('!');
+      await writeFile(path.join(dir, 'measurements/speed/lossy.jsonl'), bytes(`${line1}\n${head}`, [0x80], `${tail}\n`));
+      const col = [...head!].length + 1;
+      const offset = Buffer.byteLength(`${line1}\n${head}`);
+      expect(await problems(dir)).toEqual([
+        `measurements/speed/lossy.jsonl:2: not valid UTF-8: byte 0x80 at column ${col} (byte offset ${offset}) starts no valid character; save the file as UTF-8`,
+        'models/latin1.yaml:2: not valid UTF-8: byte 0xc3 at column 10 (byte offset 16) starts no valid character; save the file as UTF-8',
+      ]);
+      await expect(build({ dataDir: dir, outDir: path.join(tmp, 'out') })).rejects.toBeInstanceOf(ValidationError);
+      expect(await readdir(tmp)).toEqual(['data']); // nothing published
+    });
   });
   it('a field of the wrong type, unknown fields (each on its own line) and a missing file are reported too', async () => {
     await withTemp(async (dir) => {

@@ -45,11 +45,19 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
   };
   const hash = createHash('sha256');
   for (const file of files) {
-    const text = await readFile(path.join(dataDir, file), 'utf8');
-    hash.update(file).update('\0').update(text).update('\0');
-    if (file.endsWith('.md')) continue; // documentation beside the data
     const [top, kind] = file.split('/');
-    if (file.endsWith('.yaml') || file.endsWith('.yml')) {
+    const bytes = await readFile(path.join(dataDir, file));
+    hash.update(file).update('\0').update(bytes).update('\0');
+    if (file.endsWith('.md')) continue; // documentation beside the data
+    const yaml = file.endsWith('.yaml') || file.endsWith('.yml');
+    const jsonl = file.endsWith('.jsonl') && top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '');
+    if (!yaml && !jsonl) {
+      tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl` });
+      continue;
+    }
+    const text = decodeUtf8(file, bytes, tree.issues);
+    if (text === null) continue;
+    if (yaml) {
       const y = parseYaml(file, text, tree.issues);
       if (!y) continue;
       if (top === 'site.yaml') tree.site = y;
@@ -58,10 +66,8 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
       else if (top === 'models') tree.models.push(y);
       else if (top === 'overrides') tree.overrides.push(y);
       else tree.issues.push({ file, message: 'measurements are JSON Lines (.jsonl), not YAML' });
-    } else if (file.endsWith('.jsonl') && top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '')) {
-      parseJsonl(file, text, tree[kind as (typeof MEASUREMENT_KINDS)[number]], tree.issues);
     } else {
-      tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl` });
+      parseJsonl(file, text, tree[kind as (typeof MEASUREMENT_KINDS)[number]], tree.issues);
     }
   }
   for (const [name, y] of [['site.yaml', tree.site], ['sources.yaml', tree.sources], ['metrics.yaml', tree.metrics]] as const) {
@@ -69,6 +75,34 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
   }
   tree.digest = hash.digest('hex');
   return tree;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const lenientUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * The file's text, or null and an issue at its first byte that is not UTF-8 (readFile's 'utf8' would put U+FFFD in
+ * its place, and the build would publish that). The BOM is kept, as readFile kept it.
+ */
+function decodeUtf8(file: string, bytes: Buffer, issues: SourceIssue[]): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    // Located with the lenient decoder: the text before its first U+FFFD that does not stand for the bytes EF BF BD
+    // (a U+FFFD written in the file) is exact, so it gives the line, column and byte offset of the first bad byte.
+    const text = lenientUtf8.decode(bytes);
+    let [i, offset, from] = [text.indexOf('\uFFFD'), 0, 0];
+    for (; i !== -1; i = text.indexOf('\uFFFD', i + 1)) {
+      offset += Buffer.byteLength(text.slice(from, i));
+      from = i;
+      if (bytes[offset] !== 0xef || bytes[offset + 1] !== 0xbf || bytes[offset + 2] !== 0xbd) break;
+    }
+    const lineStart = text.lastIndexOf('\n', i - 1) + 1;
+    const line = text.slice(0, lineStart).split('\n').length;
+    const column = [...text.slice(lineStart, i)].length + 1;
+    issues.push({ file, line, message: `not valid UTF-8: byte 0x${bytes[offset]?.toString(16)} at column ${column} (byte offset ${offset}) starts no valid character; save the file as UTF-8` });
+    return null;
+  }
 }
 
 function parseYaml(file: string, text: string, issues: SourceIssue[]): YamlSource | null {
