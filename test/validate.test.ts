@@ -166,6 +166,26 @@ const CASES: Record<string, Case> = {
       'models/tabbed.yaml:3: YAML: Tabs are not allowed as indentation',
     ],
   },
+  'files outside the expected places, each named (with where it probably belongs); documentation (.md) anywhere is fine': {
+    files: {
+      'README.md': '# notes on this data\n',
+      'models/README.md': '# one file per model\n',
+      'overrides.yaml': 'overrides:\n  - model: gamma\n    reason: launch name\n    name: Gamma Prime\n    provenance: { source: lab, evidence_sha256: "' + HASH(7) + '" }\n',
+      'override/gamma.yaml': 'overrides: []\n',
+      'site.yml': 'name: typo\n',
+      'speed.jsonl': jsonl(run()),
+      'notes.txt': 'to do\n',
+      'models/epsilon.json': '{}\n',
+    },
+    expected: [
+      'models/epsilon.json: unexpected file: models and overrides are .yaml, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
+      'notes.txt: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/',
+      'override/gamma.yaml: unexpected file: override/ is not a folder of the data (models/, overrides/, measurements/); it probably belongs in overrides/',
+      'overrides.yaml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in overrides/',
+      'site.yml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; did you mean site.yaml?',
+      'speed.jsonl: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in measurements/speed/',
+    ],
+  },
 };
 
 describe('validation reports each kind of problem precisely', () => {

@@ -37,22 +37,29 @@ export const MEASUREMENT_KINDS = ['speed', 'benchmarks', 'prices'] as const;
 export async function loadTree(dataDir: string): Promise<LoadedTree> {
   const st = await stat(dataDir).catch(() => null);
   if (!st?.isDirectory()) throw new UsageError(`data folder ${dataDir} does not exist or is not a folder`);
-  const files = (await fg(['site.yaml', 'sources.yaml', 'metrics.yaml', 'models/**/*', 'overrides/**/*', 'measurements/**/*'], {
-    cwd: dataDir, onlyFiles: true, dot: false,
-  })).sort();
+  // Every file, not only the expected ones: a file in the wrong place (data/overrides.yaml) would otherwise be
+  // skipped without a word, and the build would publish without it.
+  const files = (await fg(['**/*'], { cwd: dataDir, onlyFiles: true, dot: false })).sort();
   const tree: LoadedTree = {
     dataDir, site: null, sources: null, metrics: null, models: [], overrides: [], speed: [], benchmarks: [], prices: [], digest: '', issues: [],
   };
   const hash = createHash('sha256');
   for (const file of files) {
     const [top, kind] = file.split('/');
+    const atTop = kind === undefined;
+    if (atTop && file.endsWith('.md')) continue; // README.md: documentation of the data, not data (nor part of the digest)
     const bytes = await readFile(path.join(dataDir, file));
+    if (atTop ? !TOP_FILES.includes(file) : !(FOLDERS as readonly string[]).includes(top!)) {
+      const where = atTop ? `the top of the data folder holds only ${TOP_FILES.join(', ')}, documentation (.md) and the folders ${FOLDER_LIST}` : `${top}/ is not a folder of the data (${FOLDER_LIST})`;
+      tree.issues.push({ file, message: `unexpected file: ${where}${likelyHome(file, bytes)}` });
+      continue;
+    }
     hash.update(file).update('\0').update(bytes).update('\0');
     if (file.endsWith('.md')) continue; // documentation beside the data
     const yaml = file.endsWith('.yaml') || file.endsWith('.yml');
     const jsonl = file.endsWith('.jsonl') && top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '');
     if (!yaml && !jsonl) {
-      tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl` });
+      tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, bytes)}` });
       continue;
     }
     const text = decodeUtf8(file, bytes, tree.issues);
@@ -75,6 +82,29 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
   }
   tree.digest = hash.digest('hex');
   return tree;
+}
+
+const TOP_FILES = ['site.yaml', 'sources.yaml', 'metrics.yaml'];
+const FOLDERS = ['models', 'overrides', 'measurements'] as const;
+const FOLDER_LIST = FOLDERS.map((f) => `${f}/`).join(', ');
+
+/** "; it probably belongs in <place>" for a misplaced file, when its name or first lines make that plain; else ''. */
+function likelyHome(file: string, bytes: Buffer): string {
+  const name = path.posix.basename(file).toLowerCase();
+  const head = bytes.subarray(0, 4096).toString('utf8');
+  let home: string | undefined;
+  if (/\.ya?ml$/.test(name)) {
+    const stem = name.replace(/\.ya?ml$/, '').replace(/s$/, '');
+    const top = TOP_FILES.find((t) => t.replace(/s?\.yaml$/, '') === stem);
+    if (top) return top === file ? '' : `; did you mean ${top}?`;
+    home = name.includes('override') || /^overrides\s*:/m.test(head) ? 'overrides/' : /^id\s*:/m.test(head) ? 'models/' : undefined;
+  } else if (name.endsWith('.jsonl') || name.endsWith('.json')) {
+    home = name.includes('speed') || head.includes('"tokens_per_second"') ? 'measurements/speed/'
+      : name.includes('bench') || head.includes('"metric"') ? 'measurements/benchmarks/'
+        : name.includes('price') || head.includes('"input_per_million"') ? 'measurements/prices/' : undefined;
+    if (home && name.endsWith('.json')) home += ' (as .jsonl, one record per line)';
+  }
+  return home && !file.startsWith(home) ? `; it probably belongs in ${home}` : '';
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
