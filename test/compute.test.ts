@@ -1,7 +1,11 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { loadAndValidate } from '../src/pipeline/build.js';
 import { compute, type Computed } from '../src/pipeline/compute/index.js';
+import { round } from '../src/pipeline/compute/numbers.js';
+import { priceSummaries } from '../src/pipeline/compute/prices.js';
+import { speedStats } from '../src/pipeline/compute/stats.js';
 import { renderVariant } from '../src/pipeline/render.js';
+import { LIMITS, type PriceObservation, type SpeedRun } from '../src/schema/source.js';
 import { smallCatalog, withTemp, writeFixture } from './helpers/fixture.js';
 
 let c: Computed;
@@ -89,5 +93,29 @@ describe('render', () => {
   });
   it('parses capabilities into filterable keys', () => {
     expect(c.capabilities.get('alpha')!.keys).toEqual(['input:text', 'output:text', 'temperature', 'tool_use']);
+  });
+});
+
+describe('numbers', () => {
+  it('round() removes float noise and never turns a finite number into Infinity (JSON null)', () => {
+    expect(round(0.1 + 0.2, 6)).toBe(0.3);
+    expect(round(-2.5, 0)).toBe(-3); // half away from zero
+    expect(round(1e12 + 0.1234567, 3)).toBe(1000000000000.123);
+    for (const x of [1.7e308, -1e308, Number.MAX_VALUE, 2 ** 53, 2 ** 60 + 2 ** 8]) {
+      for (const digits of [0, 2, 3, 4, 6]) expect(round(x, digits), `round(${x}, ${digits})`).toBe(x);
+    }
+  });
+  it('speed and price numbers at the validation bounds stay finite through sums, means and blending', () => {
+    const prov = { source: 'lab', evidence_sha256: '0'.repeat(64) };
+    const runs: SpeedRun[] = Array.from({ length: 1000 }, () => ({
+      model: 'm', lane: 'verified', tokens_per_second: LIMITS.tokens_per_second, first_token_latency_ms: LIMITS.first_token_latency_ms, measured_at: '2025-01-01T00:00:00Z', provenance: prov,
+    }));
+    expect(speedStats(runs).get('m')).toMatchObject({ average_tokens_per_second: LIMITS.tokens_per_second, average_first_token_latency: LIMITS.first_token_latency_ms });
+    const prices: PriceObservation[] = Array.from({ length: 1000 }, () => ({
+      model: 'm', lane: 'verified', input_per_million: LIMITS.usd_per_million_tokens, output_per_million: LIMITS.usd_per_million_tokens, observed_at: '2025-01-01T00:00:00Z', provenance: prov,
+    }));
+    expect(priceSummaries(prices).get('m')).toMatchObject({
+      input_price_per_million: LIMITS.usd_per_million_tokens, output_price_per_million: LIMITS.usd_per_million_tokens, blended_price_per_million: LIMITS.usd_per_million_tokens,
+    });
   });
 });

@@ -127,6 +127,21 @@ const CASES: Record<string, Case> = {
       'measurements/benchmarks/infinite.jsonl:1: value: must be a finite number, not Infinity',
     ],
   },
+  'implausibly large numbers (sums, means and rounding would overflow them to Infinity, published as null); the bounds themselves are fine': {
+    files: {
+      'models/huge.yaml': modelYaml(26, { context_window_tokens: 'context_window_tokens: 2000000000', max_output_tokens: 'max_output_tokens: 1e308' }),
+      'measurements/speed/huge.jsonl': jsonl(run({ tokens_per_second: 1.7e308 }), run({ first_token_latency_ms: 9e7 }), run({ tokens_per_second: 1e6, first_token_latency_ms: 86_400_000 })),
+      'measurements/prices/huge.jsonl': jsonl(price({ output_per_million: 1e308 }), price({ input_per_million: 2e6 }), price({ input_per_million: 1e6, output_per_million: 1e6 })),
+    },
+    expected: [
+      'models/huge.yaml:6: model "huge": context_window_tokens: cannot be more than 1,000,000,000 tokens: a typo or a unit mix-up?',
+      'models/huge.yaml:7: model "huge": max_output_tokens: cannot be more than 1,000,000,000 tokens: a typo or a unit mix-up?',
+      'measurements/speed/huge.jsonl:1: tokens_per_second: cannot be more than 1,000,000 tokens per second: a typo or a unit mix-up?',
+      'measurements/speed/huge.jsonl:2: first_token_latency_ms: cannot be more than 86,400,000 ms (a day): a typo or a unit mix-up?',
+      'measurements/prices/huge.jsonl:1: output_per_million: cannot be more than 1,000,000 USD per million tokens: a typo or a unit mix-up?',
+      'measurements/prices/huge.jsonl:2: input_per_million: cannot be more than 1,000,000 USD per million tokens: a typo or a unit mix-up?',
+    ],
+  },
   'unknown lanes': {
     files: {
       'models/laneless.yaml': modelYaml(23, { lane: 'lane: beta' }),

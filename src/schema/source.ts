@@ -26,7 +26,23 @@ const IsoInstant = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 ti
 const numberError = (iss: { input?: unknown }) =>
   iss.input === undefined ? 'required' : typeof iss.input === 'number' ? `must be a finite number, not ${iss.input}` : 'must be a number';
 const NonNegative = () => z.number({ error: numberError }).min(0, 'cannot be negative');
-const TokenCount = z.number({ error: numberError }).int('must be a whole number of tokens').min(0, 'cannot be negative');
+
+/**
+ * Upper bounds of the numbers the build computes with. Generous (300 times or more the largest value in the reference
+ * data, given after each), so that only a typo or a unit mix-up meets one; they keep sums, means and the scaling in
+ * compute/numbers.ts round() far below float overflow, whose Infinity JSON would publish as null.
+ */
+export const LIMITS = {
+  tokens: 1e9, // context window and max output; largest 3,500,000
+  tokens_per_second: 1e6, // largest measured 999
+  first_token_latency_ms: 86_400_000, // one day; largest measured 79,057 ms
+  usd_per_million_tokens: 1e6, // one dollar a token; largest 600
+} as const;
+/** Non-negative and at most `max`; each bound aborts, so that a huge value gets one message, not "not whole" too. */
+const Bounded = (max: number, unit: string) => z.number({ error: numberError })
+  .min(0, { error: 'cannot be negative', abort: true })
+  .max(max, { error: `cannot be more than ${max.toLocaleString('en-US')} ${unit}: a typo or a unit mix-up?`, abort: true });
+const TokenCount = Bounded(LIMITS.tokens, 'tokens').int('must be a whole number of tokens');
 
 /** Fields that may accompany any record and never reach the publication. */
 export const PrivateFields = z.strictObject({
@@ -128,8 +144,8 @@ const Measurement = {
 /** data/measurements/speed/*.jsonl: one test run per line. */
 export const SpeedRun = z.strictObject({
   ...Measurement,
-  tokens_per_second: NonNegative(),
-  first_token_latency_ms: NonNegative(),
+  tokens_per_second: Bounded(LIMITS.tokens_per_second, 'tokens per second'),
+  first_token_latency_ms: Bounded(LIMITS.first_token_latency_ms, 'ms (a day)'),
   measured_at: IsoInstant,
 });
 export type SpeedRun = z.infer<typeof SpeedRun>;
@@ -148,8 +164,8 @@ export type BenchmarkResult = z.infer<typeof BenchmarkResult>;
 /** data/measurements/prices/*.jsonl: one price observation per line, USD per million tokens. */
 export const PriceObservation = z.strictObject({
   ...Measurement,
-  input_per_million: NonNegative(),
-  output_per_million: NonNegative(),
+  input_per_million: Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens'),
+  output_per_million: Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens'),
   observed_at: IsoInstant,
 });
 export type PriceObservation = z.infer<typeof PriceObservation>;
