@@ -277,7 +277,7 @@ describe('incremental builds', () => {
     });
   });
 
-  it('a forced --published-at: never before the previous publication; at the same time, changed bodies still move one second', async () => {
+  it('a forced --published-at: never before the previous publication; with changed bodies, only in a later second than every Last-Modified before', async () => {
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');
       const outDir = path.join(tmp, 'out');
@@ -291,17 +291,81 @@ describe('incremental builds', () => {
       const err = await build({ dataDir, outDir, publishedAt: '2026-03-01T11:59:59.000Z' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(UsageError);
       expect(String(err)).toContain('is before the previous publication\'s time 2026-03-01T12:00:00.000Z');
+      // The same time (or the same second) for changed bodies: If-Modified-Since: T would answer 304 for them.
+      for (const same of [t, '2026-03-01T12:00:00.900Z']) {
+        const again = await build({ dataDir, outDir, publishedAt: same }).catch((e: unknown) => e);
+        expect(again, same).toBeInstanceOf(UsageError);
+        expect(String(again), same).toMatch(new RegExp(`--published-at ${same.replace(/\./g, '\\.')} is not in a later second than ${t.replace(/\./g, '\\.')}, the latest Last-Modified of the previous publication, and \\S+ changed or is new .*Give --published-at 2026-03-01T12:00:01\\.000Z or later, or leave it out\\.$`));
+      }
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
+      expect((await readdir(outDir)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']); // no staging left
 
-      const r2 = await build({ dataDir, outDir, publishedAt: t });
-      expect(r2.publishedAt).toBe(t);
+      const t2 = '2026-03-01T12:00:01.000Z';
+      const r2 = await build({ dataDir, outDir, publishedAt: t2 });
+      expect(r2.publishedAt).toBe(t2);
       const times = async (r: BuildResult) => [...new Set((await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files.map((f) => `${f.revision} ${f.last_modified}`))].sort();
-      expect(await times(r2)).toEqual([`${r1.revision} ${t}`, `${r2.revision} 2026-03-01T12:00:01.000Z`].sort());
-      // The same data again at the same time (a release beside it, same revision): every body keeps its time; a time
-      // going back to T would let a client holding T+1 get 304 for the next change.
-      const r3 = await build({ dataDir, outDir, publishedAt: t });
+      expect(await times(r2)).toEqual([`${r1.revision} ${t}`, `${r2.revision} ${t2}`].sort());
+      // The same data again at the same time (a release beside it, same revision): every body keeps its time.
+      const r3 = await build({ dataDir, outDir, publishedAt: t2 });
       expect(r3.revision).toBe(r2.revision);
       expect(await times(r3)).toEqual(await times(r2));
+    });
+  });
+
+  it('a path removed and later back with other bytes gets a Last-Modified later than any it had (forced times and default ones)', async () => {
+    const without = (spec: FixtureSpec): FixtureSpec => ({
+      ...spec, models: spec.models!.filter((m) => m.slug !== 'gamma'), benchmarks: spec.benchmarks!.filter((b) => b.model !== 'gamma'),
+    });
+    const gammaEn = detailFile({ slug: 'gamma', locale: 'en', lane: 'verified', displayOnly: false, include: [] });
+    const changedGamma = (): FixtureSpec => {
+      const spec = smallCatalog();
+      const gamma = spec.models!.find((m) => m.slug === 'gamma')!;
+      gamma.description = { ...(gamma.description as object), en: 'gamma, back with a new description' };
+      return spec;
+    };
+    const entry = async (r: BuildResult, p: string) => (await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files.find((f) => f.path === p);
+    const allTimes = async (r: BuildResult) => (await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files.map((f) => f.last_modified);
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      const rebuild = async (spec: FixtureSpec, publishedAt?: string) => {
+        await rm(dataDir, { recursive: true, force: true });
+        await writeFixture(dataDir, spec);
+        return build({ dataDir, outDir, publishedAt });
+      };
+      // All at one forced time, the second build (gamma removed) is refused: it changes list pages and artifacts.
+      // Before, it went through; gamma came back with new bytes and its old Last-Modified, and a client asking
+      // If-Modified-Since with that time got 304 for the new bytes.
+      const T = '2026-01-01T00:00:00.000Z';
+      const a = await rebuild(smallCatalog(), T);
+      const before = await entry(a, gammaEn);
+      expect(before!.last_modified).toBe(T);
+      await expect(rebuild(without(smallCatalog()), T)).rejects.toThrow(/is not in a later second than 2026-01-01T00:00:00\.000Z/);
+      const b = await rebuild(without(smallCatalog()), '2026-01-01T00:00:01.000Z');
+      expect(await entry(b, gammaEn)).toBeUndefined();
+      // Bringing gamma back at the same time is refused too (the message names the first body, in build order, that
+      // needs a new time: here alpha's detail, whose ranks now count gamma).
+      await expect(rebuild(changedGamma(), '2026-01-01T00:00:01.000Z')).rejects.toThrow(/and api\/v1\/models\/alpha\/en\.verified\.public\.base\.json changed or is new/);
+      const c = await rebuild(changedGamma(), '2026-01-01T00:00:02.000Z');
+      const after = await entry(c, gammaEn);
+      expect(after!.sha256).not.toBe(before!.sha256);
+      expect(after!.last_modified).toBe('2026-01-01T00:00:02.000Z');
+
+      // Default times, into a fresh folder: the same sequence. Every time the path could have had is behind.
+      const out2 = path.join(tmp, 'out2');
+      const seen: string[] = [];
+      for (const spec of [smallCatalog(), without(smallCatalog()), changedGamma()]) {
+        await rm(dataDir, { recursive: true, force: true });
+        await writeFixture(dataDir, spec);
+        const r = await build({ dataDir, outDir: out2 });
+        const e = await entry(r, gammaEn);
+        if (spec.models!.some((m) => m.slug === 'gamma') && seen.length) {
+          for (const t of seen) expect(Math.floor(Date.parse(e!.last_modified) / 1000), `${e!.last_modified} vs ${t}`).toBeGreaterThan(Math.floor(Date.parse(t) / 1000));
+        }
+        seen.push(...(await allTimes(r)), r.publishedAt);
+        // No body is later than its publication: what lets the next build bound the times of removed paths.
+        expect((await allTimes(r)).every((t) => t <= r.publishedAt)).toBe(true);
+      }
     });
   });
 

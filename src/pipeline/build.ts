@@ -14,7 +14,7 @@ import {
 import { attributionOf, envelopeParts, listDataJson, renderVariant, sectionsJson, withSections, type ArtifactModel, type VariantParts } from './render.js';
 import { validateTree, type SourceData } from './validate.js';
 import { UsageError } from '../errors.js';
-import { secondAfter, writeBodies, type PendingBody, type WriteStats } from './write.js';
+import { latestLastModified, secondAfter, writeBodies, type PendingBody, type PreviousRelease, type WriteStats } from './write.js';
 
 export const TOOL_VERSION = '0.1.0';
 
@@ -43,12 +43,16 @@ export interface BuildResult {
 }
 
 /**
- * The publication time: --published-at, else the newest date in the data (no clock is read). It never goes back
- * behind the previous publication's; and when the data changed (a new revision), the default moves at least one
- * second past it, so that changed bodies get a Last-Modified that If-Modified-Since can tell from the old one (HTTP
- * dates have whole seconds) even when the edit added no newer date.
+ * The Last-Modified of the bodies that change, and the publication time: --published-at for both, else from the
+ * newest date in the data (no clock is read). Neither goes back behind the previous publication's time. A body that
+ * changes or appears (a path may come back after a removal) must get a time in a later whole second than every
+ * Last-Modified the previous publication shows, or If-Modified-Since would answer 304 for its new bytes (HTTP dates
+ * have whole seconds): the default moves there even when the edit added no newer date; a forced time short of it is
+ * refused by writeBodies, once a body does change. The publication time is the time its changed bodies got, so no
+ * body is ever later than its publication: that is what lets the next build bound every time any path ever had,
+ * removed paths included, by the previous publication alone.
  */
-function publicationTime(forced: string | undefined, newestInData: string, previous: { revision: string; publishedAt: string } | null, revision: string): string {
+function publicationTimes(forced: string | undefined, newestInData: string, previous: PreviousRelease | null, revision: string): { changedAt: string; publishedAt: (newlyModified: number) => string } {
   if (forced !== undefined) {
     const t = new Date(forced).toISOString();
     const newest = new Date(newestInData).toISOString();
@@ -56,13 +60,19 @@ function publicationTime(forced: string | undefined, newestInData: string, previ
     if (previous && t < previous.publishedAt) {
       throw new UsageError(`--published-at ${t} is before the previous publication's time ${previous.publishedAt}: Last-Modified would go back. Give a later time, or leave --published-at out.`);
     }
-    return t;
+    return { changedAt: t, publishedAt: () => t };
   }
   const t = new Date(newestInData).toISOString();
-  if (!previous) return t;
-  if (previous.revision !== revision) return secondAfter(t, previous.publishedAt);
-  return t < previous.publishedAt ? previous.publishedAt : t;
+  if (!previous) return { changedAt: t, publishedAt: () => t };
+  const moved = secondAfter(t, latestLastModified(previous));
+  const kept = t < previous.publishedAt ? previous.publishedAt : t;
+  return { changedAt: moved, publishedAt: (newlyModified) => (newlyModified > 0 || previous.revision !== revision ? moved : kept) };
 }
+
+/** Why a forced --published-at cannot publish a changed body, and what to give instead. */
+const tooEarly = (t: string, file: string, latest: string) =>
+  `--published-at ${t} is not in a later second than ${latest}, the latest Last-Modified of the previous publication, and ${file} changed or is new (it may have been published before, and removed): `
+  + `its Last-Modified must be later than any it may have had, or If-Modified-Since would answer 304 for its new bytes. Give --published-at ${secondAfter(t, latest)} or later, or leave it out.`;
 
 export async function loadAndValidate(dataDir: string): Promise<SourceData> {
   return validateTree(await loadTree(dataDir));
@@ -86,19 +96,20 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     const previous = await readPrevious(o.outDir);
     const schemaVersion = data.site.schema_version;
     const revision = o.revision ?? 'r' + createHash('sha256').update(`${data.digest}\n${schemaVersion}\n${TOOL_VERSION}`).digest('hex').slice(0, 12);
-    const publishedAt = publicationTime(o.publishedAt, data.latestInstant, previous && { revision: previous.revision, publishedAt: previous.meta.publishedAt }, revision);
+    const times = publicationTimes(o.publishedAt, data.latestInstant, previous, revision);
     const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
     const totals: Record<string, number> = {};
     for (const lane of QUERY_LANES) for (const disp of ['public', 'display']) totals[`${lane}.${disp}`] = computed.lanes[lane].models.length;
-    const meta: PublicationMeta = { schemaVersion, publicationRevision: revision, publishedAt, pageSizes, totals, attribution: attributionOf(data.site) };
 
     staging = stagingDirFor(o.outDir, revision);
     await rm(staging, { recursive: true, force: true });
     const total = countBodies(computed, pageSizes);
     progress.phase('render + write', total);
     const { entries, stats } = await writeBodies(bodies(computed, pageSizes), {
-      stagingDir: staging, revision, publishedAt, previous, onProgress: (n) => progress.tick(n),
+      stagingDir: staging, revision, changedAt: times.changedAt, previous, tooEarly, onProgress: (n) => progress.tick(n),
     });
+    const publishedAt = times.publishedAt(stats.newlyModified);
+    const meta: PublicationMeta = { schemaVersion, publicationRevision: revision, publishedAt, pageSizes, totals, attribution: attributionOf(data.site) };
     progress.phase('manifest');
     const manifest: Manifest = { schemaVersion, publicationRevision: revision, publishedAt, files: entries };
     const now = new Map(entries.map((e) => [e.path, e.sha256]));

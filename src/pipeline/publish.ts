@@ -82,7 +82,7 @@ export async function readPrevious(out: string): Promise<(PreviousRelease & { me
   };
   const manifest = await read(Manifest, 'manifest.json');
   const meta = await read(PublicationMeta, 'publication.json');
-  return { dir, revision: manifest.publicationRevision, entries: new Map<string, ManifestEntry>(manifest.files.map((f) => [f.path, f])), meta };
+  return { dir, revision: manifest.publicationRevision, publishedAt: meta.publishedAt, entries: new Map<string, ManifestEntry>(manifest.files.map((f) => [f.path, f])), meta };
 }
 
 /** Remove staging folders of builds that died; they are ours by name. */
