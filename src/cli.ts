@@ -12,9 +12,9 @@ const intList = (v: string): number[] => {
   if (out.some((n) => !Number.isInteger(n) || n < 1 || n > 100)) throw new InvalidArgumentError('a comma-separated list of page sizes from 1 to 100');
   return out;
 };
-const wholeNumber = (max: number) => (v: string): number => {
+const wholeNumber = (max: number, min = 0) => (v: string): number => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new InvalidArgumentError(`a whole number from 0 to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`a whole number from ${min} to ${max}`);
   return n;
 };
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
@@ -41,17 +41,17 @@ export function program(): Command {
     .option('--data <dir>', 'source data folder', 'data')
     .action((o) => validateCommand(o));
   const serving = (c: Command) => c
-    .option('--dir <dir>', 'publication folder (a build --out, or one release folder)')
+    .option('--dir <dir>', 'publication folder: a build --out, or one release folder (default: dist, unless --origin)')
     .option('--origin <url>', 'remote static host holding one publication (instead of --dir)')
     .option('--port <n>', 'port', wholeNumber(65535), 8787)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--store <url>', 'keys and quota store: sqlite:PATH, redis://HOST:PORT or memory:', DEFAULT_STORE)
     .option('--quota <n>', 'requests per key per UTC day', wholeNumber(1e9), 1000)
     .option('--cache-mb <n>', 'memory for cached bodies', wholeNumber(65536), 128)
-    .option('--poll-ms <n>', 'how often to look for a new publication', wholeNumber(3_600_000), 1000)
+    .option('--poll-ms <n>', 'how often to look for a new publication', wholeNumber(3_600_000, 100), 1000)
     .addOption(new Option('--log <level>', 'info: a line per request').choices(['info', 'warn', 'silent']).default('info'));
   serving(p.command('serve').description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'))
-    .option('--workers <n>', 'worker processes sharing the port', wholeNumber(64), 1)
+    .option('--workers <n>', 'worker processes sharing the port', wholeNumber(64, 1), 1)
     .action((o) => serveCommand(o));
   serving(p.command('dev').description('build the default publication if needed, serve it in one process and print a development key (npm start)'))
     .option('--data <dir>', 'source data folder used when building', 'data')

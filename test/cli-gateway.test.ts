@@ -9,7 +9,7 @@ import { build } from '../src/pipeline/build.js';
 import { ensureCompiled, runCli, spawnCli } from './helpers/cli.js';
 import { smallCatalog, withTemp, writeFixture } from './helpers/fixture.js';
 import { REDIS_MISSING, redisServerPath, startRedis } from './helpers/redis.js';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 
 let tmp: string;
@@ -172,6 +172,30 @@ describe('serve', () => {
       expect(rest.filter((s) => s === 200)).toHaveLength(960);
     } finally {
       await single.stop();
+    }
+  });
+
+  it('a --dir without a publication: a build is suggested only where a build may write; options out of range are refused', async () => {
+    const foreign = path.join(tmp, 'foreign');
+    await mkdir(foreign, { recursive: true });
+    await writeFile(path.join(foreign, 'notes.txt'), 'mine');
+    const cases: [string, RegExp][] = [
+      [path.join(tmp, 'nothing-here'), /Run `modelpub build --out \S*nothing-here` first\.$/],
+      [path.join(foreign, 'notes.txt'), /--dir names a file: give the folder a build wrote/],
+      [foreign, /That folder holds other files: give the folder a build wrote/],
+    ];
+    for (const [dir, hint] of cases) {
+      const r = await runCli(['serve', '--dir', dir, '--port', '0', '--store', 'memory:']);
+      expect(r.code, dir).toBe(1);
+      expect(r.stderr.trim(), dir).toMatch(hint);
+    }
+    const dev = await runCli(['dev', '--dir', foreign, '--data', path.join(tmp, 'data'), '--port', '0', '--store', store()]);
+    expect(dev.code).toBe(2);
+    expect(dev.stderr).toMatch(/^modelpub: npm start builds into --dir \S*foreign, and --out \S*foreign holds files that modelpub did not write/m);
+    for (const [option, value] of [['--workers', '0'], ['--poll-ms', '0']]) {
+      const r = await runCli(['serve', option!, value!, '--port', '0', '--store', 'memory:']);
+      expect(r.code, option).toBe(1);
+      expect(r.stderr, option).toMatch(new RegExp(`option '${option} <n>' argument '0' is invalid`));
     }
   });
 

@@ -15,7 +15,10 @@ export async function devCommand(o: ServeCommandOptions & { data: string }): Pro
   const built = await access(path.join(dir, 'current', 'manifest.json')).then(() => true, () => false);
   if (!built) {
     console.log(`no publication in ${dir}: building it from ${o.data}`);
-    await buildCommand({ data: o.data, out: dir });
+    await buildCommand({ data: o.data, out: dir }).catch((e: unknown) => {
+      // The build's messages name its own option, --out: say where that folder came from.
+      throw e instanceof UsageError ? new UsageError(`npm start builds into --dir ${dir}, and ${e.message}`) : e;
+    });
   }
   const g = await startGateway(gatewayOptions({ ...o, dir }));
   // The key only once the gateway is up: a start that fails leaves no unused key in the store.

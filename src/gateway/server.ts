@@ -1,10 +1,12 @@
 // Wires a gateway together: origin -> live publication (polled, switched without a restart), key cache, quota
 // limiter, logger, node:http server; optionally several worker processes on one port (node:cluster).
 import cluster from 'node:cluster';
+import { readdirSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { destination, pino } from 'pino';
 import { UsageError } from '../errors.js';
+import { MARKER } from '../pipeline/publish.js';
 import { createHandler, type RequestLog } from './app.js';
 import { onClientError } from './client-errors.js';
 import { fingerprint, KeyCache } from './keys.js';
@@ -44,7 +46,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const cache = new BodyCache(o.cacheBytes);
   const verify = Boolean(o.origin);
   let current = await origin.currentId().then((id) => Publication.load(origin, id, cache, { verify })).catch((e: Error) => {
-    throw new Error(`no publication to serve at ${origin.description}: ${e.message}.${o.origin ? '' : ` Run \`modelpub build --out ${o.dir ?? 'dist'}\` first.`}`);
+    throw new Error(`no publication to serve at ${origin.description}: ${e.message}.${o.origin ? '' : dirHint(o.dir ?? 'dist')}`);
   });
   const log = o.logLevel === 'silent' ? null : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
   const store = o.storeInstance ?? (await openStore(o.store));
@@ -105,6 +107,16 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       log?.flush();
     },
   };
+}
+
+/** What to do about a --dir that holds no publication: build one there only if a build may write there. */
+function dirHint(dir: string): string {
+  const st = statSync(dir, { throwIfNoEntry: false });
+  if (!st) return ` Run \`modelpub build --out ${dir}\` first.`;
+  if (!st.isDirectory()) return ' --dir names a file: give the folder a build wrote (its --out), or one of its releases.';
+  const names = readdirSync(dir);
+  if (names.length === 0 || names.includes(MARKER)) return ` Run \`modelpub build --out ${dir}\` first.`;
+  return ' That folder holds other files: give the folder a build wrote (its --out), or one of its releases.';
 }
 
 /**
