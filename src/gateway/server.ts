@@ -158,8 +158,9 @@ export async function startCluster(o: GatewayOptions, workers: number, announce:
         if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
         return;
       }
-      // Before every worker listens, an exit is a start that failed (the worker said why, unless it crashed).
-      if (!url) return failed(`a gateway worker exited before it was listening (${signal ?? `exit code ${code}`})`);
+      // Before every worker listens, an exit is a start that failed. The worker said why, unless it crashed: its
+      // message, sent just before it exited, is given a moment to arrive first.
+      if (!url) return void setTimeout(() => failed(`a gateway worker exited before it was listening (${signal ?? `exit code ${code}`})`), 200);
       console.error(`worker ${w.process.pid} exited (${signal ?? code}); starting another`);
       cluster.fork();
     });
