@@ -568,6 +568,8 @@ describe('the output folder', () => {
       expect((err as Error).message).toBe(`--out ${outDir} holds files that modelpub did not write (thesis.docx): choose an empty or new folder`);
       expect(fingerprint(await readTree(tmp))).toEqual(before);
       expect(await readFile(path.join(outDir, 'thesis.docx'), 'utf8')).toBe('four years of work');
+      // Checked before the data is read: a mistyped --out is told at once, not after a minute of loading.
+      await expect(build({ dataDir: path.join(tmp, 'no-such-data'), outDir })).rejects.toThrow(/^--out .* holds files that modelpub did not write/);
     });
   });
 

@@ -9,7 +9,7 @@ import { compute, type Computed } from './compute/index.js';
 import { loadTree } from './load.js';
 import { createProgress, type Progress } from './progress.js';
 import {
-  claimOutDir, clearStaleStaging, lockOutDir, pruneReleases, readPrevious, stagingDirFor, switchTo, type PublicationMeta,
+  checkOutDir, claimOutDir, clearStaleStaging, lockOutDir, pruneReleases, readPrevious, stagingDirFor, switchTo, type PublicationMeta,
 } from './publish.js';
 import { attributionOf, envelopeParts, listDataJson, renderVariant, sectionsJson, withSections, type ArtifactModel, type VariantParts } from './render.js';
 import { validateTree, type SourceData } from './validate.js';
@@ -83,6 +83,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
   // The revision names the release folder and goes in a header: a bad one must not get as far as a path.
   const badRevision = o.revision === undefined ? undefined : RevisionId.safeParse(o.revision).error;
   if (badRevision) throw new UsageError(`--revision ${JSON.stringify(o.revision)} is not a revision id: ${badRevision.issues[0]!.message}.`);
+  await checkOutDir(o.outDir);
   const progress = o.progress ?? createProgress(null);
   progress.phase('load + validate');
   const data = await loadAndValidate(o.dataDir);

@@ -20,18 +20,25 @@ const RELEASES = 'releases';
 const LOCK = '.build.lock';
 
 
-/** Refuse an --out that is a file or a folder holding anything modelpub did not write; create it otherwise. */
-export async function claimOutDir(out: string): Promise<void> {
+/**
+ * Refuse an --out that is a file or a folder holding anything modelpub did not write. Writes nothing: a build checks
+ * this before it reads the data, so a mistyped --out is told at once, and again in claimOutDir. Returns whether the
+ * folder exists.
+ */
+export async function checkOutDir(out: string): Promise<boolean> {
   const st = await lstat(out).catch(() => null);
   if (st && !st.isDirectory()) throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
-  if (!st) {
-    makeDirs(out);
-  } else {
-    const names = await readdir(out);
-    if (names.length && !names.includes(MARKER)) {
-      throw new UsageError(`--out ${out} holds files that modelpub did not write (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}): choose an empty or new folder`);
-    }
+  if (!st) return false;
+  const names = await readdir(out);
+  if (names.length && !names.includes(MARKER)) {
+    throw new UsageError(`--out ${out} holds files that modelpub did not write (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}): choose an empty or new folder`);
   }
+  return true;
+}
+
+/** checkOutDir, then create the folder if needed and mark it as modelpub's. */
+export async function claimOutDir(out: string): Promise<void> {
+  if (!(await checkOutDir(out))) makeDirs(out);
   await writeFile(path.join(out, MARKER), JSON.stringify({ format: 1, note: 'written by modelpub build; do not put other files here' }) + '\n');
 }
 
