@@ -50,14 +50,30 @@ describe('client errors', () => {
     expect(logged).toEqual([{ route: 'unparsed', status: 408, err: 'ERR_HTTP_REQUEST_TIMEOUT' }]);
   });
 
-  it('lets a response in flight on the connection finish, then closes; after a reset it only closes', async () => {
+  it('handles a connection once: node:http reports the error again for each later chunk', async () => {
     const logged: object[] = [];
+    const listener = onClientError({ info: (o) => logged.push(o) });
+    const socket = Object.assign(new EventEmitter(), { writable: false, pause() {}, destroy() {} }) as unknown as Socket;
+    for (let i = 0; i < 5; i++) listener(codeError('HPE_INVALID_METHOD'), socket);
+    expect(logged).toHaveLength(1);
+  });
+
+  it('lets the responses in flight on the connection finish, then closes; after a reset it only closes', async () => {
+    const logged: object[] = [];
+    // Two answers queued: node:http hands the socket to the second when the first finishes.
     const inFlight = await clientReads(codeError('HPE_INVALID_METHOD'), logged, (s) => {
-      const res = new EventEmitter();
-      Object.assign(s, { _httpMessage: res });
-      setTimeout(() => s.write('the answer in flight', () => res.emit('close')), 50);
+      const [first, second] = [new EventEmitter(), new EventEmitter()];
+      Object.assign(s, { _httpMessage: first });
+      setTimeout(() => s.write('the answer in flight, ', () => {
+        Object.assign(s, { _httpMessage: second });
+        first.emit('close');
+        setTimeout(() => s.write('and the one queued behind it', () => {
+          Object.assign(s, { _httpMessage: null });
+          second.emit('close');
+        }), 20);
+      }), 20);
     });
-    expect(inFlight).toBe('the answer in flight');
+    expect(inFlight).toBe('the answer in flight, and the one queued behind it');
     const reset = await clientReads(codeError('ECONNRESET'), logged);
     expect(reset).toBe('');
     expect(logged).toEqual([{ route: 'unparsed', status: null, err: 'HPE_INVALID_METHOD' }, { route: 'unparsed', status: null, err: 'ECONNRESET' }]);

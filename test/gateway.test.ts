@@ -430,8 +430,12 @@ describe('hostile input', () => {
     // A second request that cannot be parsed, behind one being answered: the first request's answer, then the
     // connection closes (an error answer here could be read as the first request's).
     const own = (await createKey(store, 'unparsable second request')).key;
-    const two = await raw(`GET /api/v1/models/alpha?include=capabilities HTTP/1.1\r\nHost: x\r\nx-api-key: ${own}\r\n\r\nBREW / HTTP/1.1\r\n\r\n`);
+    const get = (slug: string) => `GET /api/v1/models/${slug}?include=capabilities HTTP/1.1\r\nHost: x\r\nx-api-key: ${own}\r\n\r\n`;
+    const two = await raw(`${get('alpha')}BREW / HTTP/1.1\r\n\r\n`);
     expect(two.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200']);
+    // Several in flight: every one is answered before the connection closes.
+    const four = await raw(`${get('beta')}${get('gamma')}${get('alpha')}BREW / HTTP/1.1\r\n\r\n`);
+    expect(four.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200']);
   });
 
   it('answers at most MAX_QUEUED_PER_CONNECTION pipelined requests behind the one being sent, then 503 and closes', async () => {

@@ -31,25 +31,41 @@ export function rawProblem(code: ProblemCode, detail: string | undefined, date =
   return `${head}\r\n${body}`;
 }
 
+type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
+
+/** Ends the connection once node:http has sent every answer queued on it (it hands the socket to each in turn). */
+function endAfterAnswers(socket: HttpSocket): void {
+  // node:http's own field for the response using the socket (set from assignment until it finishes); not public,
+  // but Node's default listener reads it for the same decision.
+  const current = socket._httpMessage;
+  if (!current) socket.end();
+  else current.once('close', () => endAfterAnswers(socket)); // by then the next queued answer has the socket
+}
+
 /**
  * The server's 'clientError' listener. It answers only when no response is in flight on the connection. With one
- * pending (an earlier pipelined request still being answered), a client would read the error as that request's
- * answer: that answer is let finish instead, and the connection closes after it (node:http's own listener destroys
- * the socket at once and loses it). A connection no longer writable (a reset, a peer gone) is closed.
+ * pending (earlier pipelined requests still being answered), a client would read the error as the first one's
+ * answer: those answers are let finish instead, and the connection closes after the last (node:http's own listener
+ * destroys the socket at once and loses them). A connection no longer writable (a reset, a peer gone) is closed.
+ * node:http reports the parser's error again for every later chunk the client sends: only the first counts, and the
+ * connection is no longer read.
  */
 export function onClientError(log: ClientErrorLog | null) {
-  return (err: Error & { code?: string }, socket: Socket): void => {
-    // node:http's own field for the response using the socket (set from assignment until it finishes); not public,
-    // but Node's default listener reads it for the same decision.
-    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  const handled = new WeakSet<Socket>();
+  return (err: Error & { code?: string }, socket: HttpSocket): void => {
+    if (handled.has(socket)) return;
+    handled.add(socket);
+    socket.pause();
+    const inFlight = socket._httpMessage;
     const code = problemFor(err);
-    const answered = socket.writable && !inFlight && err.code !== 'ECONNRESET';
+    const writable = socket.writable && err.code !== 'ECONNRESET';
+    const answered = writable && !inFlight;
     if (answered) {
       // The parser's code says what was wrong with the bytes, and holds nothing the client did not send.
       const detail = code === 'bad_request' && err.code ? `The request is not valid HTTP/1.1 (${err.code}).` : undefined;
       socket.end(rawProblem(code, detail), () => socket.destroy());
-    } else if (inFlight && socket.writable && err.code !== 'ECONNRESET') {
-      inFlight.once('close', () => socket.end());
+    } else if (writable) {
+      endAfterAnswers(socket);
     } else {
       socket.destroy();
     }
