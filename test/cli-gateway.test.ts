@@ -1,6 +1,6 @@
 // The gateway's commands through the real CLI: `keys create|list|revoke` on a SQLite store, and `serve`: its
 // "listening on" line, one JSON log line per request with a key fingerprint and never the key, and --workers 2.
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import { build } from '../src/pipeline/build.js';
 import { ensureCompiled, runCli, spawnCli } from './helpers/cli.js';
 import { smallCatalog, withTemp, writeFixture } from './helpers/fixture.js';
 import { REDIS_MISSING, redisServerPath, startRedis } from './helpers/redis.js';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 
 let tmp: string;
@@ -215,8 +215,47 @@ describe('serve', () => {
         expect(stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
         expect(stderr).toMatch(args[1] === out ? /^modelpub: cannot listen on .*the address is in use/ : /^modelpub: no publication to serve at /);
       }
+      // A mistake in the command exits 2, as it does without --workers.
+      const usage = await runCli(['serve', '--dir', out, '--port', '0', '--workers', '2', '--store', 'redis://127.0.0.1:1/abc']);
+      expect(usage.code).toBe(2);
+      expect(usage.stderr.trim()).toMatch(/^modelpub: Store "redis:\/\/127\.0\.0\.1:1\/abc": the database is a whole number/);
     } finally {
       await taken.stop();
+    }
+  }, 40_000);
+
+  it('--workers 2 serving: a worker that dies is replaced, and a replacement that cannot start leaves the others serving', async () => {
+    const own = path.join(tmp, 'dist-workers');
+    await build({ dataDir: path.join(tmp, 'data'), outDir: own });
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers-replace'])).stdout.trim().split('\n').at(-1)!;
+    const child = spawnCli(['serve', '--dir', own, '--port', '0', '--store', store(), '--workers', '2', '--log', 'silent']);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d));
+    const until = async (ok: () => boolean, what: string) => {
+      for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 50));
+      if (!ok()) throw new Error(`timed out waiting for ${what}; stderr: ${stderr}`);
+    };
+    try {
+      await until(() => /listening on http/.test(stdout), 'listening');
+      const url = /listening on (http:\/\/\S+)/.exec(stdout)![1]!;
+      const workerPids = execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+      expect(workerPids).toHaveLength(2);
+      await rename(own, `${own}.gone`); // a replacement finds no publication
+      process.kill(workerPids[0]!, 'SIGKILL');
+      await until(() => /could not start: no publication to serve/.test(stderr), 'the replacement failing');
+      expect(child.exitCode).toBeNull();
+      // The other worker still answers (from its loaded publication: a cached body, or 503 for one it must read).
+      const r = await fetch(`${url}/api/v1/models/alpha`, { headers: { 'x-api-key': key } });
+      expect([200, 503]).toContain(r.status);
+      await rename(`${own}.gone`, own);
+    } finally {
+      const code = child.exitCode ?? await new Promise<number | null>((resolve) => {
+        child.once('exit', (c) => resolve(c));
+        child.kill('SIGTERM');
+      });
+      expect(code).toBe(0);
     }
   }, 40_000);
 

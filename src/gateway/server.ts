@@ -119,10 +119,15 @@ function dirHint(dir: string): string {
   return ' That folder holds other files: give the folder a build wrote (its --out), or one of its releases.';
 }
 
+/** A worker's start failure, as it tells the primary. */
+interface StartFailure { failed: string; usage: boolean }
+
 /**
- * Run `workers` processes sharing one port; each holds its own leases against the shared store. Resolves once the
- * primary has started them; a worker that cannot start (a port in use, no publication, the store out of reach) stops
- * them all: the primary prints its error once and exits 1, as a single process would.
+ * Run `workers` processes sharing one port; each holds its own leases against the shared store. A worker that cannot
+ * start (a port in use, no publication, the store out of reach) stops them all while the cluster is starting: the
+ * primary prints its error once and exits as a single process would (2 for a mistake in the command, else 1). Once it
+ * serves, a worker that dies is replaced, and a replacement that cannot start is tried again, later and later (up to
+ * every 30 s), while the others go on serving.
  */
 export async function startCluster(o: GatewayOptions, workers: number, announce: (url: string) => void): Promise<void> {
   if (cluster.isPrimary) {
@@ -131,6 +136,7 @@ export async function startCluster(o: GatewayOptions, workers: number, announce:
     let url = '';
     let stopping = false;
     let exitCode = 0;
+    let retryMs = 0; // the wait before replacing a worker; doubles while replacements fail to start
     for (let i = 0; i < workers; i++) cluster.fork();
     // Each worker closes as a single process does (its unspent leases go back to the store); the primary exits once
     // they all have. The signal goes to the worker's process itself: Worker.kill() disconnects it first, and a
@@ -144,14 +150,19 @@ export async function startCluster(o: GatewayOptions, workers: number, announce:
       for (const w of live) w?.process.kill('SIGTERM');
       setTimeout(() => process.exit(1), 30_000).unref(); // a worker stuck in close does not hold the primary forever
     };
-    const failed = (why: string) => {
+    const startFailed = (why: string, code: number) => {
       if (stopping) return;
       console.error(`modelpub: ${why}`);
-      stop(1);
+      stop(code);
     };
-    cluster.on('message', (_w, msg: { listening?: string; failed?: string }) => {
-      if (msg?.failed !== undefined) failed(msg.failed);
-      else if (msg?.listening && ++ready === workers) announce((url = msg.listening));
+    cluster.on('message', (w, msg: { listening?: string } & Partial<StartFailure>) => {
+      if (msg?.failed !== undefined) {
+        if (!url) startFailed(msg.failed, msg.usage ? 2 : 1);
+        else console.error(`a replacement worker (${w.process.pid}) could not start: ${msg.failed}`);
+      } else if (msg?.listening) {
+        retryMs = 0;
+        if (++ready === workers) announce((url = msg.listening));
+      }
     });
     cluster.on('exit', (w, code, signal) => {
       if (stopping) {
@@ -160,9 +171,10 @@ export async function startCluster(o: GatewayOptions, workers: number, announce:
       }
       // Before every worker listens, an exit is a start that failed. The worker said why, unless it crashed: its
       // message, sent just before it exited, is given a moment to arrive first.
-      if (!url) return void setTimeout(() => failed(`a gateway worker exited before it was listening (${signal ?? `exit code ${code}`})`), 200);
-      console.error(`worker ${w.process.pid} exited (${signal ?? code}); starting another`);
-      cluster.fork();
+      if (!url) return void setTimeout(() => startFailed(`a gateway worker exited before it was listening (${signal ?? `exit code ${code}`})`, 1), 200);
+      retryMs = Math.min(30_000, retryMs ? 2 * retryMs : 1000);
+      console.error(`worker ${w.process.pid} exited (${signal ?? code}); starting another in ${retryMs / 1000} s`);
+      setTimeout(() => stopping || cluster.fork(), retryMs);
     });
     process.on('SIGTERM', () => stop(0));
     process.on('SIGINT', () => stop(0));
@@ -172,8 +184,9 @@ export async function startCluster(o: GatewayOptions, workers: number, announce:
   try {
     g = await startGateway(o);
   } catch (e) {
-    // The primary prints it (once for all workers) and stops the others; the IPC channel would keep this one alive.
-    process.send?.({ failed: (e as Error).message }, () => process.exit(1));
+    // The primary prints it (once for all workers) and decides; the IPC channel would keep this process alive.
+    const failure: StartFailure = { failed: (process.env.MODELPUB_DEBUG && (e as Error).stack) || (e as Error).message, usage: e instanceof UsageError };
+    process.send?.(failure, () => process.exit(1));
     return;
   }
   process.send?.({ listening: g.url });
