@@ -1,6 +1,6 @@
 // Bad source data: every problem is reported at once, each naming file, line, record and field where the format
 // allows, and nothing is published. Expected messages are stated in full (formatIssue of ValidationError.issues).
-import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatIssue, ValidationError } from '../src/errors.js';
@@ -181,7 +181,7 @@ const CASES: Record<string, Case> = {
       'models/tabbed.yaml:3: YAML: Tabs are not allowed as indentation',
     ],
   },
-  'files outside the expected places, each named (with where it probably belongs); documentation (.md) anywhere is fine': {
+  'files outside the expected places, each named (with where it probably belongs); documentation (.md) at the top and in the data folders is fine': {
     files: {
       'README.md': '# notes on this data\n',
       'models/README.md': '# one file per model\n',
@@ -239,6 +239,21 @@ describe('validation reports each kind of problem precisely', () => {
       ]);
       await expect(build({ dataDir: dir, outDir: path.join(tmp, 'out') })).rejects.toBeInstanceOf(ValidationError);
       expect(await readdir(tmp)).toEqual(['data']); // nothing published
+    });
+  });
+  it('a stray file of any size is named from its first bytes (a 3 GiB one is not read whole)', async () => {
+    await withTemp(async (tmp) => {
+      const dir = path.join(tmp, 'data');
+      await writeFixture(dir, smallCatalog());
+      for (const stray of ['snapshot.tar', 'models/snapshot.tar']) {
+        const fh = await open(path.join(dir, stray), 'w');
+        await fh.truncate(3 * 2 ** 30); // sparse: no disk used
+        await fh.close();
+      }
+      expect(await problems(dir)).toEqual([
+        'models/snapshot.tar: unexpected file: models and overrides are .yaml, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
+        'snapshot.tar: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/',
+      ]);
     });
   });
   it('a field of the wrong type, unknown fields (each on its own line) and a missing file are reported too', async () => {

@@ -1,7 +1,7 @@
 // Stage 1: read the source tree. Hand-edited files are YAML (kept as documents so that errors can name a line);
 // machine-appended measurements are JSON Lines (one record per line, so the line number is the record).
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { LineCounter, parseDocument, type Document } from 'yaml';
@@ -48,20 +48,21 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     const [top, kind] = file.split('/');
     const atTop = kind === undefined;
     if (atTop && file.endsWith('.md')) continue; // README.md: documentation of the data, not data (nor part of the digest)
-    const bytes = await readFile(path.join(dataDir, file));
-    if (atTop ? !TOP_FILES.includes(file) : !(FOLDERS as readonly string[]).includes(top!)) {
-      const where = atTop ? `the top of the data folder holds only ${TOP_FILES.join(', ')}, documentation (.md) and the folders ${FOLDER_LIST}` : `${top}/ is not a folder of the data (${FOLDER_LIST})`;
-      tree.issues.push({ file, message: `unexpected file: ${where}${likelyHome(file, bytes)}` });
-      continue;
-    }
-    hash.update(file).update('\0').update(bytes).update('\0');
-    if (file.endsWith('.md')) continue; // documentation beside the data
     const yaml = file.endsWith('.yaml') || file.endsWith('.yml');
     const jsonl = file.endsWith('.jsonl') && top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '');
-    if (!yaml && !jsonl) {
-      tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, bytes)}` });
+    // A file that is not data is named from its first bytes only: it may be anything, of any size.
+    if (atTop ? !TOP_FILES.includes(file) : !(FOLDERS as readonly string[]).includes(top!)) {
+      const where = atTop ? `the top of the data folder holds only ${TOP_FILES.join(', ')}, documentation (.md) and the folders ${FOLDER_LIST}` : `${top}/ is not a folder of the data (${FOLDER_LIST})`;
+      tree.issues.push({ file, message: `unexpected file: ${where}${likelyHome(file, await readHead(path.join(dataDir, file)))}` });
       continue;
     }
+    if (!yaml && !jsonl && !file.endsWith('.md')) {
+      tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}` });
+      continue;
+    }
+    const bytes = await readFile(path.join(dataDir, file));
+    hash.update(file).update('\0').update(bytes).update('\0');
+    if (file.endsWith('.md')) continue; // documentation beside the data
     const text = decodeUtf8(file, bytes, tree.issues);
     if (text === null) continue;
     if (yaml) {
@@ -88,10 +89,22 @@ const TOP_FILES = ['site.yaml', 'sources.yaml', 'metrics.yaml'];
 const FOLDERS = ['models', 'overrides', 'measurements'] as const;
 const FOLDER_LIST = FOLDERS.map((f) => `${f}/`).join(', ');
 
+/** The first 4 KiB of a file: enough for likelyHome(). */
+async function readHead(file: string): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(4096);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
 /** "; it probably belongs in <place>" for a misplaced file, when its name or first lines make that plain; else ''. */
-function likelyHome(file: string, bytes: Buffer): string {
+function likelyHome(file: string, head4k: Buffer): string {
   const name = path.posix.basename(file).toLowerCase();
-  const head = bytes.subarray(0, 4096).toString('utf8');
+  const head = head4k.toString('utf8');
   let home: string | undefined;
   if (/\.ya?ml$/.test(name)) {
     const stem = name.replace(/\.ya?ml$/, '').replace(/s$/, '');
