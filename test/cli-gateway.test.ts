@@ -183,7 +183,13 @@ describe('serve', () => {
       [path.join(tmp, 'nothing-here'), /Run `modelpub build --out \S*nothing-here` first\.$/],
       [path.join(foreign, 'notes.txt'), /--dir names a file: give the folder a build wrote/],
       [foreign, /That folder holds other files: give the folder a build wrote/],
+      // A path through a file, and a release whose manifest cannot be read: the error says it, no advice to build.
+      [path.join(foreign, 'notes.txt', 'x'), /^modelpub: no publication to serve at \S+: .*ENOTDIR.*\.$/],
+      [path.join(tmp, 'corrupt'), /^modelpub: no publication to serve at \S*corrupt: publication \S*corrupt: manifest\.json[^`]*$/],
     ];
+    await mkdir(path.join(tmp, 'corrupt'), { recursive: true });
+    await writeFile(path.join(tmp, 'corrupt', 'manifest.json'), '{"cut short');
+    await writeFile(path.join(tmp, 'corrupt', 'publication.json'), '{}');
     for (const [dir, hint] of cases) {
       const r = await runCli(['serve', '--dir', dir, '--port', '0', '--store', 'memory:']);
       expect(r.code, dir).toBe(1);
@@ -191,7 +197,7 @@ describe('serve', () => {
     }
     const dev = await runCli(['dev', '--dir', foreign, '--data', path.join(tmp, 'data'), '--port', '0', '--store', store()]);
     expect(dev.code).toBe(2);
-    expect(dev.stderr).toMatch(/^modelpub: npm start builds into --dir \S*foreign, and --out \S*foreign holds files that modelpub did not write/m);
+    expect(dev.stderr).toMatch(/^modelpub: modelpub dev \(npm start\) builds into --dir \S*foreign, and --out \S*foreign holds files that modelpub did not write/m);
     for (const [option, value] of [['--workers', '0'], ['--poll-ms', '0']]) {
       const r = await runCli(['serve', option!, value!, '--port', '0', '--store', 'memory:']);
       expect(r.code, option).toBe(1);

@@ -122,3 +122,20 @@ it('a rebuild of the same revision with other page sizes is a new publication: t
     await own.close();
   }
 });
+
+it('refuses a manifest that is not the one publication.json names (two builds of one revision mid-upload)', async () => {
+  const { Publication, BodyCache } = await import('../src/gateway/publication.js');
+  const fresh = (await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'mid-upload') })).releaseDir;
+  // The same files, but a manifest whose bytes differ from the one publication.json was written with.
+  const origin = {
+    description: 'a host mid-upload',
+    currentId: async () => 'id',
+    read: async (_id: string, file: string) => {
+      const bytes = await readFile(path.join(fresh, file));
+      return file === 'manifest.json' ? Buffer.concat([bytes, Buffer.from(' ')]) : bytes;
+    },
+  };
+  await expect(Publication.load(origin, 'id', new BodyCache(1 << 20), { verify: true })).rejects.toThrow(/manifest\.json is not the one publication\.json names/);
+  // From the local disk (no verify) it is not checked: one folder is one build.
+  expect((await Publication.load(origin, 'id', new BodyCache(1 << 20))).revision).toMatch(/^r[0-9a-f]{12}$/);
+});

@@ -243,17 +243,27 @@ describe('QuotaLimiter', () => {
     expect((await limiter.admit('k_late')).ok).toBe(false);
   });
 
-  it('a refund into a full lease goes back to the store: a process never holds more than maxLease', async () => {
-    const store = memoryStore();
-    const limiter = new QuotaLimiter(store, { limit: 1000, maxLease: 100, now: () => T0 });
+  it('a refund goes into the lease far from the limit, and to the store when the lease is full or the limit is near', async () => {
+    const far = memoryStore();
+    const limiter = new QuotaLimiter(far, { limit: 1_000_000, now: () => T0 }); // maxLease 1,000
     await limiter.admit('k_f'); // a take of 1, spent
-    const a = await limiter.admit('k_f'); // a take of 100: 99 in hand
-    limiter.refund('k_f', a); // 100 in hand
+    const a = await limiter.admit('k_f'); // a take of 1,000: 999 in hand
+    limiter.refund('k_f', a); // 1,000 in hand
     limiter.refund('k_f', a); // full: to the store
     await new Promise((r) => setTimeout(r, 0));
-    expect(await store.granted('k_f', DAY)).toBe(100);
-    await limiter.close(); // hands back the 100 in hand
-    expect(await store.granted('k_f', DAY)).toBe(0);
+    expect(await far.granted('k_f', DAY)).toBe(1000);
+    await limiter.close(); // hands back the 1,000 in hand
+    expect(await far.granted('k_f', DAY)).toBe(0);
+
+    const near = memoryStore();
+    const small = new QuotaLimiter(near, { limit: 1000, now: () => T0 }); // never far from its limit (docs/quota.md)
+    await small.admit('k_n');
+    const b = await small.admit('k_n'); // 99 in hand of 101 granted
+    small.refund('k_n', b); // to the store, where another process can take it
+    await new Promise((r) => setTimeout(r, 0));
+    expect(await near.granted('k_n', DAY)).toBe(100);
+    await small.close();
+    expect(await near.granted('k_n', DAY)).toBe(1);
   });
 
   it('keeps keys apart', async () => {

@@ -16,8 +16,8 @@ export async function devCommand(o: ServeCommandOptions & { data: string }): Pro
   if (!built) {
     console.log(`no publication in ${dir}: building it from ${o.data}`);
     await buildCommand({ data: o.data, out: dir }).catch((e: unknown) => {
-      // The build's messages name its own option, --out: say where that folder came from.
-      throw e instanceof UsageError ? new UsageError(`npm start builds into --dir ${dir}, and ${e.message}`) : e;
+      // The build's messages about its folder name its own option, --out: say where that folder came from.
+      throw e instanceof UsageError && e.message.startsWith('--out') ? new UsageError(`modelpub dev (npm start) builds into --dir ${dir}, and ${e.message}`) : e;
     });
   }
   const g = await startGateway(gatewayOptions({ ...o, dir }));

@@ -189,14 +189,15 @@ export class QuotaLimiter {
 
   /**
    * Gives back the unit an admitted request spent when it could not be answered (a 503): such a request does not
-   * count. The unit goes back into this process's lease, or to the store when the lease is full or a take is in flight
-   * (what a process holds stays within maxLease: the bound at the top). A unit of a day that is over is dropped.
+   * count. Far from the limit the unit goes back into this process's lease. It goes to the store instead when the
+   * lease is full or a take is in flight (what a process holds stays within maxLease: the bound at the top), and near
+   * the limit, where a unit held here may be one another process needs. A unit of a day that is over is dropped.
    */
   refund(keyId: string, a: Admission): void {
     if (!a.ok || this.closed) return;
     const lease = this.leases.get(keyId);
     if (lease === undefined || lease.day !== a.day) return;
-    if (lease.refill === null && lease.units < this.maxLease) lease.units++;
+    if (lease.refill === null && lease.units < this.maxLease && this.far(lease)) lease.units++;
     else this.store.release(keyId, a.day, 1).catch(() => { /* lost: the key is under-admitted by one, never over */ });
   }
 

@@ -45,8 +45,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const origin: Origin = o.origin ? httpOrigin(o.origin) : dirOrigin(o.dir ?? 'dist');
   const cache = new BodyCache(o.cacheBytes);
   const verify = Boolean(o.origin);
-  let current = await origin.currentId().then((id) => Publication.load(origin, id, cache, { verify })).catch((e: Error) => {
-    throw new Error(`no publication to serve at ${origin.description}: ${e.message}.${o.origin ? '' : dirHint(o.dir ?? 'dist')}`);
+  let current = await origin.currentId().then((id) => Publication.load(origin, id, cache, { verify })).catch((e: Error & { code?: string }) => {
+    throw new Error(`no publication to serve at ${origin.description}: ${e.message}.${o.origin || (e.code !== 'ENOENT' && e.code !== 'ENOTDIR') ? '' : dirHint(o.dir ?? 'dist')}`);
   });
   const log = o.logLevel === 'silent' ? null : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
   const store = o.storeInstance ?? (await openStore(o.store));
@@ -109,14 +109,21 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   };
 }
 
-/** What to do about a --dir that holds no publication: build one there only if a build may write there. */
+/**
+ * What to do about a --dir without a publication (a file it needs is missing; a file that is there but unreadable
+ * says so itself): build one there only if a build may write there.
+ */
 function dirHint(dir: string): string {
-  const st = statSync(dir, { throwIfNoEntry: false });
-  if (!st) return ` Run \`modelpub build --out ${dir}\` first.`;
-  if (!st.isDirectory()) return ' --dir names a file: give the folder a build wrote (its --out), or one of its releases.';
-  const names = readdirSync(dir);
-  if (names.length === 0 || names.includes(MARKER)) return ` Run \`modelpub build --out ${dir}\` first.`;
-  return ' That folder holds other files: give the folder a build wrote (its --out), or one of its releases.';
+  try {
+    const st = statSync(dir, { throwIfNoEntry: false });
+    if (!st) return ` Run \`modelpub build --out ${dir}\` first.`;
+    if (!st.isDirectory()) return ' --dir names a file: give the folder a build wrote (its --out), or one of its releases.';
+    const names = readdirSync(dir);
+    if (names.length === 0 || names.includes(MARKER)) return ` Run \`modelpub build --out ${dir}\` first.`;
+    return ' That folder holds other files: give the folder a build wrote (its --out), or one of its releases.';
+  } catch {
+    return ''; // a path through a file (ENOTDIR), a folder it may not read: the error above says enough
+  }
 }
 
 /** A worker's start failure, as it tells the primary. */

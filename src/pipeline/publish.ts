@@ -102,7 +102,7 @@ export async function clearStaleStaging(out: string): Promise<void> {
 export const stagingDirFor = (out: string, revision: string) => path.join(out, `.staging-${revision}-${process.pid}`);
 
 /** A release folder's number: the n of `<n>-<revision>`; 0 for names of older builds (`<revision>`, `<revision>.2`). */
-const releaseNumber = (name: string) => Number(/^(\d+)-/.exec(name)?.[1] ?? 0);
+const releaseNumber = (name: string) => Number(/^(\d{1,9})-/.exec(name)?.[1] ?? 0); // 9 digits: exact, whatever an old name holds
 
 /**
  * Move a finished staging folder into releases/ and point `current` at it in one rename. Returns the release folder.
