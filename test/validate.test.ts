@@ -164,8 +164,11 @@ const CASES: Record<string, Case> = {
     files: {
       'models/unsourced.yaml': modelYaml(25, { provenance: `provenance:\n  source: nowhere\n  evidence_sha256: "${HASH(25)}"` }),
       'measurements/benchmarks/unsourced.jsonl': jsonl(result({ provenance: prov(903, 'nowhere') })),
+      // The source on its own line, below the record's first: the problem is reported there.
+      'overrides/unsourced.yaml': 'overrides:\n  - model: beta\n    reason: fine\n    provenance:\n      source: nowhere\n      evidence_sha256: "' + HASH(904) + '"\n',
     },
     expected: [
+      'overrides/unsourced.yaml:5: override #1: provenance.source: unknown source "nowhere": declare it in sources.yaml',
       'models/unsourced.yaml:24: model "unsourced": provenance.source: unknown source "nowhere": declare it in sources.yaml',
       'measurements/benchmarks/unsourced.jsonl:1: provenance.source: unknown source "nowhere": declare it in sources.yaml',
     ],

@@ -95,19 +95,21 @@ export function validateTree(tree: LoadedTree): SourceData {
   const slugs = new Set(models.map((m) => m.slug));
   const sourceIds = new Set(sources.map((s) => s.id));
   const metricKeys = new Set(metrics.map((m) => m.key));
-  function refsOk(model: string | null, source: string, at: Omit<SourceIssue, 'message'>): boolean {
+  /** `lineOf`: the line of a field of a record that spans several (YAML), when it differs from the record's. */
+  function refsOk(model: string | null, source: string, at: Omit<SourceIssue, 'message'>, lineOf?: (field: string[]) => number | undefined): boolean {
     let ok = true;
+    const where = (field: string) => ({ ...at, line: lineOf?.(field.split('.')) ?? at.line, field });
     if (model !== null && !slugs.has(model)) {
-      if (!invalidSlugs.has(model)) issues.push({ ...at, field: 'model', message: `unknown model "${model}": no data/models/${model}.yaml` });
+      if (!invalidSlugs.has(model)) issues.push({ ...where('model'), message: `unknown model "${model}": no data/models/${model}.yaml` });
       ok = false;
     }
-    if (sourcesFile && !sourceIds.has(source)) { issues.push({ ...at, field: 'provenance.source', message: `unknown source "${source}": declare it in sources.yaml` }); ok = false; }
+    if (sourcesFile && !sourceIds.has(source)) { issues.push({ ...where('provenance.source'), message: `unknown source "${source}": declare it in sources.yaml` }); ok = false; }
     return ok;
   }
   const overrides: DisplayOverride[] = [];
   for (const y of tree.overrides) {
     const f = checkYaml(OverridesFile, y, issues, (p) => (typeof p[1] === 'number' ? `override #${p[1] + 1}` : undefined));
-    if (f) f.overrides.forEach((o, i) => { overrides.push(o); refsOk(o.model, o.provenance.source, { file: y.file, line: lineOf(y, ['overrides', i]), record: `override #${i + 1}` }); });
+    if (f) f.overrides.forEach((o, i) => { overrides.push(o); refsOk(o.model, o.provenance.source, { file: y.file, line: lineOf(y, ['overrides', i]), record: `override #${i + 1}` }, (field) => lineOf(y, ['overrides', i, ...field])); });
   }
   for (const m of models) refsOk(null, m.provenance.source, { file: m.file, line: modelLine(m, ['provenance', 'source']), record: `model "${m.slug}"` });
   for (const parsed of [speed, benchmarks, prices] as Located<{ model: string; provenance: { source: string }; metric?: string }>[][]) {
