@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileFor, parseRequest, type ApiRequest, type ParseResult } from '../routes.js';
 import { composeList, composedCached } from './compose.js';
-import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
+import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
 import { CACHE_CONTROL, CORS_HEADERS, useSlot, type CacheSlot, type FileInfo, type Publication } from './publication.js';
 import type { Admission } from './quota.js';
 import { SendBuffers } from './send-buffers.js';
@@ -322,7 +322,7 @@ export function notModified(req: IncomingMessage, f: FileInfo): boolean {
 function problem(res: ServerResponse, req: IncomingMessage, code: ProblemCode, headers: string[] = [], invalid?: { name: string; reason: string }[]): number {
   const status = PROBLEMS[code].status;
   const body = problemBody(code, invalid ? { invalid } : {});
-  res.writeHead(status, [...CORS_HEADERS, ...headers, 'content-type', PROBLEM_TYPE, 'content-length', String(Buffer.byteLength(body)), 'cache-control', 'no-store']);
+  res.writeHead(status, problemHeaders(body, headers));
   res.end(req.method === 'HEAD' ? undefined : body);
   return status;
 }

@@ -4,8 +4,7 @@
 // body. Here they get what every other error gets: problem+json with CORS headers, and a request log line.
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { PROBLEM_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
-import { CORS_HEADERS } from './publication.js';
+import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
 
 export interface ClientErrorLog { info(o: object): void }
 
@@ -22,10 +21,7 @@ export function problemFor(err: Error & { code?: string }): ProblemCode {
 export function rawProblem(code: ProblemCode, detail: string | undefined, date = new Date()): string {
   const status = PROBLEMS[code].status;
   const body = problemBody(code, detail === undefined ? {} : { detail });
-  const headers = [
-    ...CORS_HEADERS, 'content-type', PROBLEM_TYPE, 'content-length', String(Buffer.byteLength(body)), 'cache-control', 'no-store',
-    'date', date.toUTCString(), 'connection', 'close',
-  ];
+  const headers = [...problemHeaders(body), 'date', date.toUTCString(), 'connection', 'close'];
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n`;
   for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
   return `${head}\r\n${body}`;

@@ -1,5 +1,6 @@
 // Errors as RFC 9457 problem details. `code` is the stable machine-readable name; `type` is its URI.
 import type { InvalidParam } from '../routes.js';
+import { CORS_HEADERS } from './publication.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
 
@@ -18,6 +19,11 @@ export const PROBLEMS = {
   too_many_pipelined: { status: 503, title: 'Too many pipelined requests', detail: 'Too many requests wait for their answers on this connection; it closes after this answer: send the rest on a new connection.' },
 } as const;
 export type ProblemCode = keyof typeof PROBLEMS;
+
+/** The headers of every problem answer (`extra` after the CORS ones): the handler's and those for unparsable requests. */
+export function problemHeaders(body: string, extra: readonly string[] = []): string[] {
+  return [...CORS_HEADERS, ...extra, 'content-type', PROBLEM_TYPE, 'content-length', String(Buffer.byteLength(body)), 'cache-control', 'no-store'];
+}
 
 export function problemBody(code: ProblemCode, extra: { detail?: string; invalid?: InvalidParam[] } = {}): string {
   const p = PROBLEMS[code];
