@@ -110,9 +110,13 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       stagingDir: staging, revision, changedAt: times.changedAt, previous, tooEarly, onProgress: (n) => progress.tick(n),
     });
     const publishedAt = times.publishedAt(stats.newlyModified);
-    const meta: PublicationMeta = { schemaVersion, publicationRevision: revision, publishedAt, pageSizes, totals, attribution: attributionOf(data.site) };
     progress.phase('manifest');
     const manifest: Manifest = { schemaVersion, publicationRevision: revision, publishedAt, files: entries };
+    const manifestBytes = Buffer.from(JSON.stringify(manifest));
+    const meta: PublicationMeta = {
+      schemaVersion, publicationRevision: revision, publishedAt, pageSizes, totals, attribution: attributionOf(data.site),
+      manifestSha256: createHash('sha256').update(manifestBytes).digest('hex'),
+    };
     const now = new Map(entries.map((e) => [e.path, e.sha256]));
     const changes: ChangeList = {
       publicationRevision: revision, previousRevision: previous?.revision ?? null,
@@ -120,8 +124,6 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       changed: entries.filter((e) => { const p = previous?.entries.get(e.path); return p && p.sha256 !== e.sha256; }).map((e) => e.path),
       removed: previous ? [...previous.entries.keys()].filter((p) => !now.has(p)).sort() : [],
     };
-    const manifestBytes = Buffer.from(JSON.stringify(manifest));
-    meta.manifestSha256 = createHash('sha256').update(manifestBytes).digest('hex');
     await writeFile(path.join(staging, 'manifest.json'), manifestBytes);
     await writeFile(path.join(staging, 'changes.json'), JSON.stringify(changes));
     await writeFile(path.join(staging, 'publication.json'), JSON.stringify(meta, null, 2) + '\n');
