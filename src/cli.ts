@@ -46,7 +46,7 @@ export function program(): Command {
     .option('--port <n>', 'port', wholeNumber(65535), 8787)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--store <url>', 'keys and quota store: sqlite:PATH, redis://HOST:PORT or memory:', DEFAULT_STORE)
-    .option('--quota <n>', 'requests per key per UTC day', wholeNumber(1e9), 1000)
+    .option('--quota <n>', 'requests per key per UTC day', wholeNumber(1e9, 1), 1000)
     .option('--cache-mb <n>', 'memory for cached bodies', wholeNumber(65536), 128)
     .option('--poll-ms <n>', 'how often to look for a new publication', wholeNumber(3_600_000, 100), 1000)
     .addOption(new Option('--log <level>', 'info: a line per request').choices(['info', 'warn', 'silent']).default('info'));
