@@ -1,11 +1,16 @@
 import { build } from '../pipeline/build.js';
 import { createProgress } from '../pipeline/progress.js';
+import type { SourceData } from '../pipeline/validate.js';
 
-export interface BuildCommandOptions { data: string; out: string; revision?: string; publishedAt?: string; pageSizes?: number[]; quiet?: boolean }
+export interface BuildCommandOptions {
+  data: string; out: string; revision?: string; publishedAt?: string; pageSizes?: number[]; quiet?: boolean;
+  /** The data folder, already loaded and validated by the caller. */
+  loaded?: SourceData;
+}
 
 export async function buildCommand(o: BuildCommandOptions): Promise<void> {
   const r = await build({
-    dataDir: o.data, outDir: o.out, revision: o.revision, publishedAt: o.publishedAt, pageSizes: o.pageSizes,
+    dataDir: o.data, outDir: o.out, revision: o.revision, publishedAt: o.publishedAt, pageSizes: o.pageSizes, loaded: o.loaded,
     progress: createProgress(o.quiet ? null : process.stderr),
   });
   const mb = (n: number) => (n / 1e6).toFixed(1);

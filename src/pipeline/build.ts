@@ -28,6 +28,8 @@ export interface BuildOptions {
   /** List page sizes to prebuild; 50 (the default page size) is always included. */
   pageSizes?: number[];
   progress?: Progress;
+  /** The data of dataDir, already loaded and validated (npm start reads it to tell whether to build). */
+  loaded?: SourceData;
   /** Test hook: called after staging is complete, before the switch. */
   beforeSwitch?: () => Promise<void>;
 }
@@ -74,6 +76,10 @@ const tooEarly = (t: string, file: string, latest: string) =>
   `--published-at ${t} is not in a later second than ${latest}, the latest Last-Modified of the previous publication, and ${file} changed or is new (it may have been published before, and removed): `
   + `its Last-Modified must be later than any it may have had, or If-Modified-Since would answer 304 for its new bytes. Give --published-at ${secondAfter(t, latest)} or later, or leave it out.`;
 
+/** The revision a build of `data` publishes unless --revision names one: the same data, schema and tool, the same id. */
+export const dataRevision = (data: SourceData): string =>
+  'r' + createHash('sha256').update(`${data.digest}\n${data.site.schema_version}\n${TOOL_VERSION}`).digest('hex').slice(0, 12);
+
 export async function loadAndValidate(dataDir: string): Promise<SourceData> {
   return validateTree(await loadTree(dataDir));
 }
@@ -86,7 +92,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
   await checkOutDir(o.outDir);
   const progress = o.progress ?? createProgress(null);
   progress.phase('load + validate');
-  const data = await loadAndValidate(o.dataDir);
+  const data = o.loaded ?? (await loadAndValidate(o.dataDir));
   progress.phase('compute');
   const computed = compute(data);
   await claimOutDir(o.outDir);
@@ -96,7 +102,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     await clearStaleStaging(o.outDir);
     const previous = await readPrevious(o.outDir);
     const schemaVersion = data.site.schema_version;
-    const revision = o.revision ?? 'r' + createHash('sha256').update(`${data.digest}\n${schemaVersion}\n${TOOL_VERSION}`).digest('hex').slice(0, 12);
+    const revision = o.revision ?? dataRevision(data);
     const times = publicationTimes(o.publishedAt, data.latestInstant, previous, revision);
     const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
     const totals: Record<string, number> = {};

@@ -79,17 +79,24 @@ export async function currentRelease(out: string): Promise<string | null> {
 export async function readPrevious(out: string): Promise<(PreviousRelease & { meta: PublicationMeta }) | null> {
   const dir = await currentRelease(out);
   if (!dir) return null;
-  // A release this build cannot read (e.g. a revision id an older modelpub allowed, now refused) cannot be continued.
-  const read = async <T>(schema: z.ZodType<T>, name: string): Promise<T> => {
-    try {
-      return parseJsonFile(schema, await readFile(path.join(dir, name), 'utf8'), path.join(dir, name));
-    } catch (e) {
-      throw new UsageError(`the live release of --out ${out} cannot be read: ${(e as Error).message}. Build into a new --out.`);
-    }
-  };
-  const manifest = await read(Manifest, 'manifest.json');
-  const meta = await read(PublicationMeta, 'publication.json');
+  const manifest = await readLiveFile(out, dir, Manifest, 'manifest.json');
+  const meta = await readLiveFile(out, dir, PublicationMeta, 'publication.json');
   return { dir, revision: manifest.publicationRevision, publishedAt: meta.publishedAt, entries: new Map<string, ManifestEntry>(manifest.files.map((f) => [f.path, f])), meta };
+}
+
+/** The revision of the live release of a build's --out; null when it has none. */
+export async function liveRevision(out: string): Promise<string | null> {
+  const dir = await currentRelease(out);
+  return dir && (await readLiveFile(out, dir, PublicationMeta, 'publication.json')).publicationRevision;
+}
+
+async function readLiveFile<T>(out: string, dir: string, schema: z.ZodType<T>, name: string): Promise<T> {
+  try {
+    return parseJsonFile(schema, await readFile(path.join(dir, name), 'utf8'), path.join(dir, name));
+  } catch (e) {
+    // A release this build cannot read (e.g. a revision id an older modelpub allowed, now refused) cannot be continued.
+    throw new UsageError(`the live release of --out ${out} cannot be read: ${(e as Error).message}. Build into a new --out.`);
+  }
 }
 
 /** Remove staging folders of builds that died; they are ours by name. */
