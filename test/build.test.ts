@@ -552,6 +552,10 @@ describe('the output folder', () => {
       expect(err).toBeInstanceOf(UsageError);
       expect((err as Error).message).toBe(`--out ${outFile} is not a folder: refusing to overwrite it`);
       expect(fingerprint(await readTree(tmp))).toEqual(before);
+      // A path through that file: refused before the data is read (it failed in mkdir, after loading, with ENOTDIR).
+      await expect(build({ dataDir: path.join(tmp, 'no-such-data'), outDir: path.join(outFile, 'dist') }))
+        .rejects.toThrow(new UsageError(`--out ${path.join(outFile, 'dist')} goes through a file: a part of that path before its last is not a folder`));
+      expect(fingerprint(await readTree(tmp))).toEqual(before);
     });
   });
 

@@ -26,7 +26,12 @@ const LOCK = '.build.lock';
  * folder exists.
  */
 export async function checkOutDir(out: string): Promise<boolean> {
-  const st = await lstat(out).catch(() => null);
+  const st = await lstat(out).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return null;
+    // Told now, not after the data is loaded, when making the folder fails (README.md/dist: mkdir's ENOTDIR).
+    if (e.code === 'ENOTDIR') throw new UsageError(`--out ${out} goes through a file: a part of that path before its last is not a folder`);
+    throw new UsageError(`--out ${out} cannot be used: ${e.message}`);
+  });
   if (st && !st.isDirectory()) throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
   if (!st) return false;
   const names = await readdir(out);
