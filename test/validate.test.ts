@@ -184,6 +184,13 @@ const CASES: Record<string, Case> = {
       'models/tabbed.yaml:3: YAML: Tabs are not allowed as indentation',
     ],
   },
+  'a YAML alias bomb (a few lines that expand to billions of nodes) is a problem of its file, not a crash': {
+    files: {
+      'models/bomb.yaml': 'a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n',
+      'measurements/speed/bomb.jsonl': jsonl(run({ model: 'bomb' })),
+    },
+    expected: ['models/bomb.yaml:2: YAML: too many aliases (*name): they would expand to a resource-exhausting size; write the values out'],
+  },
   'files outside the expected places, each named (with where it probably belongs); documentation (.md) at the top and in the data folders is fine': {
     files: {
       'README.md': '# notes on this data\n',

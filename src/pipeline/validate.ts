@@ -1,6 +1,7 @@
 // Stage 2: check every record against the schemas, then the rules that span files. All problems are collected
 // and reported together (file, line, record, field); nothing is built from data with a single problem.
 import path from 'node:path';
+import { visit } from 'yaml';
 import type { z } from 'zod';
 import { ValidationError, type SourceIssue } from '../errors.js';
 import {
@@ -34,7 +35,18 @@ function located(issues: z.core.$ZodIssue[]): { path: PropertyKey[]; message: st
 }
 
 function checkYaml<T extends z.ZodType>(schema: T, y: YamlSource, issues: SourceIssue[], record?: (p: readonly PropertyKey[]) => string | undefined): z.infer<T> | null {
-  const r = schema.safeParse(y.doc.toJS());
+  let js: unknown;
+  try {
+    js = y.doc.toJS();
+  } catch (e) {
+    // The yaml library refuses to expand aliases past a limit (an "alias bomb": a few lines, billions of nodes).
+    if (!(e instanceof ReferenceError)) throw e;
+    let line: number | undefined;
+    visit(y.doc, { Alias: (_, node) => { if (node.range) line = y.lines.linePos(node.range[0]).line; return visit.BREAK; } });
+    issues.push({ file: y.file, line, message: 'YAML: too many aliases (*name): they would expand to a resource-exhausting size; write the values out' });
+    return null;
+  }
+  const r = schema.safeParse(js);
   if (r.success) return r.data;
   for (const iss of located(r.error.issues)) {
     issues.push({ file: y.file, line: lineOf(y, iss.path), record: record?.(iss.path), field: fieldOf(iss.path), message: iss.message });
