@@ -100,6 +100,17 @@ const CASES: Record<string, Case> = {
       'measurements/prices/bad-dates.jsonl:1: observed_at: must be an ISO 8601 timestamp with a zone, e.g. 2024-04-15T08:04:59Z',
     ],
   },
+  'knowledge cutoffs that are no month or day of the calendar (they were published as they stood)': {
+    files: {
+      'models/cutoff-month.yaml': modelYaml(27, { capabilities: 'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: "2025-13"' }),
+      'models/cutoff-day.yaml': modelYaml(28, { capabilities: 'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: "2024-02-30"' }),
+      'models/cutoff-fine.yaml': modelYaml(29, { capabilities: 'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: "2024-02-29"' }),
+    },
+    expected: [
+      'models/cutoff-day.yaml:21: model "cutoff-day": capabilities.knowledge_cutoff: must be YYYY-MM or YYYY-MM-DD, a real month or day',
+      'models/cutoff-month.yaml:21: model "cutoff-month": capabilities.knowledge_cutoff: must be YYYY-MM or YYYY-MM-DD, a real month or day',
+    ],
+  },
   'negative numbers': {
     files: {
       'models/negative.yaml': modelYaml(21, { context_window_tokens: 'context_window_tokens: -1' }),

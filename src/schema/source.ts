@@ -92,6 +92,13 @@ export const Metric = z.strictObject({
 export type Metric = z.infer<typeof Metric>;
 export const MetricsFile = z.strictObject({ metrics: z.array(Metric) });
 
+/** A YYYY-MM or YYYY-MM-DD of the calendar: 2025-13 and 2024-02-30 match the pattern but are none. */
+function realMonthOrDay(s: string): boolean {
+  const [y, m, d = 1] = s.split('-').map(Number) as [number, number, number?];
+  const t = new Date(Date.UTC(y, m - 1, d));
+  return t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
+}
+
 export const CAPABILITY_MODALITIES = ['text', 'image', 'audio', 'video', 'pdf'] as const;
 export const Modality = z.enum(CAPABILITY_MODALITIES);
 
@@ -105,7 +112,8 @@ export const CapabilityDeclaration = z.strictObject({
   attachment: z.boolean(),
   temperature: z.boolean(),
   open_weights: z.boolean(),
-  knowledge_cutoff: z.string().regex(/^\d{4}-\d{2}(-\d{2})?$/, 'must be YYYY-MM or YYYY-MM-DD').nullable(),
+  knowledge_cutoff: z.string().regex(/^\d{4}-\d{2}(-\d{2})?$/, 'must be YYYY-MM or YYYY-MM-DD')
+    .refine(realMonthOrDay, 'must be YYYY-MM or YYYY-MM-DD, a real month or day').nullable(),
 });
 
 const Description = (l: string) =>
