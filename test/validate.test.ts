@@ -2,6 +2,7 @@
 // allows, and nothing is published. Expected messages are stated in full (formatIssue of ValidationError.issues).
 import { open, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { constants } from 'node:buffer';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatIssue, ValidationError } from '../src/errors.js';
 import { build, loadAndValidate } from '../src/pipeline/build.js';
@@ -274,6 +275,19 @@ describe('validation reports each kind of problem precisely', () => {
       expect(await problems(dir)).toEqual([
         'models/snapshot.tar: unexpected file: models and overrides are .yaml, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
         'snapshot.tar: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/',
+      ]);
+    });
+  });
+  it('a data file too large to read as text is a problem of its own (it crashed the run naming no file)', async () => {
+    await withTemp(async (tmp) => {
+      const dir = path.join(tmp, 'data');
+      await writeFixture(dir, smallCatalog());
+      const fh = await open(path.join(dir, 'measurements/speed/dump.jsonl'), 'w');
+      await fh.truncate(constants.MAX_STRING_LENGTH + 1); // sparse: no disk used
+      await fh.close();
+      const mb = ((constants.MAX_STRING_LENGTH + 1) / 2 ** 20).toFixed(0);
+      expect(await problems(dir)).toEqual([
+        `measurements/speed/dump.jsonl: too large: ${mb} MB, more than the ${(constants.MAX_STRING_LENGTH / 2 ** 20).toFixed(0)} MB a data file can hold; split it into several files`,
       ]);
     });
   });

@@ -1,5 +1,6 @@
 // Stage 1: read the source tree. Hand-edited files are YAML (kept as documents so that errors can name a line);
 // machine-appended measurements are JSON Lines (one record per line, so the line number is the record).
+import { constants } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -58,6 +59,13 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     }
     if (!yaml && !jsonl && !file.endsWith('.md')) {
       tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}` });
+      continue;
+    }
+    // Text longer than V8's longest string cannot be decoded: without this, the run ended naming no file.
+    const { size } = await stat(path.join(dataDir, file));
+    if (size > constants.MAX_STRING_LENGTH) {
+      const mb = (n: number) => (n / 2 ** 20).toFixed(0);
+      tree.issues.push({ file, message: `too large: ${mb(size)} MB, more than the ${mb(constants.MAX_STRING_LENGTH)} MB a data file can hold; split it into several files` });
       continue;
     }
     const bytes = await readFile(path.join(dataDir, file));
