@@ -1,6 +1,6 @@
 // Bad source data: every problem is reported at once, each naming file, line, record and field where the format
 // allows, and nothing is published. Expected messages are stated in full (formatIssue of ValidationError.issues).
-import { open, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { constants } from 'node:buffer';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -289,6 +289,23 @@ describe('validation reports each kind of problem precisely', () => {
       expect(await problems(dir)).toEqual([
         `measurements/speed/dump.jsonl: too large: ${mb} MB, more than the ${(constants.MAX_STRING_LENGTH / 2 ** 20).toFixed(0)} MB a data file can hold; split it into several files`,
       ]);
+    });
+  });
+  it('symbolic links: a loop (a link to a folder holding it) and a link to nothing are each one problem; a link to a file is read', async () => {
+    await withTemp(async (tmp) => {
+      const dir = path.join(tmp, 'data');
+      await writeFixture(dir, smallCatalog());
+      await writeFile(path.join(tmp, 'outside.yaml'), modelYaml(31));
+      await symlink('../../outside.yaml', path.join(dir, 'models/linked.yaml'));
+      await symlink('..', path.join(dir, 'models/loop'));
+      await symlink('nowhere.yaml', path.join(dir, 'models/dangling.yaml'));
+      expect(await problems(dir)).toEqual([
+        'models/dangling.yaml: a symbolic link to nothing (its target is missing): fix it or remove it',
+        'models/loop: a symbolic link to a folder that holds it (a loop, never read): remove it',
+      ]);
+      await rm(path.join(dir, 'models/loop'));
+      await rm(path.join(dir, 'models/dangling.yaml'));
+      expect((await loadAndValidate(dir)).models.map((m) => m.slug)).toContain('linked');
     });
   });
   it('a field of the wrong type, unknown fields (each on its own line) and a missing file are reported too', async () => {

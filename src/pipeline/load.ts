@@ -2,7 +2,7 @@
 // machine-appended measurements are JSON Lines (one record per line, so the line number is the record).
 import { constants } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { open, readFile, stat } from 'node:fs/promises';
+import { open, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { LineCounter, parseDocument, type Document } from 'yaml';
@@ -40,10 +40,12 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
   if (!st?.isDirectory()) throw new UsageError(`data folder ${dataDir} does not exist or is not a folder`);
   // Every file, not only the expected ones: a file in the wrong place (data/overrides.yaml) would otherwise be
   // skipped without a word, and the build would publish without it.
-  const files = (await fg(['**/*'], { cwd: dataDir, onlyFiles: true, dot: false })).sort();
   const tree: LoadedTree = {
     dataDir, site: null, sources: null, metrics: null, models: [], overrides: [], speed: [], benchmarks: [], prices: [], digest: '', issues: [],
   };
+  const loops = await checkLinks(dataDir, tree.issues);
+  const ignore = loops.flatMap((l) => [fg.escapePath(l), `${fg.escapePath(l)}/**`]);
+  const files = (await fg(['**/*'], { cwd: dataDir, onlyFiles: true, dot: false, ignore })).sort();
   const hash = createHash('sha256');
   for (const file of files) {
     const [top, kind] = file.split('/');
@@ -91,6 +93,32 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
   }
   tree.digest = hash.digest('hex');
   return tree;
+}
+
+/**
+ * Symbolic links are followed, but a link to a folder that holds it (data/models/loop -> ..) would be walked ~40
+ * levels deep, every file of the data read again at each (tens of thousands of problems, none naming the link), and
+ * a link to nothing was skipped without a word. Each is one problem here; the loops are returned, to be left out.
+ */
+async function checkLinks(dataDir: string, issues: SourceIssue[]): Promise<string[]> {
+  const loops: string[] = [];
+  const entries = await fg(['**/*'], { cwd: dataDir, onlyFiles: false, followSymbolicLinks: false, dot: false, objectMode: true });
+  for (const e of entries.sort((a, b) => (a.path < b.path ? -1 : 1))) {
+    if (!e.dirent.isSymbolicLink()) continue;
+    const abs = path.join(dataDir, e.path);
+    const target = await realpath(abs).catch(() => null);
+    if (target === null) {
+      issues.push({ file: e.path, message: 'a symbolic link to nothing (its target is missing): fix it or remove it' });
+      continue;
+    }
+    const parent = await realpath(path.dirname(abs));
+    const rel = path.relative(target, parent); // '' or 'a/b' when the target is the parent or holds it
+    if (!rel.startsWith('..') && !path.isAbsolute(rel)) {
+      issues.push({ file: e.path, message: 'a symbolic link to a folder that holds it (a loop, never read): remove it' });
+      loops.push(e.path);
+    }
+  }
+  return loops;
 }
 
 const TOP_FILES = ['site.yaml', 'sources.yaml', 'metrics.yaml'];
