@@ -203,6 +203,20 @@ const CASES: Record<string, Case> = {
     },
     expected: ['models/bomb.yaml:2: YAML: too many aliases (*name): they would expand to a resource-exhausting size; write the values out'],
   },
+  'an empty file and a missing field say so in words (not "expected object, received null")': {
+    files: {
+      'models/blank.yaml': '# to do\n',
+      'overrides/blank.yaml': '',
+      'models/nameless.yaml': modelYaml(32, { name: null }),
+      'measurements/prices/modelless.jsonl': jsonl(price({ model: undefined })),
+    },
+    expected: [
+      'models/blank.yaml: model "blank": the file is empty (or holds only comments)',
+      'models/nameless.yaml:1: model "nameless": name: required',
+      'measurements/prices/modelless.jsonl:1: model: required',
+      'overrides/blank.yaml: the file is empty (or holds only comments)',
+    ],
+  },
   'files outside the expected places, each named (with where it probably belongs); documentation (.md) at the top and in the data folders is fine': {
     files: {
       'README.md': '# notes on this data\n',

@@ -28,6 +28,12 @@ export interface SourceData {
 const fieldOf = (p: readonly PropertyKey[]) => p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('') || undefined;
 
 /** zod reports unknown keys once, at the object; split them so that each names its own field (and line). */
+/**
+ * The messages zod writes itself are for programmers ("Invalid input: expected string, received undefined"); a
+ * missing field is "required" (the schemas' own messages take precedence over this).
+ */
+const plainErrors = { error: (iss: { code: string; input?: unknown }) => (iss.code === 'invalid_type' && iss.input === undefined ? 'required' : undefined) };
+
 function located(issues: z.core.$ZodIssue[]): { path: PropertyKey[]; message: string }[] {
   return issues.flatMap((iss) => iss.code === 'unrecognized_keys'
     ? iss.keys.map((k) => ({ path: [...iss.path, k], message: 'unknown field: not in the schema (a typo?)' }))
@@ -46,7 +52,11 @@ function checkYaml<T extends z.ZodType>(schema: T, y: YamlSource, issues: Source
     issues.push({ file: y.file, line, message: 'YAML: too many aliases (*name): they would expand to a resource-exhausting size; write the values out' });
     return null;
   }
-  const r = schema.safeParse(js);
+  if (js === null || js === undefined) {
+    issues.push({ file: y.file, record: record?.([]), message: 'the file is empty (or holds only comments)' });
+    return null;
+  }
+  const r = schema.safeParse(js, plainErrors);
   if (r.success) return r.data;
   for (const iss of located(r.error.issues)) {
     issues.push({ file: y.file, line: lineOf(y, iss.path), record: record?.(iss.path), field: fieldOf(iss.path), message: iss.message });
@@ -58,7 +68,7 @@ interface Located<T> { value: T; file: string; line: number }
 function checkJsonl<T extends z.ZodType>(schema: T, rows: JsonlRecord[], issues: SourceIssue[]): Located<z.infer<T>>[] {
   const out: Located<z.infer<T>>[] = [];
   for (const row of rows) {
-    const r = schema.safeParse(row.value);
+    const r = schema.safeParse(row.value, plainErrors);
     if (r.success) out.push({ value: r.data, file: row.file, line: row.line });
     else for (const iss of located(r.error.issues)) issues.push({ file: row.file, line: row.line, field: fieldOf(iss.path), message: iss.message });
   }
