@@ -27,13 +27,13 @@ export interface SourceData {
 
 const fieldOf = (p: readonly PropertyKey[]) => p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('') || undefined;
 
-/** zod reports unknown keys once, at the object; split them so that each names its own field (and line). */
 /**
  * The messages zod writes itself are for programmers ("Invalid input: expected string, received undefined"); a
  * missing field is "required" (the schemas' own messages take precedence over this).
  */
 const plainErrors = { error: (iss: { code: string; input?: unknown }) => (iss.code === 'invalid_type' && iss.input === undefined ? 'required' : undefined) };
 
+/** zod reports unknown keys once, at the object; split them so that each names its own field (and line). */
 function located(issues: z.core.$ZodIssue[]): { path: PropertyKey[]; message: string }[] {
   return issues.flatMap((iss) => iss.code === 'unrecognized_keys'
     ? iss.keys.map((k) => ({ path: [...iss.path, k], message: 'unknown field: not in the schema (a typo?)' }))
