@@ -3,7 +3,7 @@
 //   <out>/current -> releases/<n>-<revision>  the live publication; replaced by rename(2), so readers see old or new, never a mix
 //   <out>/releases/<n>-<revision>/            one complete publication: api/, artifacts/, manifest.json, changes.json, publication.json
 //   <out>/.staging-*               a build in progress; a killed build leaves one behind, removed by the next build
-import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
@@ -47,21 +47,29 @@ export async function claimOutDir(out: string): Promise<void> {
   await writeFile(path.join(out, MARKER), JSON.stringify({ format: 1, note: 'written by modelpub build; do not put other files here' }) + '\n');
 }
 
-/** One build at a time per folder. A lock left by a killed build (its pid is gone) is taken over. */
+/**
+ * One build at a time per folder. A lock left by a killed build (its pid is gone) is taken over. The lock file appears
+ * with the holder's pid already in it (written to a file of its own, then hard-linked into place): a file created
+ * empty and filled after would be read as empty, so left by a killed build, by a build starting at that moment.
+ */
 export async function lockOutDir(out: string): Promise<() => Promise<void>> {
   const file = path.join(out, LOCK);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fh = await open(file, 'wx');
-      await fh.writeFile(String(process.pid));
-      await fh.close();
-      return () => rm(file, { force: true });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const pid = Number(await readFile(file, 'utf8').catch(() => ''));
-      if (pid && pidAlive(pid)) throw new UsageError(`another build (pid ${pid}) is publishing into ${out}; wait for it to finish`);
-      await rm(file, { force: true });
+  const mine = `${file}-${process.pid}`;
+  await writeFile(mine, String(process.pid));
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await link(mine, file);
+        return () => rm(file, { force: true });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        const pid = Number(await readFile(file, 'utf8').catch(() => ''));
+        if (pid && pidAlive(pid)) throw new UsageError(`another build (pid ${pid}) is publishing into ${out}; wait for it to finish`);
+        await rm(file, { force: true });
+      }
     }
+  } finally {
+    await rm(mine, { force: true });
   }
   throw new UsageError(`could not lock ${out}`);
 }
@@ -108,6 +116,9 @@ async function readLiveFile<T>(out: string, dir: string, schema: z.ZodType<T>, n
 export async function clearStaleStaging(out: string): Promise<void> {
   for (const name of await readdir(out)) {
     if (name.startsWith('.staging-') || name.startsWith('.current-')) await rm(path.join(out, name), { recursive: true, force: true });
+    // A lock file of its own that a build killed while locking left behind (a live one is about to be linked).
+    const locking = /^\.build\.lock-(\d+)$/.exec(name);
+    if (locking && !pidAlive(Number(locking[1]))) await rm(path.join(out, name), { force: true });
   }
 }
 
