@@ -83,4 +83,14 @@ describe('lockOutDir', () => {
     await clearStaleStaging(out);
     expect(await readdir(out)).toEqual([`.build.lock-${process.pid}`]);
   });
+
+  it("a lock naming this process's own pid, which this process does not hold, is stale (a killed build that ran as PID 1 in a container, as the next one does)", async () => {
+    const out = await tempDir();
+    await writeFile(path.join(out, '.build.lock'), String(process.pid));
+    const unlock = await lockOutDir(out);
+    // Held now: a second build in this process is refused.
+    await expect(lockOutDir(out)).rejects.toThrow(`another build (pid ${process.pid}) is publishing into ${out}`);
+    await unlock();
+    await (await lockOutDir(out))();
+  });
 });

@@ -53,7 +53,25 @@ export async function claimOutDir(out: string): Promise<void> {
  * empty and filled after would be read as empty, so left by a killed build, by a build starting at that moment.
  */
 export async function lockOutDir(out: string): Promise<() => Promise<void>> {
-  const file = path.join(out, LOCK);
+  const file = path.resolve(out, LOCK); // one key per folder, however --out spells it
+  if (held.has(file)) throw new UsageError(`another build (pid ${process.pid}) is publishing into ${out}; wait for it to finish`);
+  held.add(file);
+  try {
+    const unlock = await takeLock(out, file);
+    return () => unlock().finally(() => held.delete(file));
+  } catch (e) {
+    held.delete(file);
+    throw e;
+  }
+}
+
+/**
+ * The lock files this process holds. A lock naming this process's pid that is not one of them was left by a killed
+ * build that had the same pid: in a container each build runs as PID 1, and pid 1 is always alive.
+ */
+const held = new Set<string>();
+
+async function takeLock(out: string, file: string): Promise<() => Promise<void>> {
   const mine = `${file}-${process.pid}`;
   await writeFile(mine, String(process.pid));
   try {
@@ -64,7 +82,7 @@ export async function lockOutDir(out: string): Promise<() => Promise<void>> {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         const pid = Number(await readFile(file, 'utf8').catch(() => ''));
-        if (pid && pidAlive(pid)) throw new UsageError(`another build (pid ${pid}) is publishing into ${out}; wait for it to finish`);
+        if (pid && pid !== process.pid && pidAlive(pid)) throw new UsageError(`another build (pid ${pid}) is publishing into ${out}; wait for it to finish`);
         await rm(file, { force: true });
       }
     }
