@@ -25,6 +25,18 @@ const isoTime = (v: string): string => {
   return new Date(v).toISOString();
 };
 
+/** An http(s) URL of a folder on a static host: file names are appended to it, so a query or fragment cannot be kept. */
+const originUrl = (v: string): string => {
+  let u: URL | null = null;
+  try {
+    u = new URL(v);
+  } catch { /* told below */ }
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.search || u.hash) {
+    throw new InvalidArgumentError('an http:// or https:// URL of the folder holding publication.json, without ?query or #fragment, e.g. https://static.host/prefix/current');
+  }
+  return v;
+};
+
 export function program(): Command {
   const p = new Command('modelpub').description('Publish a catalog of AI models as a static, read-only JSON API').showHelpAfterError();
   p.command('build')
@@ -42,7 +54,7 @@ export function program(): Command {
     .action((o) => validateCommand(o));
   const serving = (c: Command) => c
     .option('--dir <dir>', 'publication folder: a build --out, or one release folder (default: dist, unless --origin)')
-    .option('--origin <url>', 'remote static host holding one publication (instead of --dir)')
+    .option('--origin <url>', 'remote static host holding one publication (instead of --dir)', originUrl)
     .option('--port <n>', 'port', wholeNumber(65535), 8787)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--store <url>', 'keys and quota store: sqlite:PATH, redis://HOST:PORT or memory:', DEFAULT_STORE)

@@ -202,6 +202,13 @@ describe('serve', () => {
       expect(r.code, option).toBe(1);
       expect(r.stderr, option).toMatch(new RegExp(`option '${option} <n>' argument '0' is invalid`));
     }
+    // An --origin that is no http(s) folder URL is told as such, not fetched ("Invalid URL", "unknown scheme", a 404 for
+    // publication.json appended to its query).
+    for (const origin of ['127.0.0.1:9/pub/current', 'ftp://127.0.0.1/pub', 'http://127.0.0.1:9/pub/current?v=1', 'http://127.0.0.1:9/pub#x']) {
+      const r = await runCli(['serve', '--origin', origin, '--port', '0', '--store', 'memory:']);
+      expect(r.code, origin).toBe(1);
+      expect(r.stderr, origin).toContain(`option '--origin <url>' argument '${origin}' is invalid. an http:// or https:// URL`);
+    }
   });
 
   it('--workers 2 that cannot start (port in use, no publication) prints the error once and exits 1', async () => {
