@@ -139,3 +139,20 @@ it('refuses a manifest that is not the one publication.json names (two builds of
   // From the local disk (no verify) it is not checked: one folder is one build.
   expect((await Publication.load(origin, 'id', new BodyCache(1 << 20))).revision).toMatch(/^r[0-9a-f]{12}$/);
 });
+
+it('a body the host cuts short is an error naming its URL (it was a bare "terminated")', async () => {
+  const { httpOrigin } = await import('../src/gateway/origins/http.js');
+  const cutting = createServer((_req, res) => {
+    res.writeHead(200, { 'content-length': '1000' });
+    res.write('{"half":');
+    setTimeout(() => res.destroy(), 20);
+  });
+  await new Promise<void>((r) => cutting.listen(0, '127.0.0.1', r));
+  try {
+    const base = `http://127.0.0.1:${(cutting.address() as AddressInfo).port}/pub/current`;
+    await expect(httpOrigin(base).read('id', 'manifest.json')).rejects.toThrow(`origin ${base}/manifest.json: `);
+    await expect(httpOrigin(base).currentId()).rejects.toThrow(`origin ${base}/publication.json: `);
+  } finally {
+    await new Promise((r) => cutting.close(r));
+  }
+});

@@ -9,11 +9,13 @@ export function httpOrigin(base: string, { timeoutMs = 10_000 } = {}): Origin {
   const root = base.replace(/\/+$/, '');
   const get = async (file: string): Promise<Buffer> => {
     const url = `${root}/${file}`;
-    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) }).catch((e: Error & { cause?: Error }) => {
-      throw new Error(`origin ${url}: ${e.cause?.message ?? e.message}`, { cause: e }); // fetch's own message is "fetch failed"
-    });
+    // fetch's own messages are "fetch failed", or "terminated" for a body cut short: neither names the URL.
+    const failed = (e: Error & { cause?: Error }) => {
+      throw new Error(`origin ${url}: ${e.cause?.message ?? e.message}`, { cause: e });
+    };
+    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) }).catch(failed);
     if (!res.ok) throw new Error(`origin ${url} answered ${res.status}`);
-    return Buffer.from(await res.arrayBuffer());
+    return Buffer.from(await res.arrayBuffer().catch(failed));
   };
   return {
     description: root,
