@@ -1,7 +1,7 @@
 // Whole builds of small fixtures into temporary folders: what is published, that it is deterministic, incremental
 // and atomic, and that the output folder is guarded.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -574,6 +574,25 @@ describe('the output folder', () => {
       expect(await readFile(path.join(outDir, 'thesis.docx'), 'utf8')).toBe('four years of work');
       // Checked before the data is read: a mistyped --out is told at once, not after a minute of loading.
       await expect(build({ dataDir: path.join(tmp, 'no-such-data'), outDir })).rejects.toThrow(/^--out .* holds files that modelpub did not write/);
+    });
+  });
+
+  it('a symbolic link to a folder is that folder; a link to nothing or to a file is refused', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      await writeFixture(dataDir, smallCatalog());
+      await mkdir(path.join(tmp, 'elsewhere'));
+      await symlink(path.join(tmp, 'elsewhere'), path.join(tmp, 'out'));
+      const first = await build({ dataDir, outDir: path.join(tmp, 'out') });
+      const second = await build({ dataDir, outDir: path.join(tmp, 'out'), revision: 'again' }); // a previous publication, through the link
+      expect(await currentDir(path.join(tmp, 'elsewhere'))).toBe(path.join(tmp, 'elsewhere', path.relative(path.join(tmp, 'out'), second.releaseDir)));
+      expect(first.stats.linkedFromPrevious).toBe(0);
+      expect(second.stats.linkedFromPrevious).toBeGreaterThan(0);
+      await symlink(path.join(tmp, 'nothing'), path.join(tmp, 'dangling'));
+      await expect(build({ dataDir, outDir: path.join(tmp, 'dangling') })).rejects.toThrow(`--out ${path.join(tmp, 'dangling')} is a symbolic link to nothing`);
+      await writeFile(path.join(tmp, 'file'), 'x');
+      await symlink(path.join(tmp, 'file'), path.join(tmp, 'to-file'));
+      await expect(build({ dataDir, outDir: path.join(tmp, 'to-file') })).rejects.toThrow(`--out ${path.join(tmp, 'to-file')} is not a folder`);
     });
   });
 

@@ -3,7 +3,7 @@
 //   <out>/current -> releases/<n>-<revision>  the live publication; replaced by rename(2), so readers see old or new, never a mix
 //   <out>/releases/<n>-<revision>/            one complete publication: api/, artifacts/, manifest.json, changes.json, publication.json
 //   <out>/.staging-*               a build in progress; a killed build leaves one behind, removed by the next build
-import { link, lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
@@ -32,8 +32,11 @@ export async function checkOutDir(out: string): Promise<boolean> {
     if (e.code === 'ENOTDIR') throw new UsageError(`--out ${out} goes through a file: a part of that path before its last is not a folder`);
     throw new UsageError(`--out ${out} cannot be used: ${e.message}`);
   });
-  if (st && !st.isDirectory()) throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
   if (!st) return false;
+  // A link to a folder is that folder (an --out kept on another disk); a link to nothing or to a file is refused.
+  const target = st.isSymbolicLink() ? await stat(out).catch(() => null) : st;
+  if (!target) throw new UsageError(`--out ${out} is a symbolic link to nothing: make the folder it names, or give another --out`);
+  if (!target.isDirectory()) throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
   const names = await readdir(out);
   if (names.length && !names.includes(MARKER)) {
     throw new UsageError(`--out ${out} holds files that modelpub did not write (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}): choose an empty or new folder`);
