@@ -52,6 +52,11 @@ const run = (extra: Record<string, unknown> = {}) => ({ model: 'alpha', lane: 'v
 const result = (extra: Record<string, unknown> = {}) => ({ model: 'alpha', metric: 'code.pass', lane: 'verified', value: 50, stderr: null, confidence: 1, eval_date: '2025-01-10', provenance: prov(901), ...extra });
 const price = (extra: Record<string, unknown> = {}) => ({ model: 'alpha', lane: 'verified', input_per_million: 1, output_per_million: 2, observed_at: '2025-01-01T00:00:00Z', provenance: prov(902), ...extra });
 
+// Observations may reach tomorrow (zones, clocks) but not a typo's year 2205: it would become the publication time.
+const TOMORROW = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+const FUTURE = `is later than ${TOMORROW}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
+const NOW = new Date().toISOString();
+
 interface Case { files: Record<string, string>; expected: string[] }
 const CASES: Record<string, Case> = {
   'duplicate slugs (same basename in two folders of models/)': {
@@ -235,6 +240,20 @@ const CASES: Record<string, Case> = {
       'overrides.yaml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in overrides/',
       'site.yml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; did you mean site.yaml?',
       'speed.jsonl: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in measurements/speed/',
+    ],
+  },
+  'observations in the future (a typo in the year); today is fine': {
+    files: {
+      'models/future.yaml': modelYaml(40, { updated_at: 'updated_at: 2205-02-01' }),
+      'measurements/speed/future.jsonl': jsonl(run({ measured_at: NOW }), run({ measured_at: '2205-02-03T08:04:59Z' })),
+      'measurements/benchmarks/future.jsonl': jsonl(result({ eval_date: '2205-01-10' }), result({ eval_date: NOW.slice(0, 10) })),
+      'measurements/prices/future.jsonl': jsonl(price({ observed_at: '2205-01-01T00:00:00+14:00' })),
+    },
+    expected: [
+      `models/future.yaml:5: model "future": updated_at: ${FUTURE}`,
+      `measurements/speed/future.jsonl:2: measured_at: ${FUTURE}`,
+      `measurements/benchmarks/future.jsonl:1: eval_date: ${FUTURE}`,
+      `measurements/prices/future.jsonl:1: observed_at: ${FUTURE}`,
     ],
   },
 };

@@ -142,6 +142,12 @@ export function validateTree(tree: LoadedTree): SourceData {
       }
     }
   }
+  futureObservations([
+    ...models.map((m) => ({ at: m.updated_at, file: m.file, line: modelLine(m, ['updated_at']), record: `model "${m.slug}"`, field: 'updated_at' })),
+    ...speed.map((r) => ({ at: r.value.measured_at, file: r.file, line: r.line, field: 'measured_at' })),
+    ...benchmarks.map((r) => ({ at: r.value.eval_date, file: r.file, line: r.line, field: 'eval_date' })),
+    ...prices.map((r) => ({ at: r.value.observed_at, file: r.file, line: r.line, field: 'observed_at' })),
+  ], issues);
   if (issues.length || !site) throw new ValidationError(issues);
 
   let latest = '0000-01-01T00:00:00.000Z';
@@ -176,6 +182,18 @@ function duplicates<T extends { file: string }>(items: T[], key: (t: T) => strin
 }
 
 /** Dates and instants in the data, normalized to the API's ISO form (UTC, milliseconds). */
+/**
+ * Observation times become the publication's time, which never goes back (docs/publication.md): one in the future,
+ * a typo like 2205, would hold every later Last-Modified there for good. Checked against this machine's clock with a
+ * day's slack for zones and clocks: the one clock the pipeline reads, and only to refuse (the output never depends
+ * on it). Release dates are not observations (an announced model may have a future one) and do not count.
+ */
+function futureObservations(observed: (Omit<SourceIssue, 'message'> & { at: string })[], issues: SourceIssue[], now = Date.now()): void {
+  const horizon = new Date(now + 86_400_000).toISOString();
+  const message = `is later than ${horizon.slice(0, 10)}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
+  for (const { at, ...where } of observed) if (toInstant(at) > horizon) issues.push({ ...where, message });
+}
+
 export function toInstant(d: string): string {
   return new Date(d.length === 10 ? `${d}T00:00:00Z` : d).toISOString();
 }
