@@ -369,6 +369,27 @@ describe('incremental builds', () => {
     });
   });
 
+  it('a page size dropped: the artifacts its pages are now composed from get a later Last-Modified than those pages had', async () => {
+    // Found in review: the composed page_size=2 pages took the artifact's older time, so If-Modified-Since with the
+    // time of the prebuilt page answered 304 for other bytes (another publicationRevision).
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const files = async (r: BuildResult) => (await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files;
+      const a = await build({ dataDir, outDir, pageSizes: [2] });
+      const pageTimes = (await files(a)).filter((f) => /-2-\d+\.json$/.test(f.path)).map((f) => f.last_modified);
+      expect(pageTimes.length).toBeGreaterThan(0);
+      const b = await build({ dataDir, outDir, revision: a.revision }); // the same data and revision, page size 2 dropped
+      expect((await files(b)).some((f) => /-2-\d+\.json$/.test(f.path))).toBe(false);
+      const artifacts = (await files(b)).filter((f) => f.path.startsWith('artifacts/'));
+      expect(artifacts.length).toBe(6);
+      for (const f of artifacts) {
+        for (const t of pageTimes) expect(Math.floor(Date.parse(f.last_modified) / 1000), f.path).toBeGreaterThan(Math.floor(Date.parse(t) / 1000));
+      }
+    });
+  });
+
   it('the CLI takes --published-at only as ISO 8601 with a zone (or a bare date)', async () => {
     ensureCompiled();
     for (const bad of ['March 7, 2020', '2026-03-01T12:00:00', '1700000000000']) {

@@ -193,7 +193,7 @@ function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
           }
         }
       }
-      yield artifactBody(parts, schemaVersion, attribution, lane, displayOnly);
+      yield artifactBody(parts, schemaVersion, attribution, pageSizes, lane, displayOnly);
     }
   }
 }
@@ -206,11 +206,12 @@ export function sectionJsons(parts: VariantParts, which: 'sections' | 'itemSecti
 // It holds the attribution too, though publication.json has it: a composed page's publicationRevision is the
 // artifact's, so everything in the page must come from the artifact, or a change of attribution alone would give
 // pages under the old revision with the new attribution (bytes that no build wrote).
-function artifactBody(parts: VariantParts, schemaVersion: string, attributionJson: string, lane: string, displayOnly: boolean): PendingBody {
+// And the prebuilt page sizes (schema/json-schema.ts ListArtifact says why).
+function artifactBody(parts: VariantParts, schemaVersion: string, attributionJson: string, pageSizes: number[], lane: string, displayOnly: boolean): PendingBody {
   return {
     path: artifactFile(lane, displayOnly),
     head: '{"kind":"modelpub.list-artifact","publicationRevision":',
-    tail: `,"schemaVersion":${JSON.stringify(schemaVersion)},"attribution":${attributionJson},"orders":${JSON.stringify(parts.orders)},"models":${JSON.stringify(
+    tail: `,"schemaVersion":${JSON.stringify(schemaVersion)},"attribution":${attributionJson},"prebuiltPageSizes":${JSON.stringify(pageSizes)},"orders":${JSON.stringify(parts.orders)},"models":${JSON.stringify(
       Object.fromEntries(Object.entries(parts.models).map(([slug, m]): [string, ArtifactModel] => [slug, { item: m.item, sections: m.itemSections, search: m.search }])),
     )}}`,
   };

@@ -26,6 +26,12 @@ export const ListArtifact = z.strictObject({
   schemaVersion: z.string(),
   /** As every page carries it (and publication.json): a composed page takes all of its bytes from the artifact. */
   attribution: Attribution,
+  /**
+   * The list page sizes this publication prebuilds. Not read by the gateway: it is here so that a change of them
+   * changes the artifact, and so its Last-Modified. A page size dropped leaves its pages composed from the artifact,
+   * and their Last-Modified must come after every one the prebuilt pages had (If-Modified-Since), as for any body.
+   */
+  prebuiltPageSizes: z.array(z.number().int().min(1).max(100)),
   orders: z.strictObject(Object.fromEntries(SORTS.map((s) => [s, z.array(Slug)])) as Record<(typeof SORTS)[number], z.ZodArray<typeof Slug>>),
   models: z.record(Slug, z.strictObject({
     item: perLocale(ArtifactItem),
