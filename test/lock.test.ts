@@ -1,7 +1,7 @@
 // The build lock of an --out folder (.build.lock): one build at a time, across processes.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -90,6 +90,11 @@ describe('lockOutDir', () => {
     const unlock = await lockOutDir(out);
     // Held now: a second build in this process is refused.
     await expect(lockOutDir(out)).rejects.toThrow(`another build (pid ${process.pid}) is publishing into ${out}`);
+    // Also through a link to the folder (an --out may be one): the same lock, not a stale one to take over.
+    const link = `${out}-link`;
+    await symlink(out, link);
+    dirs.push(link);
+    await expect(lockOutDir(link)).rejects.toThrow(`another build (pid ${process.pid}) is publishing into ${link}`);
     await unlock();
     await (await lockOutDir(out))();
   });

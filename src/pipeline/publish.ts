@@ -3,7 +3,7 @@
 //   <out>/current -> releases/<n>-<revision>  the live publication; replaced by rename(2), so readers see old or new, never a mix
 //   <out>/releases/<n>-<revision>/            one complete publication: api/, artifacts/, manifest.json, changes.json, publication.json
 //   <out>/.staging-*               a build in progress; a killed build leaves one behind, removed by the next build
-import { link, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
@@ -56,7 +56,7 @@ export async function claimOutDir(out: string): Promise<void> {
  * empty and filled after would be read as empty, so left by a killed build, by a build starting at that moment.
  */
 export async function lockOutDir(out: string): Promise<() => Promise<void>> {
-  const file = path.resolve(out, LOCK); // one key per folder, however --out spells it
+  const file = path.join(await realpath(out), LOCK); // one key per folder, however --out spells it (a link to it too)
   if (held.has(file)) throw new UsageError(`another build (pid ${process.pid}) is publishing into ${out}; wait for it to finish`);
   held.add(file);
   try {
