@@ -9,7 +9,7 @@ import { build, loadAndValidate } from '../src/pipeline/build.js';
 import { parse as parseYaml } from 'yaml';
 import { OverridesFile } from '../src/schema/source.js';
 import { ROOT, ensureCompiled, runCli } from './helpers/cli.js';
-import { HASH, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
+import { DEFAULT_SOURCES, HASH, metric, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
 
 /** The formatted issue lines for a data folder; [] when it is valid. */
 async function problems(dir: string): Promise<string[]> {
@@ -341,6 +341,20 @@ describe('validation reports each kind of problem precisely', () => {
       expect((await loadAndValidate(dir)).models.map((m) => m.slug)).toContain('linked');
     });
   });
+  it('a duplicate source id or metric key is named at the line of the second one', async () => {
+    await withTemp(async (dir) => {
+      const spec = smallCatalog();
+      spec.sources = [...DEFAULT_SOURCES, { ...DEFAULT_SOURCES[0]!, name: 'Lab again' }];
+      spec.metrics = [...spec.metrics!, metric('code.pass', { label: 'again' })];
+      await writeFixture(dir, spec);
+      const lastLine = async (file: string, start: string) => (await readFile(path.join(dir, file), 'utf8')).split('\n').map((l, i) => (l.startsWith(start) ? i + 1 : 0)).reduce((a, b) => Math.max(a, b));
+      expect(await problems(dir)).toEqual([
+        `sources.yaml:${await lastLine('sources.yaml', '  - id: lab')}: Duplicate source id "lab". Each source id must be unique.`,
+        `metrics.yaml:${await lastLine('metrics.yaml', '  - key: code.pass')}: Duplicate metric key "code.pass". Each metric key must be unique.`,
+      ]);
+    });
+  });
+
   it('a field of the wrong type, unknown fields (each on its own line) and a missing file are reported too', async () => {
     await withTemp(async (dir) => {
       const spec: FixtureSpec = smallCatalog();

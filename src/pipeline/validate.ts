@@ -86,8 +86,8 @@ export function validateTree(tree: LoadedTree): SourceData {
   const metricsFile = tree.metrics && checkYaml(MetricsFile, tree.metrics, issues, (p) => (p[0] === 'metrics' && typeof p[1] === 'number' ? `metric #${p[1] + 1}` : undefined));
   const sources = sourcesFile?.sources ?? [];
   const metrics = metricsFile?.metrics ?? [];
-  uniqueBy(sources, (s) => s.id, 'source id', 'sources.yaml', issues);
-  uniqueBy(metrics, (m) => m.key, 'metric key', 'metrics.yaml', issues);
+  uniqueBy(sources, (s) => s.id, 'source id', 'sources.yaml', issues, (i) => lineOf(tree.sources!, ['sources', i, 'id']));
+  uniqueBy(metrics, (m) => m.key, 'metric key', 'metrics.yaml', issues, (i) => lineOf(tree.metrics!, ['metrics', i, 'key']));
 
   const models: ModelEntry[] = [];
   // Models whose files have problems already reported (unparseable, or invalid below): records naming them get no
@@ -163,13 +163,14 @@ export function validateTree(tree: LoadedTree): SourceData {
   };
 }
 
-function uniqueBy<T>(items: T[], key: (t: T) => string, what: string, file: string, issues: SourceIssue[]) {
+/** `at`: the line of the i-th item's key. */
+function uniqueBy<T>(items: T[], key: (t: T) => string, what: string, file: string, issues: SourceIssue[], at: (i: number) => number | undefined) {
   const seen = new Set<string>();
-  for (const t of items) {
+  items.forEach((t, i) => {
     const k = key(t);
-    if (seen.has(k)) issues.push({ file, message: `Duplicate ${what} "${k}". Each ${what} must be unique.` });
+    if (seen.has(k)) issues.push({ file, line: at(i), message: `Duplicate ${what} "${k}". Each ${what} must be unique.` });
     seen.add(k);
-  }
+  });
 }
 function duplicates<T extends { file: string }>(items: T[], key: (t: T) => string, msg: (k: string, a: T, b: T) => string, issues: SourceIssue[], line?: (t: T) => number | undefined) {
   const first = new Map<string, T>();
@@ -181,19 +182,19 @@ function duplicates<T extends { file: string }>(items: T[], key: (t: T) => strin
   }
 }
 
-/** Dates and instants in the data, normalized to the API's ISO form (UTC, milliseconds). */
 /**
  * Observation times become the publication's time, which never goes back (docs/publication.md): one in the future,
  * a typo like 2205, would hold every later Last-Modified there for good. Checked against this machine's clock with a
  * day's slack for zones and clocks: the one clock the pipeline reads, and only to refuse (the output never depends
  * on it). Release dates are not observations (an announced model may have a future one) and do not count.
  */
-function futureObservations(observed: (Omit<SourceIssue, 'message'> & { at: string })[], issues: SourceIssue[], now = Date.now()): void {
-  const horizon = new Date(now + 86_400_000).toISOString();
+function futureObservations(observed: (Omit<SourceIssue, 'message'> & { at: string })[], issues: SourceIssue[]): void {
+  const horizon = new Date(Date.now() + 86_400_000).toISOString();
   const message = `is later than ${horizon.slice(0, 10)}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
   for (const { at, ...where } of observed) if (toInstant(at) > horizon) issues.push({ ...where, message });
 }
 
+/** Dates and instants in the data, normalized to the API's ISO form (UTC, milliseconds). */
 export function toInstant(d: string): string {
   return new Date(d.length === 10 ? `${d}T00:00:00Z` : d).toISOString();
 }
