@@ -1,12 +1,11 @@
 // Wires a gateway together: origin -> live publication (polled, switched without a restart), key cache, quota
 // limiter, logger, node:http server; optionally several worker processes on one port (node:cluster).
 import cluster from 'node:cluster';
-import { readdirSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { destination, pino } from 'pino';
 import { UsageError } from '../errors.js';
-import { MARKER } from '../pipeline/publish.js';
+import { outDirState } from '../pipeline/publish.js';
 import { createHandler, type RequestLog } from './app.js';
 import { onClientError } from './client-errors.js';
 import { fingerprint, KeyCache } from './keys.js';
@@ -45,8 +44,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const origin: Origin = o.origin ? httpOrigin(o.origin) : dirOrigin(o.dir ?? 'dist');
   const cache = new BodyCache(o.cacheBytes);
   const verify = Boolean(o.origin);
-  let current = await origin.currentId().then((id) => Publication.load(origin, id, cache, { verify })).catch((e: Error & { code?: string }) => {
-    throw new Error(`no publication to serve at ${origin.description}: ${e.message}.${o.origin || (e.code !== 'ENOENT' && e.code !== 'ENOTDIR') ? '' : dirHint(o.dir ?? 'dist')}`);
+  let current = await origin.currentId().then((id) => Publication.load(origin, id, cache, { verify })).catch(async (e: Error & { code?: string }) => {
+    throw new Error(`no publication to serve at ${origin.description}: ${e.message}.${o.origin || (e.code !== 'ENOENT' && e.code !== 'ENOTDIR') ? '' : await dirHint(o.dir ?? 'dist')}`);
   });
   const log = o.logLevel === 'silent' ? null : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
   const store = o.storeInstance ?? (await openStore(o.store));
@@ -111,18 +110,15 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
 
 /**
  * What to do about a --dir without a publication (a file it needs is missing; a file that is there but unreadable
- * says so itself): build one there only if a build may write there.
+ * says so itself): build one there only if a build may write there (the build's own rule, outDirState).
  */
-function dirHint(dir: string): string {
-  try {
-    const st = statSync(dir, { throwIfNoEntry: false });
-    if (!st) return ` Run \`modelpub build --out ${dir}\` first.`;
-    if (!st.isDirectory()) return ' --dir names a file: give the folder a build wrote (its --out), or one of its releases.';
-    const names = readdirSync(dir);
-    if (names.length === 0 || names.includes(MARKER)) return ` Run \`modelpub build --out ${dir}\` first.`;
-    return ' That folder holds other files: give the folder a build wrote (its --out), or one of its releases.';
-  } catch {
-    return ''; // a path through a file (ENOTDIR), a folder it may not read: the error above says enough
+async function dirHint(dir: string): Promise<string> {
+  const s = await outDirState(dir).catch(() => null);
+  switch (s?.kind) {
+    case 'missing': case 'ours': return ` Run \`modelpub build --out ${dir}\` first.`;
+    case 'not-a-folder': return ' --dir names a file: give the folder a build wrote (its --out), or one of its releases.';
+    case 'foreign': return ' That folder holds other files: give the folder a build wrote (its --out), or one of its releases.';
+    default: return ''; // a path through a file, a link to nothing, a folder it may not read: the error above says enough
   }
 }
 

@@ -21,27 +21,47 @@ const LOCK = '.build.lock';
 
 
 /**
+ * What is at a folder, as far as a build writing there is concerned: nothing yet, a folder a build may write to
+ * (empty, or marked as modelpub's), or something it must not touch. One answer for `build --out` (checkOutDir) and
+ * for the hint `serve --dir` gives when it finds no publication. A link to a folder is that folder.
+ */
+export type OutDirState =
+  | { kind: 'missing' | 'ours' | 'dangling-link' | 'not-a-folder' | 'through-file' }
+  | { kind: 'foreign'; names: string[] }
+  | { kind: 'unusable'; error: Error };
+
+export async function outDirState(out: string): Promise<OutDirState> {
+  let st;
+  try {
+    st = await lstat(out);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? { kind: 'missing' } : code === 'ENOTDIR' ? { kind: 'through-file' } : { kind: 'unusable', error: e as Error };
+  }
+  const target = st.isSymbolicLink() ? await stat(out).catch(() => null) : st;
+  if (!target) return { kind: 'dangling-link' };
+  if (!target.isDirectory()) return { kind: 'not-a-folder' };
+  const names = await readdir(out);
+  return names.length === 0 || names.includes(MARKER) ? { kind: 'ours' } : { kind: 'foreign', names };
+}
+
+/**
  * Refuse an --out that is a file or a folder holding anything modelpub did not write. Writes nothing: a build checks
  * this before it reads the data, so a mistyped --out is told at once, and again in claimOutDir. Returns whether the
  * folder exists.
  */
 export async function checkOutDir(out: string): Promise<boolean> {
-  const st = await lstat(out).catch((e: NodeJS.ErrnoException) => {
-    if (e.code === 'ENOENT') return null;
+  const s = await outDirState(out);
+  switch (s.kind) {
+    case 'missing': return false;
+    case 'ours': return true;
     // Told now, not after the data is loaded, when making the folder fails (README.md/dist: mkdir's ENOTDIR).
-    if (e.code === 'ENOTDIR') throw new UsageError(`--out ${out} goes through a file: a part of that path before its last is not a folder`);
-    throw new UsageError(`--out ${out} cannot be used: ${e.message}`);
-  });
-  if (!st) return false;
-  // A link to a folder is that folder (an --out kept on another disk); a link to nothing or to a file is refused.
-  const target = st.isSymbolicLink() ? await stat(out).catch(() => null) : st;
-  if (!target) throw new UsageError(`--out ${out} is a symbolic link to nothing: make the folder it names, or give another --out`);
-  if (!target.isDirectory()) throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
-  const names = await readdir(out);
-  if (names.length && !names.includes(MARKER)) {
-    throw new UsageError(`--out ${out} holds files that modelpub did not write (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}): choose an empty or new folder`);
+    case 'through-file': throw new UsageError(`--out ${out} goes through a file: a part of that path before its last is not a folder`);
+    case 'unusable': throw new UsageError(`--out ${out} cannot be used: ${s.error.message}`);
+    case 'dangling-link': throw new UsageError(`--out ${out} is a symbolic link to nothing: make the folder it names, or give another --out`);
+    case 'not-a-folder': throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
+    case 'foreign': throw new UsageError(`--out ${out} holds files that modelpub did not write (${s.names.slice(0, 3).join(', ')}${s.names.length > 3 ? ', …' : ''}): choose an empty or new folder`);
   }
-  return true;
 }
 
 /** checkOutDir, then create the folder if needed and mark it as modelpub's. */
