@@ -142,20 +142,17 @@ export function validateTree(tree: LoadedTree): SourceData {
       }
     }
   }
-  futureObservations([
-    ...models.map((m) => ({ at: m.updated_at, file: m.file, line: modelLine(m, ['updated_at']), record: `model "${m.slug}"`, field: 'updated_at' })),
-    ...speed.map((r) => ({ at: r.value.measured_at, file: r.file, line: r.line, field: 'measured_at' })),
-    ...benchmarks.map((r) => ({ at: r.value.eval_date, file: r.file, line: r.line, field: 'eval_date' })),
-    ...prices.map((r) => ({ at: r.value.observed_at, file: r.file, line: r.line, field: 'observed_at' })),
-  ], issues);
+  // Every observation time, as an instant: the newest is the publication time, and none may lie in the future.
+  const observed: Observation[] = [
+    ...models.map((m) => ({ at: toInstant(m.updated_at), where: () => ({ file: m.file, line: modelLine(m, ['updated_at']), record: `model "${m.slug}"`, field: 'updated_at' }) })),
+    ...speed.map((r) => ({ at: toInstant(r.value.measured_at), where: () => ({ file: r.file, line: r.line, field: 'measured_at' }) })),
+    ...benchmarks.map((r) => ({ at: toInstant(r.value.eval_date), where: () => ({ file: r.file, line: r.line, field: 'eval_date' }) })),
+    ...prices.map((r) => ({ at: toInstant(r.value.observed_at), where: () => ({ file: r.file, line: r.line, field: 'observed_at' }) })),
+  ];
+  futureObservations(observed, issues);
   if (issues.length || !site) throw new ValidationError(issues);
 
-  let latest = '0000-01-01T00:00:00.000Z';
-  const seen = (d: string) => { const iso = toInstant(d); if (iso > latest) latest = iso; };
-  for (const m of models) seen(m.updated_at);
-  for (const r of speed) seen(r.value.measured_at);
-  for (const r of benchmarks) seen(r.value.eval_date);
-  for (const r of prices) seen(r.value.observed_at);
+  const latest = observed.reduce((newest, o) => (o.at > newest ? o.at : newest), '0000-01-01T00:00:00.000Z');
   const values = <T>(rows: Located<T>[]) => rows.map((r) => r.value);
   return {
     site, sources, metrics, models, overrides, digest: tree.digest, latestInstant: latest,
@@ -182,16 +179,19 @@ function duplicates<T extends { file: string }>(items: T[], key: (t: T) => strin
   }
 }
 
+/** An observation time (an instant, toInstant) and where it is written, for a problem about it. */
+interface Observation { at: string; where: () => Omit<SourceIssue, 'message'> }
+
 /**
  * Observation times become the publication's time, which never goes back (docs/publication.md): one in the future,
  * a typo like 2205, would hold every later Last-Modified there for good. Checked against this machine's clock with a
  * day's slack for zones and clocks: the one clock the pipeline reads, and only to refuse (the output never depends
  * on it). Release dates are not observations (an announced model may have a future one) and do not count.
  */
-function futureObservations(observed: (Omit<SourceIssue, 'message'> & { at: string })[], issues: SourceIssue[]): void {
+function futureObservations(observed: Observation[], issues: SourceIssue[]): void {
   const horizon = new Date(Date.now() + 86_400_000).toISOString();
   const message = `is later than ${horizon.slice(0, 10)}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
-  for (const { at, ...where } of observed) if (toInstant(at) > horizon) issues.push({ ...where, message });
+  for (const o of observed) if (o.at > horizon) issues.push({ ...o.where(), message });
 }
 
 /** Dates and instants in the data, normalized to the API's ISO form (UTC, milliseconds). */
