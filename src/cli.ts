@@ -6,6 +6,7 @@ import { validateCommand } from './commands/validate.js';
 import { DEFAULT_STORE, serveCommand } from './commands/serve.js';
 import { devCommand } from './commands/dev.js';
 import { keysCreate, keysList, keysRevoke } from './commands/keys.js';
+import { realMonthOrDay } from './schema/source.js';
 
 const intList = (v: string): number[] => {
   const out = v.split(',').map((s) => Number(s));
@@ -19,9 +20,7 @@ const wholeNumber = (max: number, min = 0) => (v: string): number => {
 };
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 const isoTime = (v: string): string => {
-  const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const real = new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d; // 2026-02-30 would roll over to March 2
-  if (!ISO_8601.test(v) || !real || Number.isNaN(Date.parse(v))) throw new InvalidArgumentError('an ISO 8601 date or timestamp with a zone, e.g. 2026-11-23 or 2026-11-23T12:00:00Z');
+  if (!ISO_8601.test(v) || !realMonthOrDay(v.slice(0, 10)) || Number.isNaN(Date.parse(v))) throw new InvalidArgumentError('an ISO 8601 date or timestamp with a zone, e.g. 2026-11-23 or 2026-11-23T12:00:00Z');
   return new Date(v).toISOString();
 };
 

@@ -92,8 +92,8 @@ export const Metric = z.strictObject({
 export type Metric = z.infer<typeof Metric>;
 export const MetricsFile = z.strictObject({ metrics: z.array(Metric) });
 
-/** A YYYY-MM or YYYY-MM-DD of the calendar: 2025-13 and 2024-02-30 match the pattern but are none. */
-function realMonthOrDay(s: string): boolean {
+/** A YYYY-MM or YYYY-MM-DD of the calendar: 2025-13 and 2024-02-30 match the pattern but are none (Date.UTC rolls them over). */
+export function realMonthOrDay(s: string): boolean {
   const [y, m, d = 1] = s.split('-').map(Number) as [number, number, number?];
   const t = new Date(Date.UTC(y, m - 1, d));
   return t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
