@@ -67,6 +67,20 @@ const CASES: Record<string, Case> = {
     files: { 'models/epsilon.yaml': modelYaml(2) },
     expected: ['models/epsilon.yaml:1: Duplicate model id 2 used by both models/beta.yaml and models/epsilon.yaml. Ids must be unique.'],
   },
+  // JSON.parse keeps the last of two values without a word: 6170 tokens/s, not the 61.7 measured first.
+  'a key written twice in a JSON Lines record (at any depth); `\\":` inside a string is no key': {
+    files: {
+      'measurements/speed/twice.jsonl': [
+        JSON.stringify(run()).replace('"tokens_per_second":10', '"tokens_per_second":61.7,"tokens_per_second" :6170'),
+        JSON.stringify(run({ private: { notes: 'quoted "a": b' } })),
+        JSON.stringify(run()).replace('"source":"', '"source":"ghost","source":"'),
+      ].join('\n') + '\n',
+    },
+    expected: [
+      'measurements/speed/twice.jsonl:1: tokens_per_second: written twice in this record (JSON would keep the last one without a word): keep one',
+      'measurements/speed/twice.jsonl:3: provenance.source: written twice in this record (JSON would keep the last one without a word): keep one',
+    ],
+  },
   'unknown metric keys': {
     files: { 'measurements/benchmarks/unknown-metric.jsonl': jsonl(result(), result({ metric: 'code.nope' })) },
     expected: ['measurements/benchmarks/unknown-metric.jsonl:2: metric: unknown metric key "code.nope": declare it in metrics.yaml'],

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { open, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
-import { LineCounter, parseDocument, type Document } from 'yaml';
+import { LineCounter, isPair, isScalar, parseDocument, visit, type Document } from 'yaml';
 import { UsageError, type SourceIssue } from '../errors.js';
 
 export interface YamlSource {
@@ -204,12 +204,48 @@ function parseJsonl(file: string, text: string, out: JsonlRecord[], issues: Sour
     const raw = text.slice(start, end).trim();
     start = end + 1;
     if (!raw) continue;
+    let value: unknown;
     try {
-      out.push({ file, line, value: JSON.parse(raw) });
+      value = JSON.parse(raw);
     } catch (e) {
       issues.push({ file, line, message: `not valid JSON: ${(e as Error).message}` });
+      continue;
     }
+    const twice = keysWrittenTwice(raw, value);
+    if (twice.length === 0) out.push({ file, line, value });
+    for (const field of twice) issues.push({ file, line, field, message: 'written twice in this record (JSON would keep the last one without a word): keep one' });
   }
+}
+
+/**
+ * JSON.parse keeps the last of a key written twice (`"value":61.7,"value":6170`) silently. Every key in the text is
+ * followed by `"` and a colon, so a record with as many parsed keys as such marks has no key twice; only when there
+ * are more (a key twice, or `\":` inside a string) is the line read again, by yaml, to name the keys.
+ */
+function keysWrittenTwice(raw: string, value: unknown): string[] {
+  let marks = 0;
+  for (const re = /"\s*:/g; re.exec(raw) !== null;) marks++;
+  if (marks <= keyCount(value)) return [];
+  const twice: string[] = [];
+  visit(parseDocument(raw, { uniqueKeys: false }), {
+    Map(_, map, ancestors) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        const name = isScalar(key) ? key.value : key;
+        if (seen.has(name)) twice.push([...ancestors.filter(isPair).map((p) => String(isScalar(p.key) ? p.key.value : p.key)), String(name)].join('.'));
+        seen.add(name);
+      }
+    },
+  });
+  return twice;
+}
+
+function keyCount(v: unknown): number {
+  if (v === null || typeof v !== 'object') return 0;
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + keyCount(x), 0);
+  let n = 0;
+  for (const k in v) n += 1 + keyCount((v as Record<string, unknown>)[k]);
+  return n;
 }
 
 /** The 1-based line of the node at a path inside a YAML document, or of its nearest existing parent. */
