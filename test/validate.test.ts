@@ -81,6 +81,13 @@ const CASES: Record<string, Case> = {
       'measurements/speed/twice.jsonl:3: provenance.source: written twice in this record (JSON would keep the last one without a word): keep one',
     ],
   },
+  'a duplicate id is found where one of the two files is also invalid (it was reported only once that was fixed)': {
+    files: { 'models/zeta.yaml': modelYaml(2, { context_window_tokens: 'context_window_tokens: -5' }) },
+    expected: [
+      'models/zeta.yaml:6: model "zeta": context_window_tokens: cannot be negative',
+      'models/zeta.yaml:1: Duplicate model id 2 used by both models/beta.yaml and models/zeta.yaml. Ids must be unique.',
+    ],
+  },
   'unknown metric keys': {
     files: { 'measurements/benchmarks/unknown-metric.jsonl': jsonl(result(), result({ metric: 'code.nope' })) },
     expected: ['measurements/benchmarks/unknown-metric.jsonl:2: metric: unknown metric key "code.nope": declare it in metrics.yaml'],
@@ -148,7 +155,7 @@ const CASES: Record<string, Case> = {
   },
   'non-finite numbers (JSON 1e999 and YAML .inf parse to Infinity)': {
     files: {
-      'models/infinite.yaml': modelYaml(22, { max_output_tokens: 'max_output_tokens: .inf' }),
+      'models/infinite.yaml': modelYaml(34, { max_output_tokens: 'max_output_tokens: .inf' }),
       'measurements/benchmarks/infinite.jsonl': JSON.stringify(result()).replace('"value":50', '"value":1e999') + '\n',
       'measurements/speed/infinite.jsonl': JSON.stringify(run()).replace('"first_token_latency_ms":100', '"first_token_latency_ms":-1e999') + '\n',
     },
@@ -366,6 +373,23 @@ describe('validation reports each kind of problem precisely', () => {
         `sources.yaml:${await lastLine('sources.yaml', '  - id: lab')}: Duplicate source id "lab". Each source id must be unique.`,
         `metrics.yaml:${await lastLine('metrics.yaml', '  - key: code.pass')}: Duplicate metric key "code.pass". Each metric key must be unique.`,
       ]);
+    });
+  });
+
+  it('references are checked against sources.yaml and metrics.yaml as written, also when an entry there is invalid', async () => {
+    await withTemp(async (dir) => {
+      const spec = smallCatalog();
+      spec.sources = [DEFAULT_SOURCES[0]!, { ...DEFAULT_SOURCES[1]!, license: '' }];
+      spec.metrics = [...spec.metrics!, metric('math.acc', { higher_is_better: 'yes' })];
+      spec.speed = [...spec.speed!, run({ provenance: prov(910, 'typo') })];
+      spec.benchmarks = [...spec.benchmarks!, result({ metric: 'math.ac' }), result({ metric: 'math.acc' })];
+      await writeFixture(dir, spec);
+      const got = await problems(dir);
+      expect(got.filter((l) => !/^(sources|metrics)\.yaml:/.test(l))).toEqual([
+        `measurements/speed/runs.jsonl:${spec.speed.length}: provenance.source: unknown source "typo": declare it in sources.yaml`,
+        `measurements/benchmarks/results.jsonl:${spec.benchmarks.length - 1}: metric: unknown metric key "math.ac": declare it in metrics.yaml`,
+      ]);
+      expect(got.filter((l) => /^(sources|metrics)\.yaml:/.test(l))).toHaveLength(2); // the invalid licence and flag
     });
   });
 

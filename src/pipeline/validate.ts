@@ -1,7 +1,7 @@
 // Stage 2: check every record against the schemas, then the rules that span files. All problems are collected
 // and reported together (file, line, record, field); nothing is built from data with a single problem.
 import path from 'node:path';
-import { visit } from 'yaml';
+import { isMap, isSeq, visit } from 'yaml';
 import type { z } from 'zod';
 import { ValidationError, type SourceIssue } from '../errors.js';
 import {
@@ -93,21 +93,28 @@ export function validateTree(tree: LoadedTree): SourceData {
   // Models whose files have problems already reported (unparseable, or invalid below): records naming them get no
   // second "unknown model" problem each.
   const invalidSlugs = new Set(tree.issues.filter((i) => i.file.startsWith('models/')).map((i) => slugOfFile(i.file)));
+  // Slugs and ids are compared in valid and invalid files alike: a clash is reported with the other problems, not
+  // once they are fixed.
+  const named: { slug: string; id: unknown; file: string; y: YamlSource }[] = [];
   for (const y of tree.models) {
     const slug = slugOfFile(y.file);
     if (!Slug.safeParse(slug).success) {
       issues.push({ file: y.file, message: `file name "${slug}" is not a slug (lowercase letters, digits and single hyphens): the slug is the file name` });
       continue;
     }
+    named.push({ slug, id: y.doc.get('id'), file: y.file, y });
     const m = checkYaml(ModelRecord, y, issues, () => `model "${slug}"`);
     if (m) models.push({ ...m, slug, file: y.file });
     else invalidSlugs.add(slug);
   }
-  models.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
-  duplicates(models, (m) => m.slug, (k, a, b) => `Duplicate slug "${k}" used by both ${a.file} and ${b.file}. Slugs must be unique.`, issues);
+  const bySlug = <T extends { slug: string }>(a: T, b: T) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
+  models.sort(bySlug);
+  named.sort(bySlug);
+  duplicates(named, (m) => m.slug, (k, a, b) => `Duplicate slug "${k}" used by both ${a.file} and ${b.file}. Slugs must be unique.`, issues);
+  const withId = named.filter((m) => typeof m.id === 'number' || typeof m.id === 'string');
+  duplicates(withId, (m) => String(m.id), (k, a, b) => `Duplicate model id ${k} used by both ${a.file} and ${b.file}. Ids must be unique.`, issues, (m) => lineOf(m.y, ['id']));
   const yamlOf = new Map(tree.models.map((y) => [y.file, y]));
   const modelLine = (m: ModelEntry, at: PropertyKey[]) => lineOf(yamlOf.get(m.file)!, at);
-  duplicates(models, (m) => String(m.id), (k, a, b) => `Duplicate model id ${k} used by both ${a.file} and ${b.file}. Ids must be unique.`, issues, (m) => modelLine(m, ['id']));
 
 
   const speed = checkJsonl(SpeedRun, tree.speed, issues);
@@ -115,8 +122,8 @@ export function validateTree(tree: LoadedTree): SourceData {
   const prices = checkJsonl(PriceObservation, tree.prices, issues);
 
   const slugs = new Set(models.map((m) => m.slug));
-  const sourceIds = new Set(sources.map((s) => s.id));
-  const metricKeys = new Set(metrics.map((m) => m.key));
+  const sourceIds = namesIn(tree.sources, 'sources', 'id');
+  const metricKeys = namesIn(tree.metrics, 'metrics', 'key');
   /** `lineOf`: the line of a field of a record that spans several (YAML), when it differs from the record's. */
   function refsOk(model: string | null, source: string, at: Omit<SourceIssue, 'message'>, lineOf?: (field: string[]) => number | undefined): boolean {
     let ok = true;
@@ -125,7 +132,7 @@ export function validateTree(tree: LoadedTree): SourceData {
       if (!invalidSlugs.has(model)) issues.push({ ...where('model'), message: `unknown model "${model}": no data/models/${model}.yaml` });
       ok = false;
     }
-    if (sourcesFile && !sourceIds.has(source)) { issues.push({ ...where('provenance.source'), message: `unknown source "${source}": declare it in sources.yaml` }); ok = false; }
+    if (sourceIds && !sourceIds.has(source)) { issues.push({ ...where('provenance.source'), message: `unknown source "${source}": declare it in sources.yaml` }); ok = false; }
     return ok;
   }
   const overrides: DisplayOverride[] = [];
@@ -137,7 +144,7 @@ export function validateTree(tree: LoadedTree): SourceData {
   for (const parsed of [speed, benchmarks, prices] as Located<{ model: string; provenance: { source: string }; metric?: string }>[][]) {
     for (const { value: rec, file, line } of parsed) {
       refsOk(rec.model, rec.provenance.source, { file, line });
-      if (rec.metric !== undefined && metricsFile && !metricKeys.has(rec.metric)) {
+      if (rec.metric !== undefined && metricKeys && !metricKeys.has(rec.metric)) {
         issues.push({ file, line, field: 'metric', message: `unknown metric key "${rec.metric}": declare it in metrics.yaml` });
       }
     }
@@ -158,6 +165,19 @@ export function validateTree(tree: LoadedTree): SourceData {
     site, sources, metrics, models, overrides, digest: tree.digest, latestInstant: latest,
     speed: values(speed), benchmarks: values(benchmarks), prices: values(prices),
   };
+}
+
+/**
+ * The `field` of each entry of a YAML file's `list`, as written, also where the file fails its schema: references to
+ * them are checked with the file's own problems, not once those are fixed. null when there is no such list to read.
+ */
+function namesIn(y: YamlSource | null, list: string, field: string): Set<string> | null {
+  const entries = y?.doc.get(list);
+  if (!isSeq(entries)) return null;
+  return new Set(entries.items.flatMap((e) => {
+    const name = isMap(e) ? e.get(field) : undefined;
+    return typeof name === 'string' ? [name] : [];
+  }));
 }
 
 /** `at`: the line of the i-th item's key. */
