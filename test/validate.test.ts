@@ -5,7 +5,7 @@ import path from 'node:path';
 import { constants } from 'node:buffer';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatIssue, ValidationError } from '../src/errors.js';
-import { build, loadAndValidate } from '../src/pipeline/build.js';
+import { build, dataRevision, loadAndValidate } from '../src/pipeline/build.js';
 import { parse as parseYaml } from 'yaml';
 import { OverridesFile } from '../src/schema/source.js';
 import { ROOT, ensureCompiled, runCli } from './helpers/cli.js';
@@ -362,6 +362,20 @@ describe('validation reports each kind of problem precisely', () => {
       expect((await loadAndValidate(dir)).models.map((m) => m.slug)).toContain('linked');
     });
   });
+  it('documentation (.md), at the top or in a data folder, is not part of the revision; any byte of data is', async () => {
+    await withTemp(async (dir) => {
+      await writeFixture(dir, smallCatalog());
+      const revision = async () => dataRevision(await loadAndValidate(dir));
+      const before = await revision();
+      await writeFile(path.join(dir, 'README.md'), '# notes on this data\n');
+      await writeFile(path.join(dir, 'models/README.md'), '# one file per model\n');
+      await writeFile(path.join(dir, 'measurements/speed/NOTES.md'), 'how the runs were made\n');
+      expect(await revision()).toBe(before);
+      await writeFile(path.join(dir, 'models/alpha.yaml'), `${await readFile(path.join(dir, 'models/alpha.yaml'), 'utf8')}# reviewed\n`);
+      expect(await revision()).not.toBe(before);
+    });
+  });
+
   it('a duplicate source id or metric key is named at the line of the second one', async () => {
     await withTemp(async (dir) => {
       const spec = smallCatalog();

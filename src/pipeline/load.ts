@@ -50,7 +50,7 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
   for (const file of files) {
     const [top, kind] = file.split('/');
     const atTop = kind === undefined;
-    if (atTop && file.endsWith('.md')) continue; // README.md: documentation of the data, not data (nor part of the digest)
+    if (atTop && file.endsWith('.md')) continue; // README.md: documentation of the data (below, for the folders)
     const yaml = file.endsWith('.yaml') || file.endsWith('.yml');
     const jsonl = file.endsWith('.jsonl') && top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '');
     // A file that is not data is named from its first bytes only: it may be anything, of any size.
@@ -59,7 +59,9 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
       tree.issues.push({ file, message: `unexpected file: ${where}${likelyHome(file, await readHead(path.join(dataDir, file)))}` });
       continue;
     }
-    if (!yaml && !jsonl && !file.endsWith('.md')) {
+    // Documentation is not data, nor part of the digest: editing a README is no new revision to build and publish.
+    if (file.endsWith('.md')) continue;
+    if (!yaml && !jsonl) {
       tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}` });
       continue;
     }
@@ -72,7 +74,6 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     }
     const bytes = await readFile(path.join(dataDir, file));
     hash.update(file).update('\0').update(bytes).update('\0');
-    if (file.endsWith('.md')) continue; // documentation beside the data
     const text = decodeUtf8(file, bytes, tree.issues);
     if (text === null) continue;
     if (yaml) {
