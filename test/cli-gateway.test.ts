@@ -197,6 +197,10 @@ describe('serve', () => {
     const dev = await runCli(['dev', '--dir', foreign, '--data', path.join(tmp, 'data'), '--port', '0', '--store', store()]);
     expect(dev.code).toBe(2);
     expect(dev.stderr).toMatch(/^modelpub: modelpub dev \(npm start\) builds into --dir \S*foreign, and --out \S*foreign holds files that modelpub did not write/m);
+    // dev builds data/ and serves that build: with --origin it built dist and then served both at once.
+    const devOrigin = await runCli(['dev', '--origin', 'http://127.0.0.1:9/pub/current', '--data', path.join(tmp, 'data'), '--port', '0', '--store', store()]);
+    expect(devOrigin.code).toBe(2);
+    expect(devOrigin.stderr).toMatch(/^modelpub: npm start \(modelpub dev\) serves the build of --data in --dir; to serve a remote publication, run modelpub serve --origin$/m);
     for (const [option, value] of [['--workers', '0'], ['--poll-ms', '0'], ['--quota', '0']]) {
       const r = await runCli(['serve', option!, value!, '--port', '0', '--store', 'memory:']);
       expect(r.code, option).toBe(1);

@@ -11,6 +11,7 @@ import { DEFAULT_STORE, gatewayOptions, type ServeCommandOptions } from './serve
 export async function devCommand(o: ServeCommandOptions & { data: string }): Promise<void> {
   // The key goes into the store the gateway opens: memory: would be another one, and the key would never work.
   if ((o.store ?? DEFAULT_STORE) === 'memory:') throw new UsageError('npm start needs a store its key outlives: use sqlite:PATH (the default) or redis://HOST:PORT, not memory:');
+  if (o.origin) throw new UsageError('npm start (modelpub dev) serves the build of --data in --dir; to serve a remote publication, run modelpub serve --origin');
   const dir = o.dir ?? 'dist';
   // Built if there is no publication, or if the live one is not a build of the data as it is now (a maintainer who
   // edited data/ expects to see the edit): the revision a build would give the data is compared with the live one.
