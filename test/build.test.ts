@@ -285,6 +285,7 @@ describe('incremental builds', () => {
       const early = await build({ dataDir, outDir, publishedAt: '2025-01-31T23:59:59.000Z' }).catch((e: unknown) => e);
       expect(early).toBeInstanceOf(UsageError);
       expect(String(early)).toContain('is before the newest date in the data, 2025-02-01T00:00:00.000Z');
+      expect(await readdir(tmp)).toEqual(['data']); // refused before --out was made: nothing to clean up
       const t = '2026-03-01T12:00:00.000Z';
       const r1 = await build({ dataDir, outDir, publishedAt: t });
       await writeFixture(dataDir, edited());

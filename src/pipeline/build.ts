@@ -44,6 +44,13 @@ export interface BuildResult {
   seconds: number;
 }
 
+/** Checked before --out is touched: a build refused for it leaves nothing behind, not even a new folder's marker. */
+function notBeforeData(forced: string, newestInData: string): void {
+  const t = new Date(forced).toISOString();
+  const newest = new Date(newestInData).toISOString();
+  if (t < newest) throw new UsageError(`--published-at ${t} is before the newest date in the data, ${newest}: a publication cannot predate what it publishes.`);
+}
+
 /**
  * The Last-Modified of the bodies that change, and the publication time: --published-at for both, else from the
  * newest date in the data (no clock is read). Neither goes back behind the previous publication's time. A body that
@@ -57,8 +64,6 @@ export interface BuildResult {
 function publicationTimes(forced: string | undefined, newestInData: string, previous: PreviousRelease | null, revision: string): { changedAt: string; publishedAt: (newlyModified: number) => string } {
   if (forced !== undefined) {
     const t = new Date(forced).toISOString();
-    const newest = new Date(newestInData).toISOString();
-    if (t < newest) throw new UsageError(`--published-at ${t} is before the newest date in the data, ${newest}: a publication cannot predate what it publishes.`);
     if (previous && t < previous.publishedAt) {
       throw new UsageError(`--published-at ${t} is before the previous publication's time ${previous.publishedAt}: Last-Modified would go back. Give a later time, or leave --published-at out.`);
     }
@@ -93,6 +98,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
   const progress = o.progress ?? createProgress(null);
   progress.phase('load + validate');
   const data = o.loaded ?? (await loadAndValidate(o.dataDir));
+  if (o.publishedAt !== undefined) notBeforeData(o.publishedAt, data.latestInstant);
   progress.phase('compute');
   const computed = compute(data);
   await claimOutDir(o.outDir);
