@@ -42,6 +42,14 @@ const gatewayOn = (dir: string, o: Partial<GatewayOptions> = {}) =>
 
 const get = (p: string, headers: Record<string, string> = {}, method = 'GET') =>
   fetch(gw.url + p, { method, headers: { 'x-api-key': key, ...headers } });
+/** Bytes sent as they are on a new connection; everything read until the gateway closes it. */
+const raw = (bytes: string) => new Promise<string>((resolve, reject) => {
+  const socket = connect(Number(new URL(gw.url).port), '127.0.0.1', () => socket.write(bytes));
+  let text = '';
+  socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+  socket.on('error', reject);
+  socket.on('close', () => resolve(text));
+});
 
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-gw-'));
@@ -398,9 +406,16 @@ describe('hostile input', () => {
       else expect(JSON.parse(body).data, p).toBeTruthy();
     }
   });
-  it('reads an origin-form target as a path: //x/api/v1/models/alpha is not a URL of host x', async () => {
+  it('reads an origin-form target as a path (//x/api/v1/models/alpha is not a URL of host x); takes the absolute form', async () => {
     expect((await get('//x/api/v1/models/alpha')).status).toBe(404);
     expect((await get('/api/v1/models?q=a%C2%85b')).status).toBe(400); // a C1 control (NEL) in q, like C0 ones
+    // RFC 9112 3.2.2: a server accepts the absolute form (proxies send it); its host is not a part of the path.
+    const own = (await createKey(store, 'absolute form')).key; // the shared key's day is counted by other tests
+    const target = '/api/v1/models/alpha?locale=zh&include=pricing';
+    const answer = await raw(`GET http://other.example${target} HTTP/1.1\r\nHost: other.example\r\nx-api-key: ${own}\r\nConnection: close\r\n\r\n`);
+    const [head, body] = [answer.slice(0, answer.indexOf('\r\n\r\n')), answer.slice(answer.indexOf('\r\n\r\n') + 4)];
+    expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(Buffer.from(body, 'latin1').toString('utf8')).toBe(await (await get(target, { 'x-api-key': own })).text());
   });
   it('survives very long headers and keys', async () => {
     const r = await fetch(gw.url + '/api/v1/models', { headers: { 'x-api-key': 'k'.repeat(5000) } });
@@ -413,13 +428,6 @@ describe('hostile input', () => {
     expect(await big.json()).toMatchObject({ status: 431, code: 'headers_too_large' });
   });
   it('answers bytes that are not HTTP/1.1 with a 400 problem and closes; behind a request being answered, it only closes', async () => {
-    const raw = (bytes: string) => new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(new URL(gw.url).port), '127.0.0.1', () => socket.write(bytes));
-      let text = '';
-      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
-      socket.on('error', reject);
-      socket.on('close', () => resolve(text));
-    });
     const bad = await raw('BREW /api/v1/models HTTP/1.1\r\nHost: x\r\n\r\n');
     const [head, body] = bad.split('\r\n\r\n');
     expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
