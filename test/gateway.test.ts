@@ -92,6 +92,17 @@ describe('keys', () => {
       expect(o.headers.get('access-control-allow-origin'), other).toBe('*'); // a browser can read why
     }
   });
+  it('passes the preflight for a detail path whose slug is not canonical, so a page reads the 404 body', async () => {
+    // A browser fails a request whose preflight is not 2xx with a bare network error: the page would never see why.
+    for (const slug of ['Alpha', 'gpt-4.1', 'a_b', 'caf%C3%A9']) {
+      const pre = await fetch(`${gw.url}/api/v1/models/${slug}`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-headers': 'x-api-key' } });
+      expect(pre.status, slug).toBe(204);
+      const r = await get(`/api/v1/models/${slug}`, { origin: 'https://app.example' });
+      expect(r.status, slug).toBe(404);
+      expect(r.headers.get('access-control-allow-origin'), slug).toBe('*');
+      expect(await r.json(), slug).toMatchObject({ status: 404, code: 'not_found' });
+    }
+  });
 });
 
 describe('serving the publication', () => {

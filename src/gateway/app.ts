@@ -6,7 +6,7 @@
 // synchronously from the first byte to res.end(): each step returns its answer, or a promise only when it must wait
 // (a store lookup, a lease refill, a disk or origin read), and the next step runs when it is known.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fileFor, parseRequest, type ApiRequest, type ParseResult } from '../routes.js';
+import { API_PREFIX, fileFor, parseRequest, type ApiRequest, type ParseResult } from '../routes.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
 import { CACHE_CONTROL, CORS_HEADERS, useSlot, type CacheSlot, type FileInfo, type Publication } from './publication.js';
@@ -60,6 +60,8 @@ type Route = 'preflight' | 'list' | 'detail' | 'other';
 interface ParsedUrl {
   route: Route;
   result: ParseResult | 'bad_request';
+  /** Whether a CORS preflight for this target passes: the path has the shape of one of the two operations. */
+  preflight: boolean;
   /** The prebuilt file that answers it in `pub` (null: composed or not found), remembered for the live publication. */
   pub: Publication | null;
   info: FileInfo | null;
@@ -93,11 +95,14 @@ function parseUrl(rawUrl: string): ParsedUrl {
     // Origin-form targets are paths: '//x/api/...' is the path '//x/api/...', not a URL of host x.
     url = rawUrl.startsWith('/') ? new URL(`http://gateway.invalid${rawUrl}`) : new URL(rawUrl, 'http://gateway.invalid');
   } catch {
-    return { route: 'other', result: 'bad_request', pub: null, info: null, body: undefined };
+    return { route: 'other', result: 'bad_request', preflight: false, pub: null, info: null, body: undefined };
   }
   const result = parseRequest(url.pathname, url.searchParams);
   const route: Route = result.ok ? result.request.kind : url.pathname === '/api/v1/models' ? 'list' : url.pathname.startsWith('/api/v1/models/') ? 'detail' : 'other';
-  return { route, result, pub: null, info: null, body: undefined };
+  // A slug that is not canonical (/api/v1/models/GPT-4o) still passes the preflight: a page then reads the GET's 404
+  // problem body, not a CORS network error.
+  const preflight = url.pathname === API_PREFIX || (url.pathname.startsWith(API_PREFIX + '/') && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
+  return { route, result, preflight, pub: null, info: null, body: undefined };
 }
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => v instanceof Promise;
@@ -153,7 +158,7 @@ export function createHandler(d: GatewayDeps) {
     x.route = parsed.route;
     // A preflight is for one of the two operations' paths; a path that does not exist is 404 for OPTIONS too.
     if (parsed.result === 'bad_request') return problem(res, req, preflight ? 'not_found' : 'bad_request');
-    if (!parsed.result.ok && parsed.result.status === 404) return problem(res, req, 'not_found');
+    if (preflight ? !parsed.preflight : !parsed.result.ok && parsed.result.status === 404) return problem(res, req, 'not_found');
     if (preflight) {
       x.route = 'preflight';
       res.writeHead(204, PREFLIGHT_HEADERS);
