@@ -221,6 +221,21 @@ describe('serving the publication', () => {
     expect((await get('/api/v1/models/delta')).status).toBe(404); // provisional only
     expect((await get('/api/v1/models/delta?lane=provisional')).status).toBe(200);
   });
+  it('says in a 404 whether the path, the form of the slug or the lane was wrong', async () => {
+    // Its own key: 404s count, and the shared key's quota is spent almost exactly by the other tests.
+    const own = (await createKey(store, '404 details')).key;
+    const detail = async (p: string) => {
+      const r = await get(p, { 'x-api-key': own });
+      expect(r.status, p).toBe(404);
+      return ((await r.json()) as { detail: string }).detail;
+    };
+    // A model listed with lane=all and then fetched without it: the detail names the lane, not just "no such model".
+    expect(await detail('/api/v1/models/delta')).toMatch(/in lane verified \(the default\); lane=all/);
+    expect(await detail('/api/v1/models/no-such-model?lane=provisional')).toMatch(/in lane provisional; lane=all/);
+    expect(await detail('/api/v1/models/no-such-model?lane=all')).toBe('No published model has this slug.');
+    expect(await detail('/api/v1/models/Alpha')).toMatch(/^No model has this slug: slugs are lower-case/);
+    for (const p of ['/api/v2/models', '/api/v1/models/alpha/extra', '/api/v1/models/']) expect(await detail(p), p).toMatch(/^No such path/);
+  });
 });
 
 describe('composed answers', () => {

@@ -6,7 +6,8 @@
 // synchronously from the first byte to res.end(): each step returns its answer, or a promise only when it must wait
 // (a store lookup, a lease refill, a disk or origin read), and the next step runs when it is known.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { API_PREFIX, fileFor, parseRequest, type ApiRequest, type ParseResult } from '../routes.js';
+import { API_PREFIX, fileFor, parseRequest, type ApiRequest, type InvalidParam, type ParseResult } from '../routes.js';
+import type { QueryLane } from '../schema/api.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
 import { CACHE_CONTROL, CORS_HEADERS, useSlot, type CacheSlot, type FileInfo, type Publication } from './publication.js';
@@ -29,6 +30,12 @@ const PREFLIGHT_HEADERS = [
   'access-control-max-age', '86400', 'allow', ALLOW,
 ];
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** What a 404 tells the developer: which of path, slug form or lane was wrong (one `not_found` code for all). */
+const NO_PATH = 'No such path: this API answers /api/v1/models and /api/v1/models/{slug}.';
+const NOT_A_SLUG = 'No model has this slug: slugs are lower-case letters, digits and single hyphens, as in the slug field of a list item (gpt-4o).';
+const notInLane = (lane: QueryLane): string => lane === 'all'
+  ? 'No published model has this slug.'
+  : `No published model has this slug in lane ${lane}${lane === 'verified' ? ' (the default)' : ''}; lane=all covers every model.`;
 
 export interface KeyRecordLike { id: string }
 export interface KeyLookup {
@@ -158,7 +165,9 @@ export function createHandler(d: GatewayDeps) {
     x.route = parsed.route;
     // A preflight is for one of the two operations' paths; a path that does not exist is 404 for OPTIONS too.
     if (parsed.result === 'bad_request') return problem(res, req, preflight ? 'not_found' : 'bad_request');
-    if (preflight ? !parsed.preflight : !parsed.result.ok && parsed.result.status === 404) return problem(res, req, 'not_found');
+    if (preflight ? !parsed.preflight : !parsed.result.ok && parsed.result.status === 404) {
+      return problem(res, req, 'not_found', [], { detail: parsed.route === 'detail' && parsed.preflight ? NOT_A_SLUG : NO_PATH });
+    }
     if (preflight) {
       x.route = 'preflight';
       res.writeHead(204, PREFLIGHT_HEADERS);
@@ -178,7 +187,7 @@ export function createHandler(d: GatewayDeps) {
     if (d.log) x.keyPrint = owner ? owner.id.slice(2) : d.fingerprint(key);
     if (!owner) return problem(x.res, x.req, 'invalid_api_key');
     const result = parsed.result as ParseResult;
-    if (!result.ok) return problem(x.res, x.req, 'invalid_parameter', [], result.status === 400 ? result.invalid : undefined);
+    if (!result.ok) return problem(x.res, x.req, 'invalid_parameter', [], result.status === 400 ? { invalid: result.invalid } : {});
     const admission = d.quota.tryAdmit(owner.id);
     if (admission === undefined) return d.quota.admit(owner.id).then((a) => admitted(x, owner.id, a, parsed, result.request));
     return admitted(x, owner.id, admission, parsed, result.request);
@@ -202,7 +211,7 @@ export function createHandler(d: GatewayDeps) {
     }
     const info = parsed.info;
     if (info === null) {
-      if (request.kind === 'detail') return problem(res, req, 'not_found', rateHeaders(a));
+      if (request.kind === 'detail') return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
       const made = composedCached(pub, request);
       if (made) return heads.send(req, res, pub, made, made.body, a);
       return composeList(pub, request).then((f) => heads.send(req, res, pub, f, f.body, a));
@@ -324,9 +333,9 @@ export function notModified(req: IncomingMessage, f: FileInfo): boolean {
   return false;
 }
 
-function problem(res: ServerResponse, req: IncomingMessage, code: ProblemCode, headers: string[] = [], invalid?: { name: string; reason: string }[]): number {
+function problem(res: ServerResponse, req: IncomingMessage, code: ProblemCode, headers: string[] = [], extra: { detail?: string; invalid?: InvalidParam[] } = {}): number {
   const status = PROBLEMS[code].status;
-  const body = problemBody(code, invalid ? { invalid } : {});
+  const body = problemBody(code, extra);
   res.writeHead(status, problemHeaders(body, headers));
   res.end(req.method === 'HEAD' ? undefined : body);
   return status;
