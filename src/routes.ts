@@ -37,6 +37,7 @@ export type ParseResult =
   | { ok: false; status: 400; invalid: InvalidParam[] }
   | { ok: false; status: 404; reason: string };
 
+const REPEATED_INCLUDE = 'given more than once; send it once, as a comma-separated list (include=benchmarks,pricing)';
 const LIST_PARAMS = new Set(['q', 'page', 'page_size', 'sort', 'locale', 'include', 'lane', 'includeDisplayOnly']);
 const DETAIL_PARAMS = new Set(['locale', 'include', 'lane', 'includeDisplayOnly']);
 
@@ -60,7 +61,8 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
   const values = new Map<string, string>();
   for (const [name, value] of params) {
     if (!allowed.has(name)) continue;
-    if (values.has(name)) invalid.push({ name, reason: 'given more than once; send it once' });
+    // Clients that serialize a list as repeated keys (URLSearchParams.append, Python requests) need the list form.
+    if (values.has(name)) invalid.push({ name, reason: name === 'include' ? REPEATED_INCLUDE : 'given more than once; send it once' });
     else values.set(name, value);
   }
 
