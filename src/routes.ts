@@ -37,13 +37,14 @@ export type ParseResult =
   | { ok: false; status: 400; invalid: InvalidParam[] }
   | { ok: false; status: 404; reason: string };
 
-const REPEATED_INCLUDE = 'given more than once; send it once, as a comma-separated list (include=benchmarks,pricing)';
+const LIST_FORM = 'as a comma-separated list (include=benchmarks,pricing)';
 const LIST_PARAMS = new Set(['q', 'page', 'page_size', 'sort', 'locale', 'include', 'lane', 'includeDisplayOnly']);
 const DETAIL_PARAMS = new Set(['locale', 'include', 'lane', 'includeDisplayOnly']);
 
 /**
  * Parse a request path and query. Unknown parameters are ignored (clients add cache-busters);
- * a known parameter given twice is rejected, because first-wins would silently hide a client bug.
+ * a known parameter given twice, or in the bracketed array form (include[]), is rejected, because first-wins or
+ * ignoring it would silently hide a client bug.
  */
 export function parseRequest(pathname: string, params: URLSearchParams): ParseResult {
   let kind: 'list' | 'detail';
@@ -60,9 +61,17 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
   const invalid: InvalidParam[] = [];
   const values = new Map<string, string>();
   for (const [name, value] of params) {
-    if (!allowed.has(name)) continue;
+    if (!allowed.has(name)) {
+      // include[]=a&include[]=b (axios, qs) is a list meant for a known parameter, not a cache-buster: ignored, the
+      // request would silently lose it.
+      const base = name.endsWith('[]') ? name.slice(0, -2) : '';
+      if (allowed.has(base) && !invalid.some((p) => p.name === name)) {
+        invalid.push({ name, reason: `not a parameter; send ${base} once${base === 'include' ? `, ${LIST_FORM}` : ''}` });
+      }
+      continue;
+    }
     // Clients that serialize a list as repeated keys (URLSearchParams.append, Python requests) need the list form.
-    if (values.has(name)) invalid.push({ name, reason: name === 'include' ? REPEATED_INCLUDE : 'given more than once; send it once' });
+    if (values.has(name)) invalid.push({ name, reason: `given more than once; send it once${name === 'include' ? `, ${LIST_FORM}` : ''}` });
     else values.set(name, value);
   }
 

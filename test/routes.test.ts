@@ -106,6 +106,16 @@ describe('repeated and unknown parameters', () => {
       { name: 'include', reason: 'given more than once; send it once, as a comma-separated list (include=benchmarks,pricing)' },
     ]);
   });
+  it('a known parameter in the bracketed array form (axios, qs) is rejected, not ignored', () => {
+    expect(invalid(LIST, 'include[]=pricing&include[]=benchmarks')).toEqual([
+      { name: 'include[]', reason: 'not a parameter; send include once, as a comma-separated list (include=benchmarks,pricing)' },
+    ]);
+    expect(invalid(`${LIST}/a`, 'locale[]=zh')).toEqual([{ name: 'locale[]', reason: 'not a parameter; send locale once' }]);
+    expect(invalid(LIST, 'page[]=2')).toEqual([{ name: 'page[]', reason: 'not a parameter; send page once' }]);
+    // Only the known names: other brackets stay ignored like any unknown parameter, and q is a list parameter only.
+    expect(ok(LIST, 'filter[]=x&_[]=1')).toEqual(ok(LIST));
+    expect(ok(`${LIST}/a`, 'q[]=x')).toEqual(ok(`${LIST}/a`));
+  });
   it('unknown parameters are ignored, repeated or not (cache busters)', () => {
     expect(ok(LIST, 'utm_source=x&_=1&_=2&PAGE=7')).toEqual(ok(LIST));
   });
