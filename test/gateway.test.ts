@@ -211,10 +211,13 @@ describe('serving the publication', () => {
   it('answers 400 naming the parameter, and 404 for unknown slugs and paths', async () => {
     const r = await get('/api/v1/models?page_size=101&sort=best');
     expect(r.status).toBe(400);
-    expect((await r.json()).invalid_params).toEqual([
+    const body = await r.json();
+    expect(body.invalid_params).toEqual([
       { name: 'sort', reason: 'must be one of popular, recent, newest, alphabetical' },
       { name: 'page_size', reason: 'must be at most 100' },
     ]);
+    // The detail names them too: a client that logs only title and detail still says what to change.
+    expect(body.detail).toBe('sort: must be one of popular, recent, newest, alphabetical; page_size: must be at most 100.');
     expect((await get('/api/v1/models?page=2&page=3')).status).toBe(400);
     expect((await get('/api/v1/models/no-such-model')).status).toBe(404);
     expect((await get('/api/v2/models')).status).toBe(404);

@@ -31,7 +31,8 @@ export function problemBody(code: ProblemCode, extra: { detail?: string; invalid
     type: `https://modelpub.dev/problems/${code.replace(/_/g, '-')}`,
     title: p.title,
     status: p.status,
-    detail: extra.detail ?? p.detail,
+    // Each bad parameter in the detail too: clients often show only title and detail.
+    detail: extra.detail ?? (extra.invalid?.length ? extra.invalid.map((i) => `${i.name}: ${i.reason}`).join('; ') + '.' : p.detail),
     code,
     ...(extra.invalid ? { invalid_params: extra.invalid } : {}),
   });
