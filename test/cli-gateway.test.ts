@@ -198,7 +198,7 @@ describe('serve', () => {
     expect(dev.code).toBe(2);
     expect(dev.stderr).toMatch(/^modelpub: modelpub dev \(npm start\) builds into --dir \S*foreign, and --out \S*foreign holds files that modelpub did not write/m);
     // dev builds data/ and serves that build: with --origin it built dist and then served both at once.
-    const devOrigin = await runCli(['dev', '--origin', 'http://127.0.0.1:9/pub/current', '--data', path.join(tmp, 'data'), '--port', '0', '--store', store()]);
+    const devOrigin = await runCli(['dev', '--origin', 'http://127.0.0.1:9/pub/current', '--dir', path.join(tmp, 'dev-origin'), '--data', path.join(tmp, 'data'), '--port', '0', '--store', store()]);
     expect(devOrigin.code).toBe(2);
     expect(devOrigin.stderr).toMatch(/^modelpub: npm start \(modelpub dev\) serves the build of --data in --dir; to serve a remote publication, run modelpub serve --origin$/m);
     for (const [option, value] of [['--workers', '0'], ['--poll-ms', '0'], ['--quota', '0']]) {

@@ -345,6 +345,20 @@ describe('composed answers', () => {
     expect(marked).toHaveLength(13);
     expect(marked).toEqual(await slugs('')); // q= empty is no query
   });
+  it('search finds a name however its separators are typed (gpt4o, GPT-4o, "gpt 4o"), the closest name first', async () => {
+    const own = (await createKey(store, 'search separators')).key; // the shared key's day is counted by other tests
+    const slugs = async (q: string) => ((await (await fetch(`${gw.url}/api/v1/models?q=${encodeURIComponent(q)}`, { headers: { 'x-api-key': own } })).json()).data.models as { slug: string }[]).map((m) => m.slug);
+    for (const q of ['zetaultra', 'Zeta_Ultra', 'zêta.ultra', 'zeta-ult', '"zeta ultra"']) expect(await slugs(q), q).toEqual(['zeta-ultra']);
+    for (const q of ['extra1', 'extra.1', 'EXTRA_1']) expect(await slugs(q), q).toEqual(['extra-1']);
+    expect(await slugs('extra 1')).toEqual(['extra-1']);
+    // From a word's start only: "taultra" is in zetaultra by accident of the joined letters, not a name anyone types.
+    expect(await slugs('taultra')).toEqual([]);
+    // Word by word still matches across fields (name and description), after the names that hold the query.
+    expect(await slugs('cafe zeta')).toEqual(['zeta-ultra']);
+    // A different spelling of a query answers different bytes than an older gateway could have: its ETag is its own.
+    const etag = async (q: string) => (await fetch(`${gw.url}/api/v1/models?q=${q}`, { headers: { 'x-api-key': own } })).headers.get('etag');
+    expect(await etag('extra1')).not.toBe(await etag('extra'));
+  });
   it('answers a page past the end with 200 and no models', async () => {
     const r = await (await get('/api/v1/models?page=99')).json();
     expect(r.data.models).toEqual([]);

@@ -19,6 +19,9 @@ export interface ListArtifact {
   items: Map<string, Map<string, ItemPieces>>;
   /** Each model's sections as UTF-8 pieces (sectionsJson, a comma in front), by slug, made on first use. */
   sections: Map<string, Record<Include, Buffer>>;
+  /** Each model's search name and slug as letters and digits only, whole and from each word on (compose.ts
+   * searchOrder), by slug, made on first use. */
+  compactNames: Map<string, { name: string; slug: string; fromWords: string[] }>;
   /** The artifact's Last-Modified as an HTTP date. */
   lastModified: string;
   /** The artifact's attribution as JSON, as every page carries it. */
@@ -32,10 +35,10 @@ export interface ListArtifact {
  * The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. Artifacts written
  * before they held the attribution (an older build still being served) take the publication's.
  */
-export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, publicationAttribution: unknown): ListArtifact {
+export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'compactNames' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, publicationAttribution: unknown): ListArtifact {
   const attributionJson = JSON.stringify(raw.attribution ?? publicationAttribution);
   // The artifact's hash covers its own attribution; one taken from the publication must enter the validator itself.
   const validatorPrefix = createHash('sha256').update(raw.attribution === undefined ? `${entry.sha256}\n${attributionJson}\n` : `${entry.sha256}\n`);
-  return { ...raw, entry, items: new Map(), sections: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
+  return { ...raw, entry, items: new Map(), sections: new Map(), compactNames: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
 }
 

@@ -3,10 +3,13 @@
 // would have written. Their publicationRevision and Last-Modified are the artifact's (the revision that last changed
 // that lane's list data).
 //
-// Search (q): case- and accent-insensitive (NFKD, marks removed, lower case). The query is split on white space and
-// every word must occur in the model's name, slug or description in the requested locale. Results are ordered by
-// relevance tier, then by the requested sort: (0) the query equals the name or slug, (1) the name or slug starts
-// with it, (2) the name or slug contains it, (3) the rest (matched through the description or across fields).
+// Search (q): case- and accent-insensitive (NFKD, marks removed, lower case). A model matches when its name or slug,
+// from one of its words on, starts with the query, both written without separators (only letters and digits: gpt4o,
+// GPT-4o, "gpt 4o" and gpt.4o are one name to a person typing it, and the slug gpt-4o-mini holds it), or when every
+// white-space-separated word of the query occurs in its name, slug or description in the requested locale. Results
+// are ordered by relevance tier, then by the requested sort: (0) the query equals the name or slug, (1) the name or
+// slug starts with it, (2) one of their later words does (all three without separators), (3) the rest (matched word
+// by word).
 import type { Include, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
 import { envelopeParts, foldText, listDataJson, sectionsJson } from '../pipeline/render.js';
@@ -87,18 +90,44 @@ function pagePieces(a: ListArtifact, locale: Locale, include: readonly Include[]
 export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: Sort): string[] {
   const query = foldText(q);
   const words = query.split(/\s+/).filter(Boolean);
+  const joined = lettersAndDigits(query);
+  const names = compactNames(a);
   const tiers: string[][] = [[], [], [], []];
   for (const slug of a.orders[sort]) {
-    const s = a.models[slug]!.search;
-    const text = s.text[locale];
-    if (!words.every((w) => text.includes(w))) continue;
-    const tier = s.name === query || s.slug === query ? 0
-      : s.name.startsWith(query) || s.slug.startsWith(query) ? 1
-      : s.name.includes(query) || s.slug.includes(query) ? 2 : 3;
+    const { name, slug: compactSlug, fromWords } = names.get(slug)!;
+    const named = joined !== '' && fromWords.some((tail) => tail.startsWith(joined));
+    if (!named && !words.every((w) => a.models[slug]!.search.text[locale].includes(w))) continue;
+    const tier = !named ? 3
+      : name === joined || compactSlug === joined ? 0
+      : name.startsWith(joined) || compactSlug.startsWith(joined) ? 1 : 2;
     tiers[tier]!.push(slug);
   }
   return tiers.flat();
 }
+
+const lettersAndDigits = (folded: string): string => folded.replace(/[^\p{L}\p{N}]+/gu, '');
+
+/**
+ * A name as letters and digits, from each of its words on: `nemotron nano 12b` gives nemotronnano12b, nano12b and
+ * 12b, so a query is found where a word starts (nano12 finds it, o1 does not: an accident of the joined letters).
+ */
+const tailsFromWords = (folded: string): string[] => [...folded.matchAll(/[\p{L}\p{N}]+/gu)].map((w) => lettersAndDigits(folded.slice(w.index)));
+
+function compactNames(a: ListArtifact): ListArtifact['compactNames'] {
+  if (a.compactNames.size === 0) {
+    for (const [slug, { search }] of Object.entries(a.models)) {
+      a.compactNames.set(slug, { name: lettersAndDigits(search.name), slug: lettersAndDigits(search.slug), fromWords: [...tailsFromWords(search.name), ...tailsFromWords(search.slug)] });
+    }
+  }
+  return a.compactNames;
+}
+
+/**
+ * How q matches and orders, as a version: a change to it changes the answer to the same request from the same
+ * artifact, so it enters the validator of every answer with q (else a client holding an older answer's ETag would be
+ * told 304 for new bytes).
+ */
+const SEARCH_RULES = 'search 2: names and slugs also without separators, from a word on';
 
 const composedKey = (r: ListRequest) => `${r.locale}.${r.lane}.${r.displayOnly}.${includeKey(r.include)}.${r.sort}.${r.pageSize}.${r.page}.${r.q ?? ''}`;
 
@@ -125,7 +154,7 @@ export async function composeList(pub: Publication, r: ListRequest): Promise<Com
   for (const c of body) bytes += c.length;
   // The body is a function of the artifact, the attribution and the canonical request: a hash of those is a strong
   // validator (same inputs, same bytes) without hashing the body itself. The first two are hashed once per artifact.
-  const validator = a.validatorPrefix.copy().update(cacheKey).digest('hex');
+  const validator = a.validatorPrefix.copy().update(r.q === null ? cacheKey : `${SEARCH_RULES}\n${cacheKey}`).digest('hex');
   const etag = etagOf(validator);
   const lastModified = a.lastModified;
   const served: ComposedFile = {
