@@ -3,6 +3,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { Include, ManifestEntry, Sort } from '../schema/api.js';
 import type { ArtifactModel } from '../pipeline/render.js';
+import type { Locale } from '../schema/source.js';
 import { httpDate } from './validators.js';
 
 /** A model's list item as UTF-8, a comma in front: whole, and without its closing brace (compose.ts splices sections in). */
@@ -19,9 +20,9 @@ export interface ListArtifact {
   items: Map<string, Map<string, ItemPieces>>;
   /** Each model's sections as UTF-8 pieces (sectionsJson, a comma in front), by slug, made on first use. */
   sections: Map<string, Record<Include, Buffer>>;
-  /** Each model's search name and slug as letters and digits only, whole and from each word on (compose.ts
-   * searchOrder), by slug, made on first use. */
-  compactNames: Map<string, { name: string; slug: string; fromWords: string[] }>;
+  /** What search reads of each model, by slug, made on first use (compose.ts searchOrder): its name and slug as
+   * letters and digits only, whole and from each word on (each after a line feed), and its search text per locale. */
+  searchIndex: Map<string, { name: string; slug: string; fromWords: string; text: Record<Locale, string> }>;
   /** The artifact's Last-Modified as an HTTP date. */
   lastModified: string;
   /** The artifact's attribution as JSON, as every page carries it. */
@@ -35,10 +36,10 @@ export interface ListArtifact {
  * The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. Artifacts written
  * before they held the attribution (an older build still being served) take the publication's.
  */
-export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'compactNames' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, publicationAttribution: unknown): ListArtifact {
+export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'searchIndex' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, publicationAttribution: unknown): ListArtifact {
   const attributionJson = JSON.stringify(raw.attribution ?? publicationAttribution);
   // The artifact's hash covers its own attribution; one taken from the publication must enter the validator itself.
   const validatorPrefix = createHash('sha256').update(raw.attribution === undefined ? `${entry.sha256}\n${attributionJson}\n` : `${entry.sha256}\n`);
-  return { ...raw, entry, items: new Map(), sections: new Map(), compactNames: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
+  return { ...raw, entry, items: new Map(), sections: new Map(), searchIndex: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
 }
 

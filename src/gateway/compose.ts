@@ -91,12 +91,13 @@ export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: So
   const query = foldText(q);
   const words = query.split(/\s+/).filter(Boolean);
   const joined = lettersAndDigits(query);
-  const names = compactNames(a);
+  const atWord = `\n${joined}`;
+  const index = searchIndex(a);
   const tiers: string[][] = [[], [], [], []];
   for (const slug of a.orders[sort]) {
-    const { name, slug: compactSlug, fromWords } = names.get(slug)!;
-    const named = joined !== '' && fromWords.some((tail) => tail.startsWith(joined));
-    if (!named && !words.every((w) => a.models[slug]!.search.text[locale].includes(w))) continue;
+    const { name, slug: compactSlug, fromWords, text } = index.get(slug)!;
+    const named = joined !== '' && fromWords.includes(atWord);
+    if (!named && !words.every((w) => text[locale].includes(w))) continue;
     const tier = !named ? 3
       : name === joined || compactSlug === joined ? 0
       : name.startsWith(joined) || compactSlug.startsWith(joined) ? 1 : 2;
@@ -113,13 +114,15 @@ const lettersAndDigits = (folded: string): string => folded.replace(/[^\p{L}\p{N
  */
 const tailsFromWords = (folded: string): string[] => [...folded.matchAll(/[\p{L}\p{N}]+/gu)].map((w) => lettersAndDigits(folded.slice(w.index)));
 
-function compactNames(a: ListArtifact): ListArtifact['compactNames'] {
-  if (a.compactNames.size === 0) {
+function searchIndex(a: ListArtifact): ListArtifact['searchIndex'] {
+  if (a.searchIndex.size === 0) {
     for (const [slug, { search }] of Object.entries(a.models)) {
-      a.compactNames.set(slug, { name: lettersAndDigits(search.name), slug: lettersAndDigits(search.slug), fromWords: [...tailsFromWords(search.name), ...tailsFromWords(search.slug)] });
+      // One string, each tail after a line feed (never in a tail): one includes() per model finds a tail starting with the query.
+      const fromWords = [...tailsFromWords(search.name), ...tailsFromWords(search.slug)].map((t) => `\n${t}`).join('');
+      a.searchIndex.set(slug, { name: lettersAndDigits(search.name), slug: lettersAndDigits(search.slug), fromWords, text: search.text });
     }
   }
-  return a.compactNames;
+  return a.searchIndex;
 }
 
 /**
