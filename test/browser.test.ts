@@ -134,6 +134,14 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
     ]);
   });
 
+  it('passes the preflight with the headers a fetch wrapper adds to every call (Content-Type, a client version)', async () => {
+    const key = (await createKey(store, 'browser wrapper')).key;
+    const page = await freshPage();
+    const r = await pageFetch(page, `${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, 'Content-Type': 'application/json', 'X-Client-Version': '2.1' } });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body).data.slug).toBe('alpha');
+  });
+
   it('gets 401 problem+json it can read, without a key and with a wrong one (errors carry CORS headers)', async () => {
     const page = await freshPage();
     const url = `${gw.url}/api/v1/models/beta?include=pricing`;

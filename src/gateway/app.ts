@@ -26,7 +26,9 @@ export const MAX_QUEUED_PER_CONNECTION = 16;
 const QUEUED = Symbol('answers queued on this connection');
 const ALLOW = 'GET, HEAD, OPTIONS';
 const PREFLIGHT_HEADERS = [
-  ...CORS_HEADERS, 'access-control-allow-methods', ALLOW, 'access-control-allow-headers', 'x-api-key, if-none-match, if-modified-since',
+  // `*`: any header a page's fetch wrapper adds (Content-Type, X-Client-Version) passes, as answers carry no
+  // credentials; the names before it are for browsers older than the wildcard.
+  ...CORS_HEADERS, 'access-control-allow-methods', ALLOW, 'access-control-allow-headers', 'x-api-key, if-none-match, if-modified-since, *',
   'access-control-max-age', '86400', 'allow', ALLOW,
 ];
 const JSON_TYPE = 'application/json; charset=utf-8';
