@@ -10,8 +10,8 @@
 // Lease size: a process's first take for a (key, day) asks for 1 unit and learns the day's total granted so far (G).
 // Each later take asks for clamp(floor((limit - G) / 8), 1, maxLease) units, G being the total seen at its previous
 // take: with the default limit 1000 (maxLease 100), takes of 1, 100 and 100 (201 granted), then 1/8 of what is left
-// (99, 87, 76, ...), and one unit per request for the last 15. A process has at most one take in flight per key; requests that
-// find the lease empty wait for that take instead of issuing their own.
+// (99, 87, 76, ...), and one unit per request for the last 15. A process has at most one take in flight per key;
+// requests that find the lease empty wait for that take instead of issuing their own.
 //
 // Bursts bigger than a lease, near the limit (see "far" below): when a take's units arrive to more waiting requests
 // than it got (demand outran the lease, as in a burst of hundreds), the next take asks for no more units than there
