@@ -43,7 +43,7 @@ const DETAIL_PARAMS = new Set(['locale', 'include', 'lane', 'includeDisplayOnly'
 
 /**
  * Parse a request path and query. Unknown parameters are ignored (clients add cache-busters);
- * a known parameter given twice, or in the bracketed array form (include[]), is rejected, because first-wins or
+ * a known parameter given twice, or in the bracketed array form (include[], include[0]), is rejected, because first-wins or
  * ignoring it would silently hide a client bug.
  */
 export function parseRequest(pathname: string, params: URLSearchParams): ParseResult {
@@ -62,10 +62,10 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
   const values = new Map<string, string>();
   for (const [name, value] of params) {
     if (!allowed.has(name)) {
-      // include[]=a&include[]=b (axios, qs) is a list meant for a known parameter, not a cache-buster: ignored, the
-      // request would silently lose it.
-      const base = name.endsWith('[]') ? name.slice(0, -2) : '';
-      if (allowed.has(base) && !invalid.some((p) => p.name === name)) {
+      // include[]=a&include[]=b (axios) or include[0]=a&include[1]=b (qs's default) is a list meant for a known
+      // parameter, not a cache-buster: ignored, the request would silently lose it. Named once per parameter.
+      const base = /^(.+)\[\d*\]$/.exec(name)?.[1] ?? '';
+      if (allowed.has(base) && !invalid.some((p) => p.name.startsWith(`${base}[`))) {
         invalid.push({ name, reason: `not a parameter; send ${base} once${base === 'include' ? `, ${LIST_FORM}` : ''}` });
       }
       continue;

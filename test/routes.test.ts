@@ -106,12 +106,16 @@ describe('repeated and unknown parameters', () => {
       { name: 'include', reason: 'given more than once; send it once, as a comma-separated list (include=benchmarks,pricing)' },
     ]);
   });
-  it('a known parameter in the bracketed array form (axios, qs) is rejected, not ignored', () => {
+  it('a known parameter in the bracketed array form (axios include[], qs include[0]) is rejected, not ignored', () => {
     expect(invalid(LIST, 'include[]=pricing&include[]=benchmarks')).toEqual([
       { name: 'include[]', reason: 'not a parameter; send include once, as a comma-separated list (include=benchmarks,pricing)' },
     ]);
     expect(invalid(`${LIST}/a`, 'locale[]=zh')).toEqual([{ name: 'locale[]', reason: 'not a parameter; send locale once' }]);
     expect(invalid(LIST, 'page[]=2')).toEqual([{ name: 'page[]', reason: 'not a parameter; send page once' }]);
+    // qs writes arrays with indices by default (include%5B0%5D=pricing&include%5B1%5D=benchmarks): named once.
+    expect(invalid(LIST, 'include%5B0%5D=pricing&include%5B1%5D=benchmarks')).toEqual([
+      { name: 'include[0]', reason: 'not a parameter; send include once, as a comma-separated list (include=benchmarks,pricing)' },
+    ]);
     // Only the known names: other brackets stay ignored like any unknown parameter, and q is a list parameter only.
     expect(ok(LIST, 'filter[]=x&_[]=1')).toEqual(ok(LIST));
     expect(ok(`${LIST}/a`, 'q[]=x')).toEqual(ok(`${LIST}/a`));
