@@ -407,6 +407,16 @@ describe('validation reports each kind of problem precisely', () => {
     });
   });
 
+  it('a source id or metric key written as an alias (id: *name) is declared, as the schema check reads it', async () => {
+    await withTemp(async (dir) => {
+      await writeFixture(dir, smallCatalog());
+      // The first entry's id as an alias of its name's anchor: a valid file, each record naming it a valid reference.
+      await writeFile(path.join(dir, 'sources.yaml'), 'sources:\n  - name: &lab lab\n    id: *lab\n    url: https://example.org/lab\n    license: MIT\n    redistributable: true\n'
+        + '  - id: closed\n    name: Closed\n    url: https://example.org/closed\n    license: NOASSERTION\n    redistributable: false\n');
+      expect(await problems(dir)).toEqual([]);
+    });
+  });
+
   it('a field of the wrong type, unknown fields (each on its own line) and a missing file are reported too', async () => {
     await withTemp(async (dir) => {
       const spec: FixtureSpec = smallCatalog();

@@ -1,7 +1,7 @@
 // Stage 2: check every record against the schemas, then the rules that span files. All problems are collected
 // and reported together (file, line, record, field); nothing is built from data with a single problem.
 import path from 'node:path';
-import { isMap, isSeq, visit } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, visit } from 'yaml';
 import type { z } from 'zod';
 import { ValidationError, type SourceIssue } from '../errors.js';
 import {
@@ -172,11 +172,15 @@ export function validateTree(tree: LoadedTree): SourceData {
  * them are checked with the file's own problems, not once those are fixed. null when there is no such list to read.
  */
 function namesIn(y: YamlSource | null, list: string, field: string): Set<string> | null {
-  const entries = y?.doc.get(list);
+  if (!y) return null;
+  // An alias (id: *name) is its anchor's value, as the schema check reads it: else a valid file's id went unseen.
+  const read = (n: unknown) => (isAlias(n) ? n.resolve(y.doc) : n);
+  const entries = read(y.doc.get(list, true));
   if (!isSeq(entries)) return null;
   return new Set(entries.items.flatMap((e) => {
-    const name = isMap(e) ? e.get(field) : undefined;
-    return typeof name === 'string' ? [name] : [];
+    const entry = read(e);
+    const name = isMap(entry) ? read(entry.get(field, true)) : undefined;
+    return isScalar(name) && typeof name.value === 'string' ? [name.value] : [];
   }));
 }
 
