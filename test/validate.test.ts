@@ -67,6 +67,10 @@ const CASES: Record<string, Case> = {
     files: { 'models/epsilon.yaml': modelYaml(2) },
     expected: ['models/epsilon.yaml:1: Duplicate model id 2 used by both models/beta.yaml and models/epsilon.yaml. Ids must be unique.'],
   },
+  'a duplicate id written as an alias (id: *n): the schema reads the anchor\'s value, so does the check': {
+    files: { 'models/eta.yaml': modelYaml(2, { id: null, max_output_tokens: 'max_output_tokens: &two 2\nid: *two' }) },
+    expected: ['models/eta.yaml:7: Duplicate model id 2 used by both models/beta.yaml and models/eta.yaml. Ids must be unique.'],
+  },
   // JSON.parse keeps the last of two values without a word: 6170 tokens/s, not the 61.7 measured first.
   'a key written twice in a JSON Lines record (at any depth); `\\":` inside a string is no key': {
     files: {

@@ -102,7 +102,10 @@ export function validateTree(tree: LoadedTree): SourceData {
       issues.push({ file: y.file, message: `file name "${slug}" is not a slug (lowercase letters, digits and single hyphens): the slug is the file name` });
       continue;
     }
-    named.push({ slug, id: y.doc.get('id'), file: y.file, y });
+    // An aliased id (id: *n) as its anchor's value, as the schema check reads it: else a duplicate went unseen.
+    const idNode = y.doc.get('id', true);
+    const id = isAlias(idNode) ? idNode.resolve(y.doc) : idNode;
+    named.push({ slug, id: isScalar(id) ? id.value : undefined, file: y.file, y });
     const m = checkYaml(ModelRecord, y, issues, () => `model "${slug}"`);
     if (m) models.push({ ...m, slug, file: y.file });
     else invalidSlugs.add(slug);
