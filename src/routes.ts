@@ -42,9 +42,9 @@ const LIST_PARAMS = new Set(['q', 'page', 'page_size', 'sort', 'locale', 'includ
 const DETAIL_PARAMS = new Set(['locale', 'include', 'lane', 'includeDisplayOnly']);
 
 /**
- * Parse a request path and query. Unknown parameters are ignored (clients add cache-busters);
- * a known parameter given twice, or in the bracketed array form (include[], include[0]), is rejected, because first-wins or
- * ignoring it would silently hide a client bug.
+ * Parse a request path and query. Unknown parameters are ignored (clients add cache-busters); a known parameter
+ * given twice, or in the bracketed array form (include[], include[0]), is rejected, because first-wins or ignoring
+ * it would silently hide a client bug.
  */
 export function parseRequest(pathname: string, params: URLSearchParams): ParseResult {
   let kind: 'list' | 'detail';

@@ -371,6 +371,14 @@ describe('composed answers', () => {
     expect(plain.validator).toBe(plain.withoutRules);
     const searched = await composed('/api/v1/models?q=extra1');
     expect(searched.validator).not.toBe(searched.withoutRules);
+    // Last-Modified too: an answer with q is no older than its rules, so If-Modified-Since with the artifact's time
+    // (all an older gateway's answer carried) gets the new bytes, not a 304. Without q, the artifact's time.
+    const artifactTime = (await gw.publication().artifact('verified', false)).lastModified;
+    const since = (u: string) => fetch(gw.url + u, { headers: { 'x-api-key': own, 'if-modified-since': artifactTime } });
+    const withQ = await since('/api/v1/models?q=extra1');
+    expect(withQ.status).toBe(200);
+    expect(Date.parse(withQ.headers.get('last-modified')!)).toBeGreaterThan(Date.parse(artifactTime));
+    expect((await since('/api/v1/models?page_size=4')).status).toBe(304);
   });
   it('answers a page past the end with 200 and no models', async () => {
     const r = await (await get('/api/v1/models?page=99')).json();

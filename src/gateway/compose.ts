@@ -16,7 +16,7 @@ import { envelopeParts, foldText, listDataJson, sectionsJson } from '../pipeline
 import { includeKey, type ListRequest } from '../routes.js';
 import type { ItemPieces, ListArtifact } from './artifact.js';
 import type { ComposedFile, Publication } from './publication.js';
-import { etagOf } from './validators.js';
+import { etagOf, httpDate } from './validators.js';
 
 const CLOSE = Buffer.from('}');
 
@@ -117,7 +117,8 @@ const tailsFromWords = (folded: string): string[] => [...folded.matchAll(/[\p{L}
 function searchIndex(a: ListArtifact): ListArtifact['searchIndex'] {
   if (a.searchIndex.size === 0) {
     for (const [slug, { search }] of Object.entries(a.models)) {
-      // One string, each tail after a line feed (never in a tail): one includes() per model finds a tail starting with the query.
+      // One string, each tail after a line feed (never in a tail): one includes() per model finds a tail that
+      // starts with the query.
       const fromWords = [...tailsFromWords(search.name), ...tailsFromWords(search.slug)].map((t) => `\n${t}`).join('');
       a.searchIndex.set(slug, { name: lettersAndDigits(search.name), slug: lettersAndDigits(search.slug), fromWords, text: search.text });
     }
@@ -131,6 +132,10 @@ function searchIndex(a: ListArtifact): ListArtifact['searchIndex'] {
  * told 304 for new bytes).
  */
 const SEARCH_RULES = 'search 2: names and slugs also without separators, from a word on';
+/** When SEARCH_RULES last changed: answers with q are no older (If-Modified-Since alone must not keep an answer made by
+ * older rules from an artifact built before them). */
+const SEARCH_RULES_SINCE = '2026-11-24T00:00:00.000Z';
+const SEARCH_RULES_SINCE_HTTP = httpDate(SEARCH_RULES_SINCE);
 
 const composedKey = (r: ListRequest) => `${r.locale}.${r.lane}.${r.displayOnly}.${includeKey(r.include)}.${r.sort}.${r.pageSize}.${r.page}.${r.q ?? ''}`;
 
@@ -159,7 +164,7 @@ export async function composeList(pub: Publication, r: ListRequest): Promise<Com
   // validator (same inputs, same bytes) without hashing the body itself. The first two are hashed once per artifact.
   const validator = a.validatorPrefix.copy().update(r.q === null ? cacheKey : `${SEARCH_RULES}\n${cacheKey}`).digest('hex');
   const etag = etagOf(validator);
-  const lastModified = a.lastModified;
+  const lastModified = r.q !== null && a.entry.last_modified < SEARCH_RULES_SINCE ? SEARCH_RULES_SINCE_HTTP : a.lastModified;
   const served: ComposedFile = {
     entry: { ...a.entry, path: cacheKey, sha256: validator, bytes },
     etag,
