@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { detailFile, listFile, parseRequest } from '../src/routes.js';
-import { composedCached } from '../src/gateway/compose.js';
+import { composedCached, searchOrder } from '../src/gateway/compose.js';
 import { loadedArtifact } from '../src/gateway/artifact.js';
 import type { ManifestEntry } from '../src/schema/api.js';
 import { SORTS, INCLUDES } from '../src/schema/api.js';
@@ -379,6 +379,15 @@ describe('composed answers', () => {
     expect(withQ.status).toBe(200);
     expect(Date.parse(withQ.headers.get('last-modified')!)).toBeGreaterThan(Date.parse(artifactTime));
     expect((await since('/api/v1/models?page_size=4')).status).toBe(304);
+  });
+  it('search ranks a name holding the query inside a word (通义千问 for 千问, ultra for ltra) above description matches', () => {
+    const search = (name: string, slug: string, text: string) => ({ search: { name, slug, text: { en: text, zh: text, ru: text } } });
+    const models = { about: search('about', 'about', 'about\nabout\nlike 千问 and ultra, ltra'), tongyi: search('通义千问', 'tongyi-qianwen', '通义千问\ntongyi-qianwen\n'), zeta: search('zeta ultra', 'zeta-ultra', 'zeta ultra\nzeta-ultra\n') };
+    const order = ['about', 'tongyi', 'zeta'];
+    const a = loadedArtifact({ publicationRevision: 'r', schemaVersion: '1.0.0', attribution: null, orders: Object.fromEntries(SORTS.map((k) => [k, order])), models } as never, { sha256: '0'.repeat(64), last_modified: '2026-01-01T00:00:00.000Z' } as ManifestEntry, null);
+    expect(searchOrder(a, '千问', 'zh', 'popular')).toEqual(['tongyi', 'about']);
+    expect(searchOrder(a, 'ltra', 'en', 'popular')).toEqual(['zeta', 'about']);
+    expect(searchOrder(a, 'ultra', 'en', 'popular')).toEqual(['zeta', 'about']); // from a word's start: tier 2 as well
   });
   it('answers a page past the end with 200 and no models', async () => {
     const r = await (await get('/api/v1/models?page=99')).json();

@@ -21,8 +21,9 @@ export interface ListArtifact {
   /** Each model's sections as UTF-8 pieces (sectionsJson, a comma in front), by slug, made on first use. */
   sections: Map<string, Record<Include, Buffer>>;
   /** What search reads of each model, by slug, made on first use (compose.ts searchOrder): its name and slug as
-   * letters and digits only, whole and from each word on (each after a line feed), and its search text per locale. */
-  searchIndex: Map<string, { name: string; slug: string; fromWords: string; text: Record<Locale, string> }>;
+   * letters and digits only, whole and from each word on (each after a line feed), its search text per locale, and
+   * its folded name and slug as the build wrote them. */
+  searchIndex: Map<string, { name: string; slug: string; fromWords: string; text: Record<Locale, string>; folded: { name: string; slug: string } }>;
   /** The artifact's Last-Modified as an HTTP date. */
   lastModified: string;
   /** The artifact's attribution as JSON, as every page carries it. */

@@ -8,8 +8,8 @@
 // GPT-4o, "gpt 4o" and gpt.4o are one name to a person typing it, and the slug gpt-4o-mini holds it), or when every
 // white-space-separated word of the query occurs in its name, slug or description in the requested locale. Results
 // are ordered by relevance tier, then by the requested sort: (0) the query equals the name or slug, (1) the name or
-// slug starts with it, (2) one of their later words does (all three without separators), (3) the rest (matched word
-// by word).
+// slug starts with it, (2) one of their later words does (all three without separators), or the name or slug holds
+// the query as typed (inside a word: 千问 in 通义千问), (3) the rest (matched word by word).
 import type { Include, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
 import { envelopeParts, foldText, listDataJson, sectionsJson } from '../pipeline/render.js';
@@ -95,12 +95,12 @@ export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: So
   const index = searchIndex(a);
   const tiers: string[][] = [[], [], [], []];
   for (const slug of a.orders[sort]) {
-    const { name, slug: compactSlug, fromWords, text } = index.get(slug)!;
+    const { name, slug: compactSlug, fromWords, text, folded } = index.get(slug)!;
     const named = joined !== '' && fromWords.includes(atWord);
     if (!named && !words.every((w) => text[locale].includes(w))) continue;
-    const tier = !named ? 3
-      : name === joined || compactSlug === joined ? 0
-      : name.startsWith(joined) || compactSlug.startsWith(joined) ? 1 : 2;
+    const tier = named ? (name === joined || compactSlug === joined ? 0 : name.startsWith(joined) || compactSlug.startsWith(joined) ? 1 : 2)
+      // Inside a word, or a name written without spaces (通义千问 for 千问): as typed, still a name match.
+      : folded.name.includes(query) || folded.slug.includes(query) ? 2 : 3;
     tiers[tier]!.push(slug);
   }
   return tiers.flat();
@@ -120,7 +120,7 @@ function searchIndex(a: ListArtifact): ListArtifact['searchIndex'] {
       // One string, each tail after a line feed (never in a tail): one includes() per model finds a tail that
       // starts with the query.
       const fromWords = [...tailsFromWords(search.name), ...tailsFromWords(search.slug)].map((t) => `\n${t}`).join('');
-      a.searchIndex.set(slug, { name: lettersAndDigits(search.name), slug: lettersAndDigits(search.slug), fromWords, text: search.text });
+      a.searchIndex.set(slug, { name: lettersAndDigits(search.name), slug: lettersAndDigits(search.slug), fromWords, text: search.text, folded: search });
     }
   }
   return a.searchIndex;
@@ -131,7 +131,7 @@ function searchIndex(a: ListArtifact): ListArtifact['searchIndex'] {
  * artifact, so it enters the validator of every answer with q (else a client holding an older answer's ETag would be
  * told 304 for new bytes).
  */
-const SEARCH_RULES = 'search 2: names and slugs also without separators, from a word on';
+const SEARCH_RULES = 'search 2: names and slugs also without separators, from a word on; as typed, inside a word';
 /** When SEARCH_RULES last changed: answers with q are no older (If-Modified-Since alone must not keep an answer made by
  * older rules from an artifact built before them). */
 const SEARCH_RULES_SINCE = '2026-11-24T00:00:00.000Z';
