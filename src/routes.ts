@@ -13,7 +13,7 @@ export const MAX_PAGE_SIZE = 100;
 export const MAX_QUERY_LENGTH = 200;
 const MAX_PAGE = 1_000_000;
 const SLUG_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-const MAX_SLUG_LENGTH = 160;
+export const MAX_SLUG_LENGTH = 160;
 
 export interface Variant {
   locale: Locale;

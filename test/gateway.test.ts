@@ -237,6 +237,8 @@ describe('serving the publication', () => {
     expect(await detail('/api/v1/models/no-such-model?lane=provisional')).toMatch(/in lane provisional; lane=all/);
     expect(await detail('/api/v1/models/no-such-model?lane=all')).toBe('No published model has this slug.');
     expect(await detail('/api/v1/models/Alpha')).toMatch(/^No model has this slug: slugs are lower-case/);
+    // A well-formed but over-long slug: the detail names the bound it broke, not only the characters.
+    expect(await detail(`/api/v1/models/${'a'.repeat(161)}`)).toContain('at most 160 characters');
     for (const p of ['/api/v2/models', '/api/v1/models/alpha/extra', '/api/v1/models/']) expect(await detail(p), p).toMatch(/^No such path/);
   });
 });

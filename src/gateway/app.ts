@@ -6,7 +6,7 @@
 // synchronously from the first byte to res.end(): each step returns its answer, or a promise only when it must wait
 // (a store lookup, a lease refill, a disk or origin read), and the next step runs when it is known.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { API_PREFIX, fileFor, parseRequest, type ApiRequest, type InvalidParam, type ParseResult } from '../routes.js';
+import { API_PREFIX, fileFor, MAX_SLUG_LENGTH, parseRequest, type ApiRequest, type InvalidParam, type ParseResult } from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
@@ -34,7 +34,7 @@ const PREFLIGHT_HEADERS = [
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** What a 404 tells the developer: which of path, slug form or lane was wrong (one `not_found` code for all). */
 const NO_PATH = 'No such path: this API answers /api/v1/models and /api/v1/models/{slug}.';
-const NOT_A_SLUG = 'No model has this slug: slugs are lower-case letters, digits and single hyphens, as in the slug field of a list item (gpt-4o).';
+const NOT_A_SLUG = `No model has this slug: slugs are lower-case letters, digits and single hyphens, at most ${MAX_SLUG_LENGTH} characters, as in the slug field of a list item (gpt-4o).`;
 const notInLane = (lane: QueryLane): string => lane === 'all'
   ? 'No published model has this slug.'
   : `No published model has this slug in lane ${lane}${lane === 'verified' ? ' (the default)' : ''}; lane=all covers every model.`;
