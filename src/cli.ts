@@ -51,9 +51,10 @@ export function program(): Command {
     .description('check data/ and report every problem; publishes nothing')
     .option('--data <dir>', 'source data folder', 'data')
     .action((o) => validateCommand(o));
-  const serving = (c: Command) => c
-    .option('--dir <dir>', 'publication folder: a build --out, or one release folder (default: dist, unless --origin)')
-    .option('--origin <url>', 'remote static host holding one publication (instead of --dir)', originUrl)
+  // dev serves its own build: --origin stays parseable there (devCommand refuses it, naming serve) but out of its help.
+  const serving = (c: Command, remote = true) => c
+    .option('--dir <dir>', `publication folder: a build --out, or one release folder (default: dist${remote ? ', unless --origin' : ''})`)
+    .addOption(new Option('--origin <url>', 'remote static host holding one publication (instead of --dir)').argParser(originUrl).hideHelp(!remote))
     .option('--port <n>', 'port', wholeNumber(65535), 8787)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--store <url>', 'keys and quota store: sqlite:PATH, redis://HOST:PORT or memory:', DEFAULT_STORE)
@@ -64,7 +65,7 @@ export function program(): Command {
   serving(p.command('serve').description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'))
     .option('--workers <n>', 'worker processes sharing the port', wholeNumber(64, 1), 1)
     .action((o) => serveCommand(o));
-  serving(p.command('dev').description('build the default publication if needed, serve it in one process and print a development key (npm start)'))
+  serving(p.command('dev').description('build the default publication if needed, serve it in one process and print a development key (npm start)'), false)
     .option('--data <dir>', 'source data folder used when building', 'data')
     .action((o) => devCommand(o));
   const keys = p.command('keys').description('manage API keys (stored as hashes only)');

@@ -201,6 +201,8 @@ describe('serve', () => {
     const devOrigin = await runCli(['dev', '--origin', 'http://127.0.0.1:9/pub/current', '--dir', path.join(tmp, 'dev-origin'), '--data', path.join(tmp, 'data'), '--port', '0', '--store', store()]);
     expect(devOrigin.code).toBe(2);
     expect(devOrigin.stderr).toMatch(/^modelpub: npm start \(modelpub dev\) serves the build of --data in --dir; to serve a remote publication, run modelpub serve --origin$/m);
+    expect((await runCli(['dev', '--help'])).stdout).not.toContain('--origin'); // not offered where it is refused
+    expect((await runCli(['serve', '--help'])).stdout).toContain('--origin <url>');
     for (const [option, value] of [['--workers', '0'], ['--poll-ms', '0'], ['--quota', '0']]) {
       const r = await runCli(['serve', option!, value!, '--port', '0', '--store', 'memory:']);
       expect(r.code, option).toBe(1);
