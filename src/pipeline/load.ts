@@ -50,7 +50,9 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
   for (const file of files) {
     const [top, kind] = file.split('/');
     const atTop = kind === undefined;
-    if (atTop && file.endsWith('.md')) continue; // README.md: documentation of the data (below, for the folders)
+    // Documentation, at the top or in a data folder, is not data, nor part of the digest: editing a README is no new
+    // revision to build and publish (a .md in a folder that is not the data's is still an unexpected file).
+    if (file.endsWith('.md') && (atTop || (FOLDERS as readonly string[]).includes(top!))) continue;
     const yaml = file.endsWith('.yaml') || file.endsWith('.yml');
     const jsonl = file.endsWith('.jsonl') && top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '');
     // A file that is not data is named from its first bytes only: it may be anything, of any size.
@@ -59,8 +61,6 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
       tree.issues.push({ file, message: `unexpected file: ${where}${likelyHome(file, await readHead(path.join(dataDir, file)))}` });
       continue;
     }
-    // Documentation is not data, nor part of the digest: editing a README is no new revision to build and publish.
-    if (file.endsWith('.md')) continue;
     if (!yaml && !jsonl) {
       tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}` });
       continue;
