@@ -103,8 +103,7 @@ export function validateTree(tree: LoadedTree): SourceData {
       continue;
     }
     // An aliased id (id: *n) as its anchor's value, as the schema check reads it: else a duplicate went unseen.
-    const idNode = y.doc.get('id', true);
-    const id = isAlias(idNode) ? idNode.resolve(y.doc) : idNode;
+    const id = unaliased(y, y.doc.get('id', true));
     named.push({ slug, id: isScalar(id) ? id.value : undefined, file: y.file, y });
     const m = checkYaml(ModelRecord, y, issues, () => `model "${slug}"`);
     if (m) models.push({ ...m, slug, file: y.file });
@@ -177,24 +176,21 @@ export function validateTree(tree: LoadedTree): SourceData {
 function namesIn(y: YamlSource | null, list: string, field: string): Set<string> | null {
   if (!y) return null;
   // An alias (id: *name) is its anchor's value, as the schema check reads it: else a valid file's id went unseen.
-  const read = (n: unknown) => (isAlias(n) ? n.resolve(y.doc) : n);
-  const entries = read(y.doc.get(list, true));
+  const entries = unaliased(y, y.doc.get(list, true));
   if (!isSeq(entries)) return null;
   return new Set(entries.items.flatMap((e) => {
-    const entry = read(e);
-    const name = isMap(entry) ? read(entry.get(field, true)) : undefined;
+    const entry = unaliased(y, e);
+    const name = isMap(entry) ? unaliased(y, entry.get(field, true)) : undefined;
     return isScalar(name) && typeof name.value === 'string' ? [name.value] : [];
   }));
 }
 
-/** `at`: the line of the i-th item's key. */
+/** A YAML node, or the node its alias names. */
+const unaliased = (y: YamlSource, node: unknown): unknown => (isAlias(node) ? node.resolve(y.doc) : node);
+
+/** Duplicates within one file's list; `at`: the line of the i-th item's key. */
 function uniqueBy<T>(items: T[], key: (t: T) => string, what: string, file: string, issues: SourceIssue[], at: (i: number) => number | undefined) {
-  const seen = new Set<string>();
-  items.forEach((t, i) => {
-    const k = key(t);
-    if (seen.has(k)) issues.push({ file, line: at(i), message: `Duplicate ${what} "${k}". Each ${what} must be unique.` });
-    seen.add(k);
-  });
+  duplicates(items.map((t, i) => ({ t, i, file })), (e) => key(e.t), (k) => `Duplicate ${what} "${k}". Each ${what} must be unique.`, issues, (e) => at(e.i));
 }
 function duplicates<T extends { file: string }>(items: T[], key: (t: T) => string, msg: (k: string, a: T, b: T) => string, issues: SourceIssue[], line?: (t: T) => number | undefined) {
   const first = new Map<string, T>();
