@@ -37,7 +37,8 @@ export type ParseResult =
   | { ok: false; status: 400; invalid: InvalidParam[] }
   | { ok: false; status: 404; reason: string };
 
-const LIST_FORM = 'as a comma-separated list (include=benchmarks,pricing)';
+/** How to send a parameter a client sent in pieces (`what`: its name, or "it"): once, and include as one list. */
+const sendOnce = (name: string, what = name) => `send ${what} once${name === 'include' ? ', as a comma-separated list (include=benchmarks,pricing)' : ''}`;
 const LIST_PARAMS = new Set(['q', 'page', 'page_size', 'sort', 'locale', 'include', 'lane', 'includeDisplayOnly']);
 const DETAIL_PARAMS = new Set(['locale', 'include', 'lane', 'includeDisplayOnly']);
 
@@ -66,12 +67,12 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
       // parameter, not a cache-buster: ignored, the request would silently lose it. Named once per parameter.
       const base = /^(.+)\[\d*\]$/.exec(name)?.[1] ?? '';
       if (allowed.has(base) && !invalid.some((p) => p.name.startsWith(`${base}[`))) {
-        invalid.push({ name, reason: `not a parameter; send ${base} once${base === 'include' ? `, ${LIST_FORM}` : ''}` });
+        invalid.push({ name, reason: `not a parameter; ${sendOnce(base)}` });
       }
       continue;
     }
     // Clients that serialize a list as repeated keys (URLSearchParams.append, Python requests) need the list form.
-    if (values.has(name)) invalid.push({ name, reason: `given more than once; send it once${name === 'include' ? `, ${LIST_FORM}` : ''}` });
+    if (values.has(name)) invalid.push({ name, reason: `given more than once; ${sendOnce(name, 'it')}` });
     else values.set(name, value);
   }
 
