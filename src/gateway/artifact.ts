@@ -3,7 +3,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { Include, ManifestEntry, Sort } from '../schema/api.js';
 import type { ArtifactModel } from '../pipeline/render.js';
-import type { Locale } from '../schema/source.js';
 import { httpDate } from './validators.js';
 
 /** A model's list item as UTF-8, a comma in front: whole, and without its closing brace (compose.ts splices sections in). */
@@ -21,9 +20,9 @@ export interface ListArtifact {
   /** Each model's sections as UTF-8 pieces (sectionsJson, a comma in front), by slug, made on first use. */
   sections: Map<string, Record<Include, Buffer>>;
   /** What search reads of each model, by slug, made on first use (compose.ts searchOrder): its name and slug as
-   * letters and digits only, whole and from each word on (each after a line feed), its search text per locale, and
-   * its folded name and slug as the build wrote them. */
-  searchIndex: Map<string, { name: string; slug: string; fromWords: string; text: Record<Locale, string>; folded: { name: string; slug: string } }>;
+   * letters and digits only, whole and from each word on (each after a line feed), and its search fields as the
+   * build wrote them (folded name, slug and text per locale). */
+  searchIndex: Map<string, { name: string; slug: string; fromWords: string; search: ArtifactModel['search'] }>;
   /** The artifact's Last-Modified as an HTTP date. */
   lastModified: string;
   /** The artifact's attribution as JSON, as every page carries it. */

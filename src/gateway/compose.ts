@@ -95,12 +95,12 @@ export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: So
   const index = searchIndex(a);
   const tiers: string[][] = [[], [], [], []];
   for (const slug of a.orders[sort]) {
-    const { name, slug: compactSlug, fromWords, text, folded } = index.get(slug)!;
+    const { name, slug: compactSlug, fromWords, search } = index.get(slug)!;
     const named = joined !== '' && fromWords.includes(atWord);
-    if (!named && !words.every((w) => text[locale].includes(w))) continue;
+    if (!named && !words.every((w) => search.text[locale].includes(w))) continue;
     const tier = named ? (name === joined || compactSlug === joined ? 0 : name.startsWith(joined) || compactSlug.startsWith(joined) ? 1 : 2)
       // Inside a word, or a name written without spaces (通义千问 for 千问): as typed, still a name match.
-      : folded.name.includes(query) || folded.slug.includes(query) ? 2 : 3;
+      : search.name.includes(query) || search.slug.includes(query) ? 2 : 3;
     tiers[tier]!.push(slug);
   }
   return tiers.flat();
@@ -120,7 +120,7 @@ function searchIndex(a: ListArtifact): ListArtifact['searchIndex'] {
       // One string, each tail after a line feed (never in a tail): one includes() per model finds a tail that
       // starts with the query.
       const fromWords = [...tailsFromWords(search.name), ...tailsFromWords(search.slug)].map((t) => `\n${t}`).join('');
-      a.searchIndex.set(slug, { name: lettersAndDigits(search.name), slug: lettersAndDigits(search.slug), fromWords, text: search.text, folded: search });
+      a.searchIndex.set(slug, { name: lettersAndDigits(search.name), slug: lettersAndDigits(search.slug), fromWords, search });
     }
   }
   return a.searchIndex;
