@@ -107,10 +107,10 @@ function parseUrl(rawUrl: string): ParsedUrl {
     return { route: 'other', result: 'bad_request', preflight: false, pub: null, info: null, body: undefined };
   }
   const result = parseRequest(url.pathname, url.searchParams);
-  const route: Route = result.ok ? result.request.kind : url.pathname === '/api/v1/models' ? 'list' : url.pathname.startsWith('/api/v1/models/') ? 'detail' : 'other';
+  const route: Route = result.ok ? result.request.kind : url.pathname === API_PREFIX ? 'list' : url.pathname.startsWith(`${API_PREFIX}/`) ? 'detail' : 'other';
   // A slug that is not canonical (/api/v1/models/GPT-4o) still passes the preflight: a page then reads the GET's 404
   // problem body, not a CORS network error.
-  const preflight = url.pathname === API_PREFIX || (url.pathname.startsWith(API_PREFIX + '/') && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
+  const preflight = route === 'list' || (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
   return { route, result, preflight, pub: null, info: null, body: undefined };
 }
 
