@@ -6,7 +6,7 @@
 // repetitions alternating between servers; then composed list answers (q=, other page sizes) against the prebuilt
 // list pages. Prints req/s, p50, p99, RSS, CPU and the ratios, and checks the goals (docs/benchmarks/README.md).
 //
-//   node scripts/bench-gateway.mjs [--reps 3] [--duration 10] [--warmup 2] [--connections 64] [--threads 2]
+//   node scripts/bench-gateway.mjs [--reps 3] [--duration 10] [--warmup 2] [--settle 15] [--connections 64] [--threads 2]
 //        [--keys 200] [--mix-size 100000] [--seed 1] [--pub DIR] [--out DIR] [--only nginx,bare,sqlite,...]
 //        [--no-workers] [--no-composed] [--profile] [--keep-tmp]
 //
@@ -40,6 +40,7 @@ const O = {
   reps: Number(opt('reps', 3)),
   duration: Number(opt('duration', 10)),
   warmup: Number(opt('warmup', 2)),
+  settle: Number(opt('settle', 15)),
   connections: Number(opt('connections', 64)),
   threads: Number(opt('threads', 2)),
   keys: Number(opt('keys', 200)),
@@ -515,6 +516,9 @@ async function main() {
     await verify(s, mix, s.keys);
     await prime(s, mix, s.keys);
   }
+  // Then each carries the load, unmeasured, past its start-up: a fresh Node process answers its first seconds of load
+  // at half speed or less (JIT compilation, heap growth), which would otherwise land in whichever repetition 1 it is.
+  if (O.settle > 0) for (const s of servers) await wrk(s.url, path.join(BENCH, 'wrk-mix.lua'), s.tsv, O.settle, { latency: false });
   log(`servers up and answering the manifest's bytes: ${servers.map((s) => `${s.name} ${s.url}`).join(', ')}`);
 
   // Alternate: every repetition loads every server once, starting one further along each time.
@@ -591,7 +595,7 @@ function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistin
   p(`machine: ${os.cpus().length} x ${cpuModel}, ${fmt(os.totalmem() / 2 ** 30, 1)} GB, Linux ${os.release()}, Node ${process.version}; load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   const git = (a) => { try { return execFileSync('git', a, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim(); } catch { return '?'; } };
   p(`code: commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) ? ' + uncommitted changes in src/' : ''}, lib/ as compiled; publication ${O.pub}`);
-  p(`load: wrk -t${O.threads} -c${O.connections} -d${O.duration}s --latency (after a ${O.warmup} s warm-up), ${O.reps} repetitions alternating between servers; medians`);
+  p(`load: wrk -t${O.threads} -c${O.connections} -d${O.duration}s --latency (after a ${O.warmup} s warm-up; each server first loaded ${O.settle} s unmeasured), ${O.reps} repetitions alternating between servers; medians`);
   p(`mix: ${O.mixSize} requests (seed ${O.seed}), ${distinct} distinct URLs, 80% details / 20% list pages (Zipf s=${ZIPF_S}), mean body ${fmt(meanBody / 1024, 1)} KB, ${O.keys} keys (Zipf), quota ${O.quota}/key/day`);
   p();
   const ratio = (s, b) => (s && b ? fmt(s.rps / b.rps, 2) : '-');
