@@ -24,6 +24,8 @@ import { mulberry32 } from './synthetic-catalog.mjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH = path.join(ROOT, 'scripts', 'bench');
 const CLI = path.join(ROOT, 'bin', 'modelpub.js');
+/** The wrk script every load runs: it replays a mix file (one request per line). */
+const WRK_MIX = path.join(BENCH, 'wrk-mix.lua');
 
 // ---------------------------------------------------------------------------------------------------- options
 const argv = process.argv.slice(2);
@@ -326,11 +328,11 @@ function parseWrk(out) {
   return { rps, p50: lat(50), p90: lat(90), p99: lat(99), mbps, total, non2xx, sockErrors };
 }
 
-async function wrk(url, script, tsv, seconds, { latency = true } = {}) {
+async function wrk(url, tsv, seconds, { latency = true } = {}) {
   const timeFile = path.join(tmp, 'wrk.time');
   const args = ['-f', '%U %S', '-o', timeFile, 'wrk', `-t${O.threads}`, `-c${O.connections}`, `-d${seconds}s`, '--timeout', '5s'];
   if (latency) args.push('--latency');
-  args.push('-s', script, url, '--', tsv);
+  args.push('-s', WRK_MIX, url, '--', tsv);
   const out = await runCapture('/usr/bin/time', args, { timeoutMs: (seconds + 60) * 1000 });
   const [u, s] = readFileSync(timeFile, 'utf8').trim().split('\n').pop().split(' ').map(Number);
   return { out, wrkCpuSec: u + s };
@@ -338,12 +340,11 @@ async function wrk(url, script, tsv, seconds, { latency = true } = {}) {
 
 /** One measured load: warm-up, then a measured run, with CPU (server, wrk, everything else on the machine) and memory. */
 async function load(server, tsv, label) {
-  const script = path.join(BENCH, 'wrk-mix.lua');
-  if (O.warmup > 0) await wrk(server.url, script, tsv, O.warmup, { latency: false });
+  if (O.warmup > 0) await wrk(server.url, tsv, O.warmup, { latency: false });
   const mine = () => server.pids().reduce((a, p) => a + treeCpu(p), 0);
   const allMine = () => started.reduce((a, s) => a + treeCpu(s.child.pid), 0);
   const c0 = cpuTotals(), s0 = mine(), a0 = allMine(), t0 = process.hrtime.bigint();
-  const { out, wrkCpuSec } = await wrk(server.url, script, tsv, O.duration);
+  const { out, wrkCpuSec } = await wrk(server.url, tsv, O.duration);
   const c1 = cpuTotals(), s1 = mine(), a1 = allMine(), t1 = process.hrtime.bigint();
   const wall = Number(t1 - t0) / 1e9;
   const r = parseWrk(out);
@@ -518,7 +519,7 @@ async function main() {
   }
   // Then each carries the load, unmeasured, past its start-up: a fresh Node process answers its first seconds of load
   // at half speed or less (JIT compilation, heap growth), which would otherwise land in whichever repetition 1 it is.
-  if (O.settle > 0) for (const s of servers) await wrk(s.url, path.join(BENCH, 'wrk-mix.lua'), s.tsv, O.settle, { latency: false });
+  if (O.settle > 0) for (const s of servers) await wrk(s.url, s.tsv, O.settle, { latency: false });
   log(`servers up and answering the manifest's bytes: ${servers.map((s) => `${s.name} ${s.url}`).join(', ')}`);
 
   // Alternate: every repetition loads every server once, starting one further along each time.
