@@ -10,8 +10,9 @@
 //        [--keys 200] [--mix-size 100000] [--seed 1] [--pub DIR] [--out DIR] [--only nginx,bare,sqlite,...]
 //        [--no-workers] [--no-composed] [--profile] [--keep-tmp] [--gateway-node-flags "--a --b"]
 //
-// --gateway-node-flags: node (V8) options for every `modelpub serve` process, e.g. "--no-memory-reducer": V8 reads
-// some only at start, so `modelpub serve` cannot set them itself.
+// Each `modelpub serve` runs as `npx modelpub serve` does: node with the flags of bin/modelpub.js's #! line.
+// --gateway-node-flags adds node (V8) options after those, e.g. "--memory-reducer" to measure without the launcher's
+// "--no-memory-reducer" (the last one given wins).
 //
 // Everything listens on 127.0.0.1 only; every process it starts is stopped on exit (also on Ctrl-C). Needs root for
 // `apt-get install` only when wrk, nginx or redis-server is missing. Results: <out>/gateway-<time>.{txt,json}.
@@ -29,6 +30,8 @@ const BENCH = path.join(ROOT, 'scripts', 'bench');
 const CLI = path.join(ROOT, 'bin', 'modelpub.js');
 /** The wrk script every load runs: it replays a mix file (one request per line). */
 const WRK_MIX = path.join(BENCH, 'wrk-mix.lua');
+/** The node flags on bin/modelpub.js's `#!/usr/bin/env -S node ...` line: what the launcher gives every command. */
+const LAUNCHER_FLAGS = readFileSync(CLI, 'utf8').split('\n')[0].replace(/^#!.*?\bnode\b/, '').trim().split(/\s+/).filter(Boolean);
 
 // ---------------------------------------------------------------------------------------------------- options
 const argv = process.argv.slice(2);
@@ -58,7 +61,8 @@ const O = {
   composed: !flag('no-composed'),
   profile: flag('profile'),
   keepTmp: flag('keep-tmp'),
-  gatewayNodeFlags: opt('gateway-node-flags', '').split(' ').filter(Boolean),
+  /** Node flags of every `modelpub serve` process. */
+  nodeFlags: [...LAUNCHER_FLAGS, ...opt('gateway-node-flags', '').split(' ').filter(Boolean)],
   quota: 100_000_000,
 };
 const DETAIL_SHARE = 0.8;
@@ -483,7 +487,7 @@ async function main() {
   const add = async (name, start) => { if (want(name)) servers.push({ name, ...(await start()) }); };
   const gateway = async (name, store, extra = []) => {
     const port = await freePort();
-    const child = await startProcess(name, process.execPath, [...O.gatewayNodeFlags, CLI, 'serve', '--dir', O.pub, '--port', String(port), '--store', store, '--quota', String(O.quota), '--log', 'silent', ...extra], { ready: /listening on http/ });
+    const child = await startProcess(name, process.execPath, [...O.nodeFlags, CLI, 'serve', '--dir', O.pub, '--port', String(port), '--store', store, '--quota', String(O.quota), '--log', 'silent', ...extra], { ready: /listening on http/ });
     return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], tsv: store === sqliteUrl ? files.sqlite : files.redis, keys: store === sqliteUrl ? sqliteKeys : redisKeys };
   };
   await add('nginx', async () => {
@@ -567,7 +571,7 @@ async function main() {
   if (O.profile) {
     const dir = path.join(O.out, `prof-${stamp()}`);
     const port = await freePort();
-    const child = await startProcess('sqlite-prof', process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...O.gatewayNodeFlags, CLI, 'serve', '--dir', O.pub, '--port', String(port), '--store', sqliteUrl, '--quota', String(O.quota), '--log', 'silent'], { ready: /listening on http/ });
+    const child = await startProcess('sqlite-prof', process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...O.nodeFlags, CLI, 'serve', '--dir', O.pub, '--port', String(port), '--store', sqliteUrl, '--quota', String(O.quota), '--log', 'silent'], { ready: /listening on http/ });
     const ps = { name: 'sqlite (profiled)', url: `http://127.0.0.1:${port}`, pids: () => [child.pid] };
     await prime(ps, mix, sqliteKeys);
     const from = Number(process.hrtime.bigint() / 1000n);
@@ -599,7 +603,7 @@ function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistin
   p(`modelpub gateway benchmark, ${new Date().toISOString()}`);
   p(`machine: ${os.cpus().length} x ${cpuModel}, ${fmt(os.totalmem() / 2 ** 30, 1)} GB, Linux ${os.release()}, Node ${process.version}; load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   const git = (a) => { try { return execFileSync('git', a, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim(); } catch { return '?'; } };
-  p(`code: commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) ? ' + uncommitted changes in src/' : ''}, lib/ as compiled; publication ${O.pub}${O.gatewayNodeFlags.length ? `; every modelpub serve run as node ${O.gatewayNodeFlags.join(' ')}` : ''}`);
+  p(`code: commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) ? ' + uncommitted changes in src/' : ''}, lib/ as compiled; publication ${O.pub}; modelpub serve run as node ${O.nodeFlags.join(' ')}`);
   p(`load: wrk -t${O.threads} -c${O.connections} -d${O.duration}s --latency (after a ${O.warmup} s warm-up; each server first loaded ${O.settle} s unmeasured), ${O.reps} repetitions alternating between servers; medians`);
   p(`mix: ${O.mixSize} requests (seed ${O.seed}), ${distinct} distinct URLs, 80% details / 20% list pages (Zipf s=${ZIPF_S}), mean body ${fmt(meanBody / 1024, 1)} KB, ${O.keys} keys (Zipf), quota ${O.quota}/key/day`);
   p();
