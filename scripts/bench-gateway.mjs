@@ -136,6 +136,11 @@ function ensurePublication() {
   execFileSync(process.execPath, [CLI, 'build', '--data', path.join(ROOT, 'data'), '--out', O.pub, '--quiet'], { cwd: ROOT, stdio: 'inherit' });
 }
 
+/** node's arguments for one `modelpub serve` of the benchmark: the launcher's flags (and --gateway-node-flags), quiet. */
+function serveArgs(port, store, extra = []) {
+  return [...O.nodeFlags, CLI, 'serve', '--dir', O.pub, '--port', String(port), '--store', store, '--quota', String(O.quota), '--log', 'silent', ...extra];
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
@@ -487,7 +492,7 @@ async function main() {
   const add = async (name, start) => { if (want(name)) servers.push({ name, ...(await start()) }); };
   const gateway = async (name, store, extra = []) => {
     const port = await freePort();
-    const child = await startProcess(name, process.execPath, [...O.nodeFlags, CLI, 'serve', '--dir', O.pub, '--port', String(port), '--store', store, '--quota', String(O.quota), '--log', 'silent', ...extra], { ready: /listening on http/ });
+    const child = await startProcess(name, process.execPath, serveArgs(port, store, extra), { ready: /listening on http/ });
     return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], tsv: store === sqliteUrl ? files.sqlite : files.redis, keys: store === sqliteUrl ? sqliteKeys : redisKeys };
   };
   await add('nginx', async () => {
@@ -571,7 +576,7 @@ async function main() {
   if (O.profile) {
     const dir = path.join(O.out, `prof-${stamp()}`);
     const port = await freePort();
-    const child = await startProcess('sqlite-prof', process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...O.nodeFlags, CLI, 'serve', '--dir', O.pub, '--port', String(port), '--store', sqliteUrl, '--quota', String(O.quota), '--log', 'silent'], { ready: /listening on http/ });
+    const child = await startProcess('sqlite-prof', process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...serveArgs(port, sqliteUrl)], { ready: /listening on http/ });
     const ps = { name: 'sqlite (profiled)', url: `http://127.0.0.1:${port}`, pids: () => [child.pid] };
     await prime(ps, mix, sqliteKeys);
     const from = Number(process.hrtime.bigint() / 1000n);
