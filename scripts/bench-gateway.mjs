@@ -41,7 +41,8 @@ const opt = (name, fallback) => {
   return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback;
 };
 if (flag('help') || flag('h')) {
-  console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 17).join('\n'));
+  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1); // after the #! line
+  console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).join('\n'));
   process.exit(0);
 }
 const O = {
