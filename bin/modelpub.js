@@ -6,9 +6,11 @@
 // the gateway then answered 0.76-0.79 x the issue's reference rate, against 0.84-0.94 x without it (docs/benchmarks/
 // README.md, sixth session). V8 reads the flag only at start, so it is given here (and in `npm start`).
 // Thin launcher: the compiled CLI lives in lib/ (made by `npm ci` through the prepare script, or `npm run compile`).
-import('../lib/cli.js').then((m) => m.main(process.argv)).catch((err) => {
-  if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes('lib/cli.js')) {
-    console.error('modelpub: lib/ is missing; run `npm run compile` (or `npm ci`) first.');
-  } else console.error(err);
-  process.exit(1);
-});
+import('../lib/cli.js')
+  .then((m) => m.main(process.argv))
+  .catch((err) => {
+    if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes('lib/cli.js')) {
+      console.error('modelpub: lib/ is missing; run `npm run compile` (or `npm ci`) first.');
+    } else console.error(err);
+    process.exit(1);
+  });

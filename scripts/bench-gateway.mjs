@@ -18,7 +18,16 @@
 // `apt-get install` only when wrk, nginx or redis-server is missing. Results: <out>/gateway-<time>.{txt,json}.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,7 +40,12 @@ const CLI = path.join(ROOT, 'bin', 'modelpub.js');
 /** The wrk script every load runs: it replays a mix file (one request per line). */
 const WRK_MIX = path.join(BENCH, 'wrk-mix.lua');
 /** The node flags on bin/modelpub.js's `#!/usr/bin/env -S node ...` line: what the launcher gives every command. */
-const LAUNCHER_FLAGS = readFileSync(CLI, 'utf8').split('\n')[0].replace(/^#!.*?\bnode\b/, '').trim().split(/\s+/).filter(Boolean);
+const LAUNCHER_FLAGS = readFileSync(CLI, 'utf8')
+  .split('\n')[0]
+  .replace(/^#!.*?\bnode\b/, '')
+  .trim()
+  .split(/\s+/)
+  .filter(Boolean);
 
 // ---------------------------------------------------------------------------------------------------- options
 const argv = process.argv.slice(2);
@@ -41,8 +55,17 @@ const opt = (name, fallback) => {
   return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback;
 };
 if (flag('help') || flag('h')) {
-  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1); // after the #! line
-  console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).join('\n'));
+  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8')
+    .split('\n')
+    .slice(1); // after the #! line
+  console.log(
+    lines
+      .slice(
+        0,
+        lines.findIndex((l) => !l.startsWith('//')),
+      )
+      .join('\n'),
+  );
   process.exit(0);
 }
 const O = {
@@ -81,10 +104,17 @@ function descendants(pid) {
       const ppid = Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[1]);
       if (!kids.has(ppid)) kids.set(ppid, []);
       kids.get(ppid).push(Number(d));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   const out = [];
-  const walk = (p) => { for (const c of kids.get(p) ?? []) { out.push(c); walk(c); } };
+  const walk = (p) => {
+    for (const c of kids.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
   walk(pid);
   return out;
 }
@@ -92,28 +122,48 @@ function cleanup() {
   for (const { child } of started.reverse()) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
     const tree = [child.pid, ...descendants(child.pid)];
-    for (const p of tree) { try { process.kill(p, 'SIGTERM'); } catch { /* gone */ } }
+    for (const p of tree) {
+      try {
+        process.kill(p, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    }
   }
   const until = Date.now() + 3000;
   for (const { child } of started) {
     while (child.exitCode === null && child.signalCode === null && Date.now() < until) {
-      try { process.kill(child.pid, 0); } catch { break; }
+      try {
+        process.kill(child.pid, 0);
+      } catch {
+        break;
+      }
       spawnSync('sleep', ['0.05']);
     }
-    try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(child.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   }
   started.length = 0;
   if (tmp && !O.keepTmp) rmSync(tmp, { recursive: true, force: true });
 }
 process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => { console.error(`\n${sig}: stopping`); process.exit(130); });
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'])
+  process.on(sig, () => {
+    console.error(`\n${sig}: stopping`);
+    process.exit(130);
+  });
 
 const log = (...a) => console.error('[bench]', ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------------- setup helpers
 function ensureTools() {
-  const missing = ['wrk', 'nginx', 'redis-server'].filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
+  const missing = ['wrk', 'nginx', 'redis-server'].filter(
+    (t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0,
+  );
   if (!missing.length) return;
   log(`installing ${missing.join(', ')} (apt-get)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
@@ -134,26 +184,53 @@ function ensureCompiled() {
 function ensurePublication() {
   if (existsSync(path.join(O.pub, 'current', 'manifest.json'))) return;
   log(`building the default publication into ${O.pub}`);
-  execFileSync(process.execPath, [CLI, 'build', '--data', path.join(ROOT, 'data'), '--out', O.pub, '--quiet'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [CLI, 'build', '--data', path.join(ROOT, 'data'), '--out', O.pub, '--quiet'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
 }
 
 /** node's arguments for one `modelpub serve` of the benchmark: the launcher's flags (and --gateway-node-flags), quiet. */
 function serveArgs(port, store, extra = []) {
-  return [...O.nodeFlags, CLI, 'serve', '--dir', O.pub, '--port', String(port), '--store', store, '--quota', String(O.quota), '--log', 'silent', ...extra];
+  return [
+    ...O.nodeFlags,
+    CLI,
+    'serve',
+    '--dir',
+    O.pub,
+    '--port',
+    String(port),
+    '--store',
+    store,
+    '--quota',
+    String(O.quota),
+    '--log',
+    'silent',
+    ...extra,
+  ];
 }
 
 function freePort() {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
   });
 }
 
 async function waitPort(port, ms = 20_000) {
   const until = Date.now() + ms;
   for (;;) {
-    const ok = await new Promise((r) => { const c = net.connect(port, '127.0.0.1', () => { c.end(); r(true); }); c.on('error', () => r(false)); });
+    const ok = await new Promise((r) => {
+      const c = net.connect(port, '127.0.0.1', () => {
+        c.end();
+        r(true);
+      });
+      c.on('error', () => r(false));
+    });
     if (ok) return;
     if (Date.now() > until) throw new Error(`nothing listening on 127.0.0.1:${port} after ${ms} ms`);
     await sleep(100);
@@ -165,25 +242,45 @@ function startProcess(name, cmd, args, { ready, port, env } = {}) {
   const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push({ name, child });
   let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    out += d;
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start in 30 s:\n${out}`)), 30_000);
-    child.once('exit', (code, sig) => { clearTimeout(timer); reject(new Error(`${name} exited (${sig ?? code}):\n${out}`)); });
+    child.once('exit', (code, sig) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${sig ?? code}):\n${out}`));
+    });
     const check = () => {
-      if (ready && ready.test(out)) { clearTimeout(timer); child.stdout.off('data', check); resolve(child); }
+      if (ready?.test(out)) {
+        clearTimeout(timer);
+        child.stdout.off('data', check);
+        resolve(child);
+      }
     };
     if (ready) child.stdout.on('data', check);
-    else waitPort(port).then(() => { clearTimeout(timer); resolve(child); }, reject);
+    else
+      waitPort(port).then(() => {
+        clearTimeout(timer);
+        resolve(child);
+      }, reject);
   });
 }
 
 function runCapture(cmd, args, { timeoutMs = 60_000 } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '', err = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
+    let out = '',
+      err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -199,7 +296,15 @@ async function createKeys(store, n) {
   const worker = async () => {
     while (next < n) {
       const i = next++;
-      const out = await runCapture(process.execPath, [CLI, 'keys', 'create', '--store', store, '--label', `bench-${i}`]);
+      const out = await runCapture(process.execPath, [
+        CLI,
+        'keys',
+        'create',
+        '--store',
+        store,
+        '--label',
+        `bench-${i}`,
+      ]);
       const key = out.trim().split('\n').pop().trim();
       if (!/^mp_/.test(key)) throw new Error(`keys create printed no key: ${out}`);
       keys[i] = key;
@@ -211,25 +316,36 @@ async function createKeys(store, n) {
 
 // ---------------------------------------------------------------------------------------------------- the request mix
 function shuffle(a, rnd) {
-  for (let i = a.length - 1; i > 0; i--) { const j = Math.floor(rnd() * (i + 1)); [a[i], a[j]] = [a[j], a[i]]; }
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [a[i], a[j]] = [a[j], a[i]];
+  }
   return a;
 }
 /** A sampler drawing items with Zipf(s) weights over their (already shuffled) order: rank r has weight 1/r^s. */
 function zipf(items, rnd, s = ZIPF_S) {
   const cum = new Float64Array(items.length);
   let t = 0;
-  for (let i = 0; i < items.length; i++) cum[i] = t += 1 / Math.pow(i + 1, s);
+  for (let i = 0; i < items.length; i++) cum[i] = t += 1 / (i + 1) ** s;
   return () => {
     const x = rnd() * t;
-    let lo = 0, hi = cum.length - 1;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (cum[mid] < x) lo = mid + 1; else hi = mid; }
+    let lo = 0,
+      hi = cum.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cum[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
     return items[lo];
   };
 }
 
 const INCLUDE_ORDER = ['benchmarks', 'capabilities', 'pricing'];
 function query(params) {
-  const q = Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`).join('&');
+  const q = Object.entries(params)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
   return q ? `?${q}` : '';
 }
 const incParam = (inc) => (inc === 'base' ? undefined : inc.split('+').join(','));
@@ -243,23 +359,36 @@ function buildMixes(manifest, release, keys) {
   for (const f of manifest.files) {
     let m = /^api\/v1\/models\/([a-z0-9-]+)\/([a-z]+)\.verified\.public\.([a-z+]+)\.json$/.exec(f.path);
     if (m) {
-      details.push({ url: `/api/v1/models/${m[1]}${query({ locale: locParam(m[2]), include: incParam(m[3]) })}`, file: f.path, sha256: f.sha256, bytes: f.bytes, slug: m[1] });
+      details.push({
+        url: `/api/v1/models/${m[1]}${query({ locale: locParam(m[2]), include: incParam(m[3]) })}`,
+        file: f.path,
+        sha256: f.sha256,
+        bytes: f.bytes,
+        slug: m[1],
+      });
       continue;
     }
     m = /^api\/v1\/list\/([a-z]+)\.verified\.public\.([a-z+]+)\/([a-z]+)-50-(\d+)\.json$/.exec(f.path);
     if (m) {
       variants.add(`${m[1]}|${m[2]}`);
-      lists.push({ url: `/api/v1/models${query({ page: m[4], sort: m[3], locale: locParam(m[1]), include: incParam(m[2]) })}`, file: f.path, sha256: f.sha256, bytes: f.bytes });
+      lists.push({
+        url: `/api/v1/models${query({ page: m[4], sort: m[3], locale: locParam(m[1]), include: incParam(m[2]) })}`,
+        file: f.path,
+        sha256: f.sha256,
+        bytes: f.bytes,
+      });
     }
   }
-  if (!details.length || !lists.length) throw new Error('the manifest has no verified.public details or page_size 50 lists');
+  if (!details.length || !lists.length)
+    throw new Error('the manifest has no verified.public details or page_size 50 lists');
   const pickDetail = zipf(shuffle(details, rnd), rnd);
   const pickList = zipf(shuffle(lists, rnd), rnd);
   const pickKey = zipf(shuffle([...keys.keys()], rnd), rnd);
 
   // The prebuilt mix: 80% details, 20% list pages. `key` is an index into the keys of the store in use.
   const mix = [];
-  for (let i = 0; i < O.mixSize; i++) mix.push({ ...(rnd() < DETAIL_SHARE ? pickDetail() : pickList()), key: pickKey() });
+  for (let i = 0; i < O.mixSize; i++)
+    mix.push({ ...(rnd() < DETAIL_SHARE ? pickDetail() : pickList()), key: pickKey() });
   const listMix = mix.filter((r) => !r.url.includes('/api/v1/models/'));
 
   // The composed mix: list requests no build prebuilds. Half free-text searches (q = a word or two of model slugs,
@@ -270,9 +399,16 @@ function buildMixes(manifest, release, keys) {
     if (d.url.includes('?')) continue;
     const parts = d.slug.split('-').filter((w) => /[a-z]/.test(w) && w.length >= 2);
     for (const w of parts) words.set(w, (words.get(w) ?? 0) + 1);
-    for (let i = 0; i + 1 < parts.length; i++) { const p = `${parts[i]} ${parts[i + 1]}`; pairs.set(p, (pairs.get(p) ?? 0) + 1); }
+    for (let i = 0; i + 1 < parts.length; i++) {
+      const p = `${parts[i]} ${parts[i + 1]}`;
+      pairs.set(p, (pairs.get(p) ?? 0) + 1);
+    }
   }
-  const top = (m, n) => [...m.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n).map(([w]) => w);
+  const top = (m, n) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, n)
+      .map(([w]) => w);
   const terms = shuffle([...top(words, 200), ...top(pairs, 100)], rnd);
   const pickTerm = zipf(terms, rnd);
   const pickVariant = zipf(shuffle([...variants].sort(), rnd), rnd);
@@ -280,7 +416,14 @@ function buildMixes(manifest, release, keys) {
   const total = manifest.__total ?? 674;
   const pagePickers = new Map();
   const pickPage = (size) => {
-    if (!pagePickers.has(size)) pagePickers.set(size, zipf(Array.from({ length: Math.max(1, Math.ceil(total / size)) }, (_, k) => k + 1), rnd));
+    if (!pagePickers.has(size))
+      pagePickers.set(
+        size,
+        zipf(
+          Array.from({ length: Math.max(1, Math.ceil(total / size)) }, (_, k) => k + 1),
+          rnd,
+        ),
+      );
     return pagePickers.get(size)();
   };
   const composed = [];
@@ -288,7 +431,12 @@ function buildMixes(manifest, release, keys) {
     const [locale, inc] = pickVariant().split('|');
     const base = { sort: pickSort(), locale: locParam(locale), include: incParam(inc) };
     let params;
-    if (rnd() < 0.5) params = { q: encodeURIComponent(pickTerm()).replace(/%20/g, '+'), page_size: rnd() < 0.5 ? undefined : 20, ...base };
+    if (rnd() < 0.5)
+      params = {
+        q: encodeURIComponent(pickTerm()).replace(/%20/g, '+'),
+        page_size: rnd() < 0.5 ? undefined : 20,
+        ...base,
+      };
     else {
       const size = [7, 20, 100][Math.floor(rnd() * 3)];
       params = { page: pickPage(size), page_size: size, ...base };
@@ -299,7 +447,7 @@ function buildMixes(manifest, release, keys) {
 }
 
 function writeTsv(file, reqs, keys) {
-  writeFileSync(file, reqs.map((r) => `${r.url}\t${keys ? keys[r.key] : ''}`).join('\n') + '\n');
+  writeFileSync(file, `${reqs.map((r) => `${r.url}\t${keys ? keys[r.key] : ''}`).join('\n')}\n`);
 }
 
 // ---------------------------------------------------------------------------------------------------- measuring
@@ -314,24 +462,34 @@ function procCpu(pid) {
     const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
     return Number(f[11]) + Number(f[12]); // utime + stime, ticks
-  } catch { return 0; }
+  } catch {
+    return 0;
+  }
 }
-function treeCpu(pid) { return [pid, ...descendants(pid)].reduce((a, p) => a + procCpu(p), 0); }
+function treeCpu(pid) {
+  return [pid, ...descendants(pid)].reduce((a, p) => a + procCpu(p), 0);
+}
 function treeMem(pid) {
-  let rss = 0, hwm = 0;
+  let rss = 0,
+    hwm = 0;
   for (const p of [pid, ...descendants(pid)]) {
     try {
       const st = readFileSync(`/proc/${p}/status`, 'utf8');
       rss += Number(/VmRSS:\s+(\d+)/.exec(st)?.[1] ?? 0);
       hwm += Number(/VmHWM:\s+(\d+)/.exec(st)?.[1] ?? 0);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return { rssMB: rss / 1024, hwmMB: hwm / 1024 };
 }
 
 const toMs = (v, unit) => Number(v) * ({ us: 0.001, ms: 1, s: 1000, m: 60000 }[unit] ?? NaN);
 function parseWrk(out) {
-  const lat = (p) => { const m = new RegExp(`^\\s*${p}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(out); return m ? toMs(m[1], m[2]) : NaN; };
+  const lat = (p) => {
+    const m = new RegExp(`^\\s*${p}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(out);
+    return m ? toMs(m[1], m[2]) : NaN;
+  };
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
   const tr = /Transfer\/sec:\s+([\d.]+)(B|KB|MB|GB)/.exec(out);
   const mbps = tr ? Number(tr[1]) * { B: 1 / 1048576, KB: 1 / 1024, MB: 1, GB: 1024 }[tr[2]] : NaN;
@@ -344,7 +502,18 @@ function parseWrk(out) {
 
 async function wrk(url, tsv, seconds, { latency = true } = {}) {
   const timeFile = path.join(tmp, 'wrk.time');
-  const args = ['-f', '%U %S', '-o', timeFile, 'wrk', `-t${O.threads}`, `-c${O.connections}`, `-d${seconds}s`, '--timeout', '5s'];
+  const args = [
+    '-f',
+    '%U %S',
+    '-o',
+    timeFile,
+    'wrk',
+    `-t${O.threads}`,
+    `-c${O.connections}`,
+    `-d${seconds}s`,
+    '--timeout',
+    '5s',
+  ];
   if (latency) args.push('--latency');
   args.push('-s', WRK_MIX, url, '--', tsv);
   const out = await runCapture('/usr/bin/time', args, { timeoutMs: (seconds + 60) * 1000 });
@@ -357,17 +526,28 @@ async function load(server, tsv, label) {
   if (O.warmup > 0) await wrk(server.url, tsv, O.warmup, { latency: false });
   const mine = () => server.pids().reduce((a, p) => a + treeCpu(p), 0);
   const allMine = () => started.reduce((a, s) => a + treeCpu(s.child.pid), 0);
-  const c0 = cpuTotals(), s0 = mine(), a0 = allMine(), t0 = process.hrtime.bigint();
+  const c0 = cpuTotals(),
+    s0 = mine(),
+    a0 = allMine(),
+    t0 = process.hrtime.bigint();
   const { out, wrkCpuSec } = await wrk(server.url, tsv, O.duration);
-  const c1 = cpuTotals(), s1 = mine(), a1 = allMine(), t1 = process.hrtime.bigint();
+  const c1 = cpuTotals(),
+    s1 = mine(),
+    a1 = allMine(),
+    t1 = process.hrtime.bigint();
   const wall = Number(t1 - t0) / 1e9;
   const r = parseWrk(out);
-  const mem = server.pids().map(treeMem).reduce((a, m) => ({ rssMB: a.rssMB + m.rssMB, hwmMB: a.hwmMB + m.hwmMB }), { rssMB: 0, hwmMB: 0 });
+  const mem = server
+    .pids()
+    .map(treeMem)
+    .reduce((a, m) => ({ rssMB: a.rssMB + m.rssMB, hwmMB: a.hwmMB + m.hwmMB }), { rssMB: 0, hwmMB: 0 });
   const ncpu = os.cpus().length;
   const serverCpu = (s1 - s0) / CLK_TCK / wall; // cores
-  const otherCpu = Math.max(0, ((c1.busy - c0.busy) - (a1 - a0)) / CLK_TCK - wrkCpuSec) / wall; // cores, not ours
+  const otherCpu = Math.max(0, (c1.busy - c0.busy - (a1 - a0)) / CLK_TCK - wrkCpuSec) / wall; // cores, not ours
   const row = { server: server.name, label, ...r, ...mem, serverCpu, wrkCpu: wrkCpuSec / wall, otherCpu, ncpu };
-  log(`${label.padEnd(16)} ${fmt(r.rps, 0).padStart(7)} req/s  p50 ${fmt(r.p50, 2)} ms  p99 ${fmt(r.p99, 2)} ms  ${fmt(r.mbps, 0)} MB/s  RSS ${fmt(mem.rssMB, 0)} MB  cpu server ${fmt(serverCpu, 2)} wrk ${fmt(wrkCpuSec / wall, 2)} other ${fmt(otherCpu, 2)}${r.non2xx || r.sockErrors ? `  !! non-2xx ${r.non2xx}, socket errors ${r.sockErrors}` : ''}`);
+  log(
+    `${label.padEnd(16)} ${fmt(r.rps, 0).padStart(7)} req/s  p50 ${fmt(r.p50, 2)} ms  p99 ${fmt(r.p99, 2)} ms  ${fmt(r.mbps, 0)} MB/s  RSS ${fmt(mem.rssMB, 0)} MB  cpu server ${fmt(serverCpu, 2)} wrk ${fmt(wrkCpuSec / wall, 2)} other ${fmt(otherCpu, 2)}${r.non2xx || r.sockErrors ? `  !! non-2xx ${r.non2xx}, socket errors ${r.sockErrors}` : ''}`,
+  );
   return row;
 }
 
@@ -391,23 +571,46 @@ async function verify(server, reqs, keys, { checkSha = true } = {}) {
   for (const r of sample) {
     const res = await fetch(`${server.url}${r.url}`, { headers: keys ? { 'x-api-key': keys[r.key] } : {} });
     const body = Buffer.from(await res.arrayBuffer());
-    if (res.status !== 200) throw new Error(`${server.name}: ${r.url} answered ${res.status}: ${body.toString().slice(0, 300)}`);
-    if (checkSha && createHash('sha256').update(body).digest('hex') !== r.sha256) throw new Error(`${server.name}: ${r.url} answered other bytes than ${r.file}`);
+    if (res.status !== 200)
+      throw new Error(`${server.name}: ${r.url} answered ${res.status}: ${body.toString().slice(0, 300)}`);
+    if (checkSha && createHash('sha256').update(body).digest('hex') !== r.sha256)
+      throw new Error(`${server.name}: ${r.url} answered other bytes than ${r.file}`);
   }
 }
 
 // ---------------------------------------------------------------------------------------------------- reporting
 const fmt = (v, d = 0) => (Number.isFinite(v) ? v.toFixed(d) : '-');
-const median = (xs) => { const a = xs.filter(Number.isFinite).sort((x, y) => x - y); if (!a.length) return NaN; const m = a.length >> 1; return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2; };
+const median = (xs) => {
+  const a = xs.filter(Number.isFinite).sort((x, y) => x - y);
+  if (!a.length) return NaN;
+  const m = a.length >> 1;
+  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
+};
 function summarize(rows, name) {
   const rs = rows.filter((r) => r.server === name);
   if (!rs.length) return null;
   const pick = (k) => median(rs.map((r) => r[k]));
-  return { name, runs: rs.length, usPerReq: median(rs.map((r) => (1e6 * r.serverCpu) / r.rps)), rps: pick('rps'), p50: pick('p50'), p99: pick('p99'), mbps: pick('mbps'), rssMB: Math.max(...rs.map((r) => r.rssMB)), hwmMB: Math.max(...rs.map((r) => r.hwmMB)), serverCpu: pick('serverCpu'), wrkCpu: pick('wrkCpu'), otherCpu: pick('otherCpu'), non2xx: rs.reduce((a, r) => a + r.non2xx + r.sockErrors, 0), all: rs.map((r) => r.rps) };
+  return {
+    name,
+    runs: rs.length,
+    usPerReq: median(rs.map((r) => (1e6 * r.serverCpu) / r.rps)),
+    rps: pick('rps'),
+    p50: pick('p50'),
+    p99: pick('p99'),
+    mbps: pick('mbps'),
+    rssMB: Math.max(...rs.map((r) => r.rssMB)),
+    hwmMB: Math.max(...rs.map((r) => r.hwmMB)),
+    serverCpu: pick('serverCpu'),
+    wrkCpu: pick('wrkCpu'),
+    otherCpu: pick('otherCpu'),
+    non2xx: rs.reduce((a, r) => a + r.non2xx + r.sockErrors, 0),
+    all: rs.map((r) => r.rps),
+  };
 }
 /** Per-repetition ratios a/b (runs side by side), for the spread. */
 function paired(rows, a, b, k = 'rps') {
-  const A = rows.filter((r) => r.server === a), B = rows.filter((r) => r.server === b);
+  const A = rows.filter((r) => r.server === a),
+    B = rows.filter((r) => r.server === b);
   return A.map((r, i) => (B[i] ? r[k] / B[i][k] : NaN)).filter(Number.isFinite);
 }
 function table(head, lines) {
@@ -424,7 +627,10 @@ function table(head, lines) {
 function summarizeProfile(file, { from = -Infinity, to = Infinity, top = 25 } = {}) {
   const p = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  if (p.endTime < from || p.startTime > to) { from = -Infinity; to = Infinity; } // clocks not comparable: whole profile
+  if (p.endTime < from || p.startTime > to) {
+    from = -Infinity;
+    to = Infinity;
+  } // clocks not comparable: whole profile
   const windowed = Number.isFinite(from);
   const self = new Map();
   let total = 0;
@@ -436,11 +642,18 @@ function summarizeProfile(file, { from = -Infinity, to = Infinity, top = 25 } = 
     total += dt;
     const n = byId.get(p.samples[i]);
     const cf = n.callFrame;
-    const where = cf.url ? `${cf.url.replace(/^file:\/\//, '').replace(ROOT + '/', '')}:${cf.lineNumber + 1}` : '';
+    const where = cf.url ? `${cf.url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '')}:${cf.lineNumber + 1}` : '';
     const key = `${cf.functionName || '(anonymous)'} ${where}`.trim();
     self.set(key, (self.get(key) ?? 0) + dt);
   }
-  return { windowed, totalMs: total / 1000, top: [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, us]) => ({ fn: k, ms: us / 1000, pct: (100 * us) / total })) };
+  return {
+    windowed,
+    totalMs: total / 1000,
+    top: [...self.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, us]) => ({ fn: k, ms: us / 1000, pct: (100 * us) / total })),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------- main
@@ -465,7 +678,25 @@ async function main() {
   const sqliteUrl = `sqlite:${path.join(tmp, 'gateway.db')}`;
   const needRedis = want('redis') || want('redis-w2');
   if (needRedis) {
-    await startProcess('redis-server', 'redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--protected-mode', 'yes'], { port: redisPort });
+    await startProcess(
+      'redis-server',
+      'redis-server',
+      [
+        '--port',
+        String(redisPort),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+        '--protected-mode',
+        'yes',
+      ],
+      { port: redisPort },
+    );
   }
   log(`creating ${O.keys} keys in each store (modelpub keys create)`);
   const sqliteKeys = await createKeys(sqliteUrl, O.keys);
@@ -474,10 +705,15 @@ async function main() {
   const { mix, listMix, composed } = buildMixes(manifest, release, sqliteKeys);
   const meanBody = mix.reduce((a, r) => a + r.bytes, 0) / mix.length;
   const distinct = new Map(mix.map((r) => [r.url, r]));
-  log(`mix: ${mix.length} requests, ${distinct.size} distinct URLs, ${fmt(100 * (1 - listMix.length / mix.length), 1)}% details, mean body ${fmt(meanBody / 1024, 1)} KB; composed mix: ${new Set(composed.map((r) => r.url)).size} distinct URLs`);
+  log(
+    `mix: ${mix.length} requests, ${distinct.size} distinct URLs, ${fmt(100 * (1 - listMix.length / mix.length), 1)}% details, mean body ${fmt(meanBody / 1024, 1)} KB; composed mix: ${new Set(composed.map((r) => r.url)).size} distinct URLs`,
+  );
   const files = {
-    nokey: path.join(tmp, 'mix-nokey.tsv'), sqlite: path.join(tmp, 'mix-sqlite.tsv'), redis: path.join(tmp, 'mix-redis.tsv'),
-    lists: path.join(tmp, 'lists-sqlite.tsv'), composed: path.join(tmp, 'composed-sqlite.tsv'),
+    nokey: path.join(tmp, 'mix-nokey.tsv'),
+    sqlite: path.join(tmp, 'mix-sqlite.tsv'),
+    redis: path.join(tmp, 'mix-redis.tsv'),
+    lists: path.join(tmp, 'lists-sqlite.tsv'),
+    composed: path.join(tmp, 'composed-sqlite.tsv'),
   };
   // nginx and the bare server get the same requests with the same header bytes (a key they ignore).
   writeTsv(files.nokey, mix, sqliteKeys);
@@ -485,40 +721,78 @@ async function main() {
   if (redisKeys) writeTsv(files.redis, mix, redisKeys);
   writeTsv(files.lists, listMix, sqliteKeys);
   writeTsv(files.composed, composed, sqliteKeys);
-  writeFileSync(path.join(tmp, 'urls.json'), JSON.stringify([...distinct.values()].map((r) => [r.url, path.join(release, r.file)])));
-  writeFileSync(path.join(tmp, 'map.conf'), [...distinct.values()].map((r) => `"${r.url}" "/${r.file}";`).join('\n') + '\n');
+  writeFileSync(
+    path.join(tmp, 'urls.json'),
+    JSON.stringify([...distinct.values()].map((r) => [r.url, path.join(release, r.file)])),
+  );
+  writeFileSync(
+    path.join(tmp, 'map.conf'),
+    `${[...distinct.values()].map((r) => `"${r.url}" "/${r.file}";`).join('\n')}\n`,
+  );
 
   // Servers: all up at once, loaded one at a time.
   const servers = [];
-  const add = async (name, start) => { if (want(name)) servers.push({ name, ...(await start()) }); };
+  const add = async (name, start) => {
+    if (want(name)) servers.push({ name, ...(await start()) });
+  };
   const gateway = async (name, store, extra = []) => {
     const port = await freePort();
-    const child = await startProcess(name, process.execPath, serveArgs(port, store, extra), { ready: /listening on http/ });
-    return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], tsv: store === sqliteUrl ? files.sqlite : files.redis, keys: store === sqliteUrl ? sqliteKeys : redisKeys };
+    const child = await startProcess(name, process.execPath, serveArgs(port, store, extra), {
+      ready: /listening on http/,
+    });
+    return {
+      url: `http://127.0.0.1:${port}`,
+      pids: () => [child.pid],
+      tsv: store === sqliteUrl ? files.sqlite : files.redis,
+      keys: store === sqliteUrl ? sqliteKeys : redisKeys,
+    };
   };
   await add('nginx', async () => {
     const port = await freePort();
     const conf = readFileSync(path.join(BENCH, 'nginx.conf.template'), 'utf8')
-      .replaceAll('{{WORKERS}}', String(os.cpus().length)).replaceAll('{{TMP}}', tmp).replaceAll('{{PORT}}', String(port))
-      .replaceAll('{{ROOT}}', release).replaceAll('{{MAP_HASH_MAX}}', String(2 ** Math.ceil(Math.log2(distinct.size * 2 + 1024))));
+      .replaceAll('{{WORKERS}}', String(os.cpus().length))
+      .replaceAll('{{TMP}}', tmp)
+      .replaceAll('{{PORT}}', String(port))
+      .replaceAll('{{ROOT}}', release)
+      .replaceAll('{{MAP_HASH_MAX}}', String(2 ** Math.ceil(Math.log2(distinct.size * 2 + 1024))));
     const confFile = path.join(tmp, 'nginx.conf');
     writeFileSync(confFile, conf);
-    const child = await startProcess('nginx', 'nginx', ['-p', tmp, '-e', path.join(tmp, 'nginx-error.log'), '-c', confFile], { port });
+    const child = await startProcess(
+      'nginx',
+      'nginx',
+      ['-p', tmp, '-e', path.join(tmp, 'nginx-error.log'), '-c', confFile],
+      { port },
+    );
     return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], tsv: files.nokey, keys: sqliteKeys };
   });
   await add('bare', async () => {
     const port = await freePort();
-    const child = await startProcess('bare', process.execPath, [path.join(BENCH, 'bare-server.mjs'), String(port), path.join(tmp, 'urls.json')], { ready: /listening on http/ });
+    const child = await startProcess(
+      'bare',
+      process.execPath,
+      [path.join(BENCH, 'bare-server.mjs'), String(port), path.join(tmp, 'urls.json')],
+      { ready: /listening on http/ },
+    );
     return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], tsv: files.nokey, keys: sqliteKeys };
   });
   await add('bare-hdr', async () => {
     const port = await freePort();
-    const child = await startProcess('bare-hdr', process.execPath, [path.join(BENCH, 'bare-server.mjs'), String(port), path.join(tmp, 'urls.json'), 'headers'], { ready: /listening on http/ });
+    const child = await startProcess(
+      'bare-hdr',
+      process.execPath,
+      [path.join(BENCH, 'bare-server.mjs'), String(port), path.join(tmp, 'urls.json'), 'headers'],
+      { ready: /listening on http/ },
+    );
     return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], tsv: files.nokey, keys: sqliteKeys };
   });
   await add('bare-quota', async () => {
     const port = await freePort();
-    const child = await startProcess('bare-quota', process.execPath, [path.join(BENCH, 'bare-server.mjs'), String(port), path.join(tmp, 'urls.json'), 'quota'], { ready: /listening on http/ });
+    const child = await startProcess(
+      'bare-quota',
+      process.execPath,
+      [path.join(BENCH, 'bare-server.mjs'), String(port), path.join(tmp, 'urls.json'), 'quota'],
+      { ready: /listening on http/ },
+    );
     return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], tsv: files.sqlite, keys: sqliteKeys };
   });
   await add('sqlite', () => gateway('sqlite', sqliteUrl));
@@ -553,7 +827,15 @@ async function main() {
     await prime(sq, composed, sqliteKeys);
     for (let rep = 0; rep < O.reps; rep++) {
       const order = rep % 2 ? ['composed', 'lists'] : ['lists', 'composed'];
-      for (const k of order) crow.push({ rep, ...(await load({ ...sq, name: k === 'lists' ? 'prebuilt lists' : 'composed lists' }, files[k], `${k} #${rep + 1}`)) });
+      for (const k of order)
+        crow.push({
+          rep,
+          ...(await load(
+            { ...sq, name: k === 'lists' ? 'prebuilt lists' : 'composed lists' },
+            files[k],
+            `${k} #${rep + 1}`,
+          )),
+        });
     }
   }
 
@@ -563,13 +845,21 @@ async function main() {
   let sweep = null;
   if (O.composed && sq) {
     const reqs = [];
-    for (const lane of ['verified', 'provisional', 'all']) for (const d of [false, true]) for (const locale of ['en', 'zh', 'ru'])
-      for (let m = 0; m < 8; m++) reqs.push({ url: `/api/v1/models${query({ lane, includeDisplayOnly: d, locale, include: INCLUDE_ORDER.filter((_, i) => m & (1 << i)).join(',') || undefined, page_size: 7 })}`, key: 0 });
+    for (const lane of ['verified', 'provisional', 'all'])
+      for (const d of [false, true])
+        for (const locale of ['en', 'zh', 'ru'])
+          for (let m = 0; m < 8; m++)
+            reqs.push({
+              url: `/api/v1/models${query({ lane, includeDisplayOnly: d, locale, include: INCLUDE_ORDER.filter((_, i) => m & (1 << i)).join(',') || undefined, page_size: 7 })}`,
+              key: 0,
+            });
     const before = sq.pids().map(treeMem)[0];
     await prime(sq, reqs, sqliteKeys);
     await sleep(1000);
     sweep = { requests: reqs.length, before, after: sq.pids().map(treeMem)[0] };
-    log(`every list variant (${reqs.length} composed pages): RSS ${fmt(before.rssMB)} -> ${fmt(sweep.after.rssMB)} MB, peak ${fmt(sweep.after.hwmMB)} MB`);
+    log(
+      `every list variant (${reqs.length} composed pages): RSS ${fmt(before.rssMB)} -> ${fmt(sweep.after.rssMB)} MB, peak ${fmt(sweep.after.hwmMB)} MB`,
+    );
   }
 
   // Optional: profile the SQLite gateway under the same load (after the measurements: a profiled server is slower).
@@ -577,7 +867,12 @@ async function main() {
   if (O.profile) {
     const dir = path.join(O.out, `prof-${stamp()}`);
     const port = await freePort();
-    const child = await startProcess('sqlite-prof', process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...serveArgs(port, sqliteUrl)], { ready: /listening on http/ });
+    const child = await startProcess(
+      'sqlite-prof',
+      process.execPath,
+      ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...serveArgs(port, sqliteUrl)],
+      { ready: /listening on http/ },
+    );
     const ps = { name: 'sqlite (profiled)', url: `http://127.0.0.1:${port}`, pids: () => [child.pid] };
     await prime(ps, mix, sqliteKeys);
     const from = Number(process.hrtime.bigint() / 1000n);
@@ -590,7 +885,16 @@ async function main() {
     if (f) profile = { file: path.join(dir, f), ...summarizeProfile(path.join(dir, f), { from, to }) };
   }
 
-  report({ rows, crow, sweep, profile, meanBody, distinct: distinct.size, composedDistinct: new Set(composed.map((r) => r.url)).size, elapsed: (Date.now() - t0) / 1000 });
+  report({
+    rows,
+    crow,
+    sweep,
+    profile,
+    meanBody,
+    distinct: distinct.size,
+    composedDistinct: new Set(composed.map((r) => r.url)).size,
+    elapsed: (Date.now() - t0) / 1000,
+  });
 }
 
 function realpathRelease() {
@@ -602,70 +906,235 @@ const stamp = () => new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
 function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistinct, elapsed }) {
   const names = [...new Set(rows.map((r) => r.server))];
   const S = Object.fromEntries(names.map((n) => [n, summarize(rows, n)]));
-  const bare = S.bare, nginx = S.nginx;
+  const bare = S.bare,
+    nginx = S.nginx;
   const L = [];
   const p = (s = '') => L.push(s);
   const cpuModel = os.cpus()[0]?.model ?? '?';
   p(`modelpub gateway benchmark, ${new Date().toISOString()}`);
-  p(`machine: ${os.cpus().length} x ${cpuModel}, ${fmt(os.totalmem() / 2 ** 30, 1)} GB, Linux ${os.release()}, Node ${process.version}; load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  const git = (a) => { try { return execFileSync('git', a, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim(); } catch { return '?'; } };
-  p(`code: commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) ? ' + uncommitted changes in src/' : ''}, lib/ as compiled; publication ${O.pub}; modelpub serve run as node ${O.nodeFlags.join(' ')}`);
-  p(`load: wrk -t${O.threads} -c${O.connections} -d${O.duration}s --latency (after a ${O.warmup} s warm-up; each server first loaded ${O.settle} s unmeasured), ${O.reps} repetitions alternating between servers; medians`);
-  p(`mix: ${O.mixSize} requests (seed ${O.seed}), ${distinct} distinct URLs, 80% details / 20% list pages (Zipf s=${ZIPF_S}), mean body ${fmt(meanBody / 1024, 1)} KB, ${O.keys} keys (Zipf), quota ${O.quota}/key/day`);
+  p(
+    `machine: ${os.cpus().length} x ${cpuModel}, ${fmt(os.totalmem() / 2 ** 30, 1)} GB, Linux ${os.release()}, Node ${process.version}; load average at the end ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  const git = (a) => {
+    try {
+      return execFileSync('git', a, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim();
+    } catch {
+      return '?';
+    }
+  };
+  p(
+    `code: commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) ? ' + uncommitted changes in src/' : ''}, lib/ as compiled; publication ${O.pub}; modelpub serve run as node ${O.nodeFlags.join(' ')}`,
+  );
+  p(
+    `load: wrk -t${O.threads} -c${O.connections} -d${O.duration}s --latency (after a ${O.warmup} s warm-up; each server first loaded ${O.settle} s unmeasured), ${O.reps} repetitions alternating between servers; medians`,
+  );
+  p(
+    `mix: ${O.mixSize} requests (seed ${O.seed}), ${distinct} distinct URLs, 80% details / 20% list pages (Zipf s=${ZIPF_S}), mean body ${fmt(meanBody / 1024, 1)} KB, ${O.keys} keys (Zipf), quota ${O.quota}/key/day`,
+  );
   p();
   const ratio = (s, b) => (s && b ? fmt(s.rps / b.rps, 2) : '-');
-  const range = (a, b) => { const r = paired(rows, a, b); return r.length ? `${fmt(Math.min(...r), 2)}-${fmt(Math.max(...r), 2)}` : '-'; };
-  p(table(['server', 'req/s', 'p50 ms', 'p99 ms', 'MB/s', 'RSS MB', 'HWM MB', 'x bare', '(per rep)', 'x nginx', 'us cpu/req', 'cpu srv', 'cpu wrk', 'cpu other', 'errors'],
-    names.map((n) => { const s = S[n]; return [n, fmt(s.rps), fmt(s.p50, 2), fmt(s.p99, 2), fmt(s.mbps), fmt(s.rssMB), fmt(s.hwmMB), ratio(s, bare), n === 'bare' ? '' : range(n, 'bare'), ratio(s, nginx), fmt(s.usPerReq, 1), fmt(s.serverCpu, 2), fmt(s.wrkCpu, 2), fmt(s.otherCpu, 2), String(s.non2xx)]; })));
-  p('(us cpu/req: CPU time of the server process tree per answered request, user + system; cpu columns: cores used during the measured run by the server tree, by wrk, and by everything else on the machine (other engineers\' jobs: noise); RSS summed over the process tree after the last run, HWM the peak; nginx = master + workers; errors = non-2xx answers + socket errors)');
+  const range = (a, b) => {
+    const r = paired(rows, a, b);
+    return r.length ? `${fmt(Math.min(...r), 2)}-${fmt(Math.max(...r), 2)}` : '-';
+  };
+  p(
+    table(
+      [
+        'server',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'MB/s',
+        'RSS MB',
+        'HWM MB',
+        'x bare',
+        '(per rep)',
+        'x nginx',
+        'us cpu/req',
+        'cpu srv',
+        'cpu wrk',
+        'cpu other',
+        'errors',
+      ],
+      names.map((n) => {
+        const s = S[n];
+        return [
+          n,
+          fmt(s.rps),
+          fmt(s.p50, 2),
+          fmt(s.p99, 2),
+          fmt(s.mbps),
+          fmt(s.rssMB),
+          fmt(s.hwmMB),
+          ratio(s, bare),
+          n === 'bare' ? '' : range(n, 'bare'),
+          ratio(s, nginx),
+          fmt(s.usPerReq, 1),
+          fmt(s.serverCpu, 2),
+          fmt(s.wrkCpu, 2),
+          fmt(s.otherCpu, 2),
+          String(s.non2xx),
+        ];
+      }),
+    ),
+  );
+  p(
+    "(us cpu/req: CPU time of the server process tree per answered request, user + system; cpu columns: cores used during the measured run by the server tree, by wrk, and by everything else on the machine (other engineers' jobs: noise); RSS summed over the process tree after the last run, HWM the peak; nginx = master + workers; errors = non-2xx answers + socket errors)",
+  );
   p();
   p('every run, in order:');
-  p(table(['run', 'req/s', 'p50 ms', 'p99 ms', 'RSS MB', 'us cpu/req', 'cpu srv', 'cpu other', 'errors'], [...rows, ...crow].map((r) => [r.label, fmt(r.rps), fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.rssMB), fmt((1e6 * r.serverCpu) / r.rps, 1), fmt(r.serverCpu, 2), fmt(r.otherCpu, 2), String(r.non2xx + r.sockErrors)])));
+  p(
+    table(
+      ['run', 'req/s', 'p50 ms', 'p99 ms', 'RSS MB', 'us cpu/req', 'cpu srv', 'cpu other', 'errors'],
+      [...rows, ...crow].map((r) => [
+        r.label,
+        fmt(r.rps),
+        fmt(r.p50, 2),
+        fmt(r.p99, 2),
+        fmt(r.rssMB),
+        fmt((1e6 * r.serverCpu) / r.rps, 1),
+        fmt(r.serverCpu, 2),
+        fmt(r.otherCpu, 2),
+        String(r.non2xx + r.sockErrors),
+      ]),
+    ),
+  );
   p();
 
   const C = { lists: summarize(crow, 'prebuilt lists'), composed: summarize(crow, 'composed lists') };
   if (C.lists && C.composed) {
-    p(`composed answers (sqlite gateway, one process): ${composedDistinct} distinct URLs (q=, page_size 7/20/100) vs the prebuilt list pages of the mix`);
-    p(table(['requests', 'req/s', 'p50 ms', 'p99 ms', 'MB/s', 'RSS MB', 'us cpu/req', 'x prebuilt', '(per rep)'], [C.lists, C.composed].map((s) => [s.name, fmt(s.rps), fmt(s.p50, 2), fmt(s.p99, 2), fmt(s.mbps), fmt(s.rssMB), fmt(s.usPerReq, 1), fmt(s.rps / C.lists.rps, 2), s === C.lists ? '' : (() => { const r = paired(crow, 'composed lists', 'prebuilt lists'); return r.length ? `${fmt(Math.min(...r), 2)}-${fmt(Math.max(...r), 2)}` : '-'; })()])));
+    p(
+      `composed answers (sqlite gateway, one process): ${composedDistinct} distinct URLs (q=, page_size 7/20/100) vs the prebuilt list pages of the mix`,
+    );
+    p(
+      table(
+        ['requests', 'req/s', 'p50 ms', 'p99 ms', 'MB/s', 'RSS MB', 'us cpu/req', 'x prebuilt', '(per rep)'],
+        [C.lists, C.composed].map((s) => [
+          s.name,
+          fmt(s.rps),
+          fmt(s.p50, 2),
+          fmt(s.p99, 2),
+          fmt(s.mbps),
+          fmt(s.rssMB),
+          fmt(s.usPerReq, 1),
+          fmt(s.rps / C.lists.rps, 2),
+          s === C.lists
+            ? ''
+            : (() => {
+                const r = paired(crow, 'composed lists', 'prebuilt lists');
+                return r.length ? `${fmt(Math.min(...r), 2)}-${fmt(Math.max(...r), 2)}` : '-';
+              })(),
+        ]),
+      ),
+    );
     p();
   }
 
   const goals = [];
   const goal = (text, ok, detail) => goals.push({ text, status: ok === null ? 'n/a' : ok ? 'PASS' : 'MISS', detail });
   if (bare) {
-    for (const [n, min] of [['sqlite', 0.8], ['redis', 0.75]]) {
+    for (const [n, min] of [
+      ['sqlite', 0.8],
+      ['redis', 0.75],
+    ]) {
       if (!S[n]) continue;
-      goal(`${n}: req/s >= ${min} x bare`, S[n].rps / bare.rps >= min, `${fmt(S[n].rps / bare.rps, 2)} (per rep ${range(n, 'bare')})`);
-      goal(`${n}: p99 <= 1.5 x bare's p99`, S[n].p99 <= 1.5 * bare.p99, `${fmt(S[n].p99, 2)} ms vs ${fmt(bare.p99, 2)} ms = ${fmt(S[n].p99 / bare.p99, 2)}x`);
+      goal(
+        `${n}: req/s >= ${min} x bare`,
+        S[n].rps / bare.rps >= min,
+        `${fmt(S[n].rps / bare.rps, 2)} (per rep ${range(n, 'bare')})`,
+      );
+      goal(
+        `${n}: p99 <= 1.5 x bare's p99`,
+        S[n].p99 <= 1.5 * bare.p99,
+        `${fmt(S[n].p99, 2)} ms vs ${fmt(bare.p99, 2)} ms = ${fmt(S[n].p99 / bare.p99, 2)}x`,
+      );
     }
   }
   const hdr = S['bare-hdr'];
-  if (hdr) for (const n of ['sqlite', 'redis']) if (S[n]) goal(`${n}: req/s vs bare-hdr (info: same response headers, no gateway work)`, null, `${fmt(S[n].rps / hdr.rps, 2)} (per rep ${range(n, 'bare-hdr')}); bare-hdr = ${fmt(hdr.rps / (bare?.rps ?? NaN), 2)} x bare`);
+  if (hdr)
+    for (const n of ['sqlite', 'redis'])
+      if (S[n])
+        goal(
+          `${n}: req/s vs bare-hdr (info: same response headers, no gateway work)`,
+          null,
+          `${fmt(S[n].rps / hdr.rps, 2)} (per rep ${range(n, 'bare-hdr')}); bare-hdr = ${fmt(hdr.rps / (bare?.rps ?? NaN), 2)} x bare`,
+        );
   const ref = S['bare-quota'];
-  if (ref) for (const n of ['sqlite', 'redis']) if (S[n]) goal(`${n}: req/s vs bare-quota (info: the issue's reference, key check + counter in a Map, same headers)`, null, `${fmt(S[n].rps / ref.rps, 2)} (per rep ${range(n, 'bare-quota')}); bare-quota = ${fmt(ref.rps / (bare?.rps ?? NaN), 2)} x bare (the issue measured 0.86)`);
-  if (C.lists && C.composed) goal('composed lists >= 0.5 x prebuilt list rate', C.composed.rps / C.lists.rps >= 0.5, fmt(C.composed.rps / C.lists.rps, 2));
-  for (const n of ['sqlite', 'redis']) if (S[n]) goal(`${n}: RSS < 400 MB (peak, one process)`, S[n].hwmMB < 400, `${fmt(S[n].hwmMB)} MB`);
-  if (sweep) goal('sqlite: RSS < 400 MB after lists, composed and every list variant', sweep.after.hwmMB < 400, `${fmt(sweep.after.rssMB)} MB (peak ${fmt(sweep.after.hwmMB)} MB; ${fmt(sweep.before.rssMB)} MB before the ${sweep.requests} variant pages)`);
-  for (const n of ['sqlite-w2', 'redis-w2']) if (S[n]) goal(`${n}: RSS (info: primary + 2 workers, each its own cache)`, null, `${fmt(S[n].hwmMB)} MB peak, summed`);
+  if (ref)
+    for (const n of ['sqlite', 'redis'])
+      if (S[n])
+        goal(
+          `${n}: req/s vs bare-quota (info: the issue's reference, key check + counter in a Map, same headers)`,
+          null,
+          `${fmt(S[n].rps / ref.rps, 2)} (per rep ${range(n, 'bare-quota')}); bare-quota = ${fmt(ref.rps / (bare?.rps ?? NaN), 2)} x bare (the issue measured 0.86)`,
+        );
+  if (C.lists && C.composed)
+    goal(
+      'composed lists >= 0.5 x prebuilt list rate',
+      C.composed.rps / C.lists.rps >= 0.5,
+      fmt(C.composed.rps / C.lists.rps, 2),
+    );
+  for (const n of ['sqlite', 'redis'])
+    if (S[n]) goal(`${n}: RSS < 400 MB (peak, one process)`, S[n].hwmMB < 400, `${fmt(S[n].hwmMB)} MB`);
+  if (sweep)
+    goal(
+      'sqlite: RSS < 400 MB after lists, composed and every list variant',
+      sweep.after.hwmMB < 400,
+      `${fmt(sweep.after.rssMB)} MB (peak ${fmt(sweep.after.hwmMB)} MB; ${fmt(sweep.before.rssMB)} MB before the ${sweep.requests} variant pages)`,
+    );
+  for (const n of ['sqlite-w2', 'redis-w2'])
+    if (S[n])
+      goal(`${n}: RSS (info: primary + 2 workers, each its own cache)`, null, `${fmt(S[n].hwmMB)} MB peak, summed`);
   p('goals:');
   for (const g of goals) p(`  ${g.status.padEnd(4)}  ${g.text.padEnd(55)} ${g.detail}`);
   p();
-  for (const [w2, w1] of [['sqlite-w2', 'sqlite'], ['redis-w2', 'redis']]) {
-    if (S[w2] && S[w1]) p(`--workers 2 (${w1}): ${fmt(S[w2].rps)} req/s = ${fmt(S[w2].rps / S[w1].rps, 2)} x one process (per rep ${range(w2, w1)})${bare ? `, ${fmt(S[w2].rps / bare.rps, 2)} x bare` : ''}, p99 ${fmt(S[w2].p99, 2)} ms, RSS ${fmt(S[w2].rssMB)} MB`);
+  for (const [w2, w1] of [
+    ['sqlite-w2', 'sqlite'],
+    ['redis-w2', 'redis'],
+  ]) {
+    if (S[w2] && S[w1])
+      p(
+        `--workers 2 (${w1}): ${fmt(S[w2].rps)} req/s = ${fmt(S[w2].rps / S[w1].rps, 2)} x one process (per rep ${range(w2, w1)})${bare ? `, ${fmt(S[w2].rps / bare.rps, 2)} x bare` : ''}, p99 ${fmt(S[w2].p99, 2)} ms, RSS ${fmt(S[w2].rssMB)} MB`,
+      );
   }
   if (profile) {
     p();
-    p(`profile of the sqlite gateway under the mix (self time, top ${profile.top.length}, ${profile.windowed ? `warm-up and measured run only` : 'whole process'}, ${fmt(profile.totalMs)} ms sampled): ${profile.file}`);
-    p(table(['self %', 'self ms', 'function'], profile.top.map((t) => [fmt(t.pct, 1), fmt(t.ms), t.fn])));
+    p(
+      `profile of the sqlite gateway under the mix (self time, top ${profile.top.length}, ${profile.windowed ? `warm-up and measured run only` : 'whole process'}, ${fmt(profile.totalMs)} ms sampled): ${profile.file}`,
+    );
+    p(
+      table(
+        ['self %', 'self ms', 'function'],
+        profile.top.map((t) => [fmt(t.pct, 1), fmt(t.ms), t.fn]),
+      ),
+    );
   }
   p();
   p(`elapsed ${fmt(elapsed)} s`);
   const text = L.join('\n');
   console.log(text);
   const base = path.join(O.out, `gateway-${stamp()}`);
-  writeFileSync(`${base}.txt`, text + '\n');
-  writeFileSync(`${base}.json`, JSON.stringify({ options: O, rows, composed: crow, sweep, summary: S, composedSummary: C, goals, profile }, null, 2));
+  writeFileSync(`${base}.txt`, `${text}\n`);
+  writeFileSync(
+    `${base}.json`,
+    JSON.stringify(
+      { options: O, rows, composed: crow, sweep, summary: S, composedSummary: C, goals, profile },
+      null,
+      2,
+    ),
+  );
   console.log(`results: ${base}.txt, ${base}.json`);
 }
 
-main().then(() => process.exit(0), (e) => { console.error(e?.stack ?? e); process.exit(1); });
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e?.stack ?? e);
+    process.exit(1);
+  },
+);

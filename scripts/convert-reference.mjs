@@ -27,7 +27,9 @@ function parseArgs(argv) {
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
     if (flag === '--reference' || flag === '--data') {
       const value = inline ?? argv[++i];
       if (!value) throw new Error(`${flag} needs a directory`);
@@ -35,7 +37,9 @@ function parseArgs(argv) {
     } else if (flag === '--help' || flag === '-h') {
       opts.help = true;
     } else {
-      throw new Error(`unknown argument ${JSON.stringify(arg)}; usage: node scripts/convert-reference.mjs [--reference DIR] [--data DIR]`);
+      throw new Error(
+        `unknown argument ${JSON.stringify(arg)}; usage: node scripts/convert-reference.mjs [--reference DIR] [--data DIR]`,
+      );
     }
   }
   return opts;
@@ -48,7 +52,10 @@ function parseArgs(argv) {
 function canonicalJson(value) {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -88,7 +95,8 @@ function toUtcInstant(value) {
 /** A measurement timestamp: zone-less reference timestamps are UTC, so "Z" is appended. */
 function toZonedInstant(value) {
   if (/(Z|[+-]\d{2}:?\d{2})$/.test(value)) return value;
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(value)) throw new Error(`not a timestamp: ${JSON.stringify(value)}`);
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(value))
+    throw new Error(`not a timestamp: ${JSON.stringify(value)}`);
   return `${value}Z`;
 }
 
@@ -141,7 +149,8 @@ const GENERATED_SOURCE = {
   url: 'https://modelpub.dev',
   license: 'MIT',
   redistributable: true,
-  attribution: 'Model descriptions in English, Simplified Chinese and Russian written by modelpub (scripts/convert-reference.mjs) from the models.dev catalog facts',
+  attribution:
+    'Model descriptions in English, Simplified Chinese and Russian written by modelpub (scripts/convert-reference.mjs) from the models.dev catalog facts',
 };
 
 function sourceId(referenceName) {
@@ -232,12 +241,20 @@ const HEADLINE = {
   aider: (b, m) => b === 'Aider Polyglot' && m === 'pass_rate_2',
   evalplus: (b) => b === 'HumanEval+' || b === 'MBPP+',
   livebench: () => false,
-  'models.dev': (b) => ['SWE-Bench Verified', 'Aider Polyglot', 'Terminal-Bench', 'Artificial Analysis Coding Index'].includes(b),
+  'models.dev': (b) =>
+    ['SWE-Bench Verified', 'Aider Polyglot', 'Terminal-Bench', 'Artificial Analysis Coding Index'].includes(b),
 };
 const UNITS = {
-  percent: 'percent', 'percent correct': 'percent', 'percent resolved': 'percent', resolved: 'percent',
-  'resolve rate': 'percent', 'pass@1': 'percent', 'average pass@1': 'percent', 'success rate': 'percent',
-  score: 'score', 'score (0-100)': 'score',
+  percent: 'percent',
+  'percent correct': 'percent',
+  'percent resolved': 'percent',
+  resolved: 'percent',
+  'resolve rate': 'percent',
+  'pass@1': 'percent',
+  'average pass@1': 'percent',
+  'success rate': 'percent',
+  score: 'score',
+  'score (0-100)': 'score',
   index: 'index',
   usd: 'usd',
   seconds: 'seconds',
@@ -245,7 +262,10 @@ const UNITS = {
 
 function unitOf(row) {
   const unit = UNITS[String(row.unit).toLowerCase()];
-  if (!unit) throw new Error(`unknown unit ${JSON.stringify(row.unit)} for ${row.source} ${row.benchmark} ${row.metric}: add it to UNITS`);
+  if (!unit)
+    throw new Error(
+      `unknown unit ${JSON.stringify(row.unit)} for ${row.source} ${row.benchmark} ${row.metric}: add it to UNITS`,
+    );
   return unit;
 }
 
@@ -258,15 +278,27 @@ function metricFor(row) {
     // The legacy editing benchmark's name carries a parenthetical note; the key leaves it out, the label keeps it.
     const base = slugify(benchmark.replace(/\s*\(.*\)\s*$/, ''));
     return {
-      key: `${base}.${slugify(metric)}`, label: `${benchmark} ${m.label}`, benchmark, group: m.group,
-      unit: unitOf(row), higher_is_better: !m.lowerIsBetter, aggregate: false, headline: HEADLINE.aider(benchmark, metric),
+      key: `${base}.${slugify(metric)}`,
+      label: `${benchmark} ${m.label}`,
+      benchmark,
+      group: m.group,
+      unit: unitOf(row),
+      higher_is_better: !m.lowerIsBetter,
+      aggregate: false,
+      headline: HEADLINE.aider(benchmark, metric),
     };
   }
   if (source === 'evalplus') {
     if (metric !== 'pass@1') throw new Error(`unexpected evalplus metric ${JSON.stringify(metric)}`);
     return {
-      key: `evalplus.${slugify(benchmark)}`, label: `${benchmark} pass@1`, benchmark, group: 'coding',
-      unit: unitOf(row), higher_is_better: true, aggregate: false, headline: HEADLINE.evalplus(benchmark, metric),
+      key: `evalplus.${slugify(benchmark)}`,
+      label: `${benchmark} pass@1`,
+      benchmark,
+      group: 'coding',
+      unit: unitOf(row),
+      higher_is_better: true,
+      aggregate: false,
+      headline: HEADLINE.evalplus(benchmark, metric),
     };
   }
   if (source === 'livebench') {
@@ -275,26 +307,45 @@ function metricFor(row) {
     if (!group) throw new Error(`unknown LiveBench category ${JSON.stringify(category)} for task ${metric}`);
     const task = LIVEBENCH_TASK_LABELS[metric] ?? metric.replace(/_/g, ' ');
     return {
-      key: `${slugify(benchmark)}.${slugify(metric)}`, label: `${benchmark}: ${task[0].toUpperCase()}${task.slice(1)}`, benchmark, group,
-      unit: unitOf(row), higher_is_better: true, aggregate: false, headline: false,
+      key: `${slugify(benchmark)}.${slugify(metric)}`,
+      label: `${benchmark}: ${task[0].toUpperCase()}${task.slice(1)}`,
+      benchmark,
+      group,
+      unit: unitOf(row),
+      higher_is_better: true,
+      aggregate: false,
+      headline: false,
     };
   }
   if (source === 'models.dev') {
     const group = MODELS_DEV_GROUPS.find(([re]) => re.test(benchmark))?.[1];
-    if (!group) throw new Error(`no group for models.dev benchmark ${JSON.stringify(benchmark)}: add it to MODELS_DEV_GROUPS`);
+    if (!group)
+      throw new Error(`no group for models.dev benchmark ${JSON.stringify(benchmark)}: add it to MODELS_DEV_GROUPS`);
     const aggregate = /^Artificial Analysis .*Index$/.test(benchmark);
     const headline = HEADLINE['models.dev'](benchmark, metric);
     if (metric == null) {
       // A few rows cite a bare number without a metric or unit; they are kept as percentages when they lie in 0..100.
       if (!(row.value >= 0 && row.value <= 100)) return { drop: 'no metric or unit, value outside 0..100' };
       return {
-        key: `models-dev.${slugify(benchmark)}`, label: `${benchmark} (cited by models.dev)`, benchmark, group,
-        unit: 'percent', higher_is_better: true, aggregate, headline,
+        key: `models-dev.${slugify(benchmark)}`,
+        label: `${benchmark} (cited by models.dev)`,
+        benchmark,
+        group,
+        unit: 'percent',
+        higher_is_better: true,
+        aggregate,
+        headline,
       };
     }
     return {
-      key: `models-dev.${slugify(benchmark)}.${slugify(metric)}`, label: `${benchmark}, ${metric} (cited by models.dev)`, benchmark, group,
-      unit: unitOf(row), higher_is_better: true, aggregate, headline,
+      key: `models-dev.${slugify(benchmark)}.${slugify(metric)}`,
+      label: `${benchmark}, ${metric} (cited by models.dev)`,
+      benchmark,
+      group,
+      unit: unitOf(row),
+      higher_is_better: true,
+      aggregate,
+      headline,
     };
   }
   throw new Error(`unknown benchmark source ${JSON.stringify(source)}`);
@@ -304,15 +355,64 @@ function metricFor(row) {
 // Descriptions (en, zh, ru), written from the catalog facts
 
 const MODALITY_ORDER = ['text', 'image', 'audio', 'video', 'pdf'];
-const MONTHS_EN = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-const MONTHS_RU_GEN = ['января', 'февраля', 'марта', 'апреля', 'мая', 'июня', 'июля', 'августа', 'сентября', 'октября', 'ноября', 'декабря'];
-const MONTHS_RU_PREP = ['январе', 'феврале', 'марте', 'апреле', 'мае', 'июне', 'июле', 'августе', 'сентябре', 'октябре', 'ноябре', 'декабре'];
+const MONTHS_EN = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+const MONTHS_RU_GEN = [
+  'января',
+  'февраля',
+  'марта',
+  'апреля',
+  'мая',
+  'июня',
+  'июля',
+  'августа',
+  'сентября',
+  'октября',
+  'ноября',
+  'декабря',
+];
+const MONTHS_RU_PREP = [
+  'январе',
+  'феврале',
+  'марте',
+  'апреле',
+  'мае',
+  'июне',
+  'июле',
+  'августе',
+  'сентябре',
+  'октябре',
+  'ноябре',
+  'декабре',
+];
 
 const KINDS = {
   language: { en: 'language model', zh: '语言模型', ru: 'языковая модель', tokens: 'both' },
   multimodal: { en: 'multimodal model', zh: '多模态模型', ru: 'мультимодальная модель', tokens: 'both' },
-  embedding: { en: 'embedding model', zh: '文本嵌入模型', ru: 'модель для построения векторных представлений (эмбеддингов)', tokens: 'context' },
-  rerank: { en: 'reranking model', zh: '重排序模型', ru: 'модель для переранжирования результатов поиска', tokens: 'context' },
+  embedding: {
+    en: 'embedding model',
+    zh: '文本嵌入模型',
+    ru: 'модель для построения векторных представлений (эмбеддингов)',
+    tokens: 'context',
+  },
+  rerank: {
+    en: 'reranking model',
+    zh: '重排序模型',
+    ru: 'модель для переранжирования результатов поиска',
+    tokens: 'context',
+  },
   image: { en: 'image generation model', zh: '图像生成模型', ru: 'модель для генерации изображений', tokens: 'none' },
   video: { en: 'video generation model', zh: '视频生成模型', ru: 'модель для генерации видео', tokens: 'none' },
   tts: { en: 'text-to-speech model', zh: '语音合成模型', ru: 'модель синтеза речи', tokens: 'none' },
@@ -329,7 +429,8 @@ const MODALITY_WORDS = {
 function kindOf(model, input, output) {
   const text = `${model.slug} ${model.name}`.toLowerCase();
   if (/rerank/.test(text)) return 'rerank';
-  if (/embed/.test(text) || (model.developer_id === 'voyage' && output.length === 1 && output[0] === 'text')) return 'embedding';
+  if (/embed/.test(text) || (model.developer_id === 'voyage' && output.length === 1 && output[0] === 'text'))
+    return 'embedding';
   if (output.includes('video')) return 'video';
   if (!output.includes('text')) {
     if (output.includes('image')) return 'image';
@@ -343,7 +444,8 @@ function kindOf(model, input, output) {
   return 'multimodal';
 }
 
-const joinList = (items, conj, sep = ', ') => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(sep)}${conj}${items.at(-1)}`);
+const joinList = (items, conj, sep = ', ') =>
+  items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(sep)}${conj}${items.at(-1)}`;
 const groupThousands = (n, sep) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, sep);
 const NBSP = '\u00a0';
 /** Russian style: a (non-breaking) space groups thousands from five digits up; four-digit numbers stay whole. */
@@ -364,15 +466,20 @@ const article = (phrase) => (/^[aeio]/i.test(phrase) ? 'an' : 'a');
 function dateEn(d) {
   return d.precision === 'day' ? `on ${d.d} ${MONTHS_EN[d.m - 1]} ${d.y}` : `in ${MONTHS_EN[d.m - 1]} ${d.y}`;
 }
-const monthYearEn = (d) => (d.precision === 'day' ? `${d.d} ${MONTHS_EN[d.m - 1]} ${d.y}` : `${MONTHS_EN[d.m - 1]} ${d.y}`);
+const monthYearEn = (d) =>
+  d.precision === 'day' ? `${d.d} ${MONTHS_EN[d.m - 1]} ${d.y}` : `${MONTHS_EN[d.m - 1]} ${d.y}`;
 const dateZh = (d) => (d.precision === 'day' ? `${d.y}年${d.m}月${d.d}日` : `${d.y}年${d.m}月`);
-const dateRuReleased = (d) => (d.precision === 'day' ? `${d.d} ${MONTHS_RU_GEN[d.m - 1]} ${d.y} года` : `в ${MONTHS_RU_PREP[d.m - 1]} ${d.y} года`);
-const dateRuUntil = (d) => (d.precision === 'day' ? `до ${d.d} ${MONTHS_RU_GEN[d.m - 1]} ${d.y} года` : `до ${MONTHS_RU_GEN[d.m - 1]} ${d.y} года`);
+const dateRuReleased = (d) =>
+  d.precision === 'day' ? `${d.d} ${MONTHS_RU_GEN[d.m - 1]} ${d.y} года` : `в ${MONTHS_RU_PREP[d.m - 1]} ${d.y} года`;
+const dateRuUntil = (d) =>
+  d.precision === 'day'
+    ? `до ${d.d} ${MONTHS_RU_GEN[d.m - 1]} ${d.y} года`
+    : `до ${MONTHS_RU_GEN[d.m - 1]} ${d.y} года`;
 
 /** Chinese typesetting: a space between Han characters and adjacent Latin letters or digits. */
 function zhSpacing(s) {
   return s
-    .replace(/([\u4e00-\u9fff])([A-Za-z0-9(\[])/g, '$1 $2')
+    .replace(/([\u4e00-\u9fff])([A-Za-z0-9([])/g, '$1 $2')
     .replace(/([A-Za-z0-9)\]+.])([\u4e00-\u9fff])/g, '$1 $2');
 }
 
@@ -394,8 +501,14 @@ function describe(model, facts) {
   const kindEn = open ? `open-weight ${k.en}` : k.en;
   const en = [`${model.name} is ${article(kindEn)} ${kindEn} from ${model.developer}, released ${dateEn(release)}.`];
   {
-    const ins = joinList(input.map((m) => MODALITY_WORDS.en[m]), ' and ');
-    const outs = joinList(output.map((m) => MODALITY_WORDS.en[m]), ' and ');
+    const ins = joinList(
+      input.map((m) => MODALITY_WORDS.en[m]),
+      ' and ',
+    );
+    const outs = joinList(
+      output.map((m) => MODALITY_WORDS.en[m]),
+      ' and ',
+    );
     const tok = [];
     if (showContext) tok.push(`a context window of ${enTokens(context)}`);
     if (showOutput) tok.push(`up to ${groupThousands(maxOutput, ',')} output ${maxOutput === 1 ? 'token' : 'tokens'}`);
@@ -407,7 +520,12 @@ function describe(model, facts) {
   }
   if (features.length) {
     const words = { tool: 'tool calling', structured: 'structured output', reasoning: 'reasoning' };
-    en.push(`It supports ${joinList(features.map((f) => words[f]), ' and ')}.`);
+    en.push(
+      `It supports ${joinList(
+        features.map((f) => words[f]),
+        ' and ',
+      )}.`,
+    );
   }
   if (licence) en.push(`Its weights are released under the ${licence} license.`);
   if (cutoff) en.push(`Its knowledge cutoff is ${monthYearEn(cutoff)}.`);
@@ -417,8 +535,16 @@ function describe(model, facts) {
   // Simplified Chinese
   const zh = [`${model.name}是${model.developer}于${dateZh(release)}发布的${open ? '开放权重' : ''}${k.zh}。`];
   {
-    const ins = joinList(input.map((m) => MODALITY_WORDS.zh[m]), '和', '、');
-    const outs = joinList(output.map((m) => MODALITY_WORDS.zh[m]), '和', '、');
+    const ins = joinList(
+      input.map((m) => MODALITY_WORDS.zh[m]),
+      '和',
+      '、',
+    );
+    const outs = joinList(
+      output.map((m) => MODALITY_WORDS.zh[m]),
+      '和',
+      '、',
+    );
     const tok = [];
     if (showContext) tok.push(`上下文窗口为${zhTokens(context)}`);
     if (showOutput) tok.push(`单次最多输出${zhTokens(maxOutput)}`);
@@ -427,7 +553,13 @@ function describe(model, facts) {
   }
   if (features.length) {
     const words = { tool: '工具调用', structured: '结构化输出', reasoning: '推理' };
-    zh.push(`该模型支持${joinList(features.map((f) => words[f]), '和', '、')}。`);
+    zh.push(
+      `该模型支持${joinList(
+        features.map((f) => words[f]),
+        '和',
+        '、',
+      )}。`,
+    );
   }
   if (licence) zh.push(`其权重以${licence}许可证发布。`);
   if (cutoff) zh.push(`其知识截止日期为${dateZh(cutoff)}。`);
@@ -435,10 +567,18 @@ function describe(model, facts) {
   if (model.status === 'beta') zh.push('该模型目前处于测试（beta）阶段。');
 
   // Russian
-  const ru = [`${model.name} — ${k.ru}${open ? ' с открытыми весами' : ''} от ${model.developer}, выпущенная ${dateRuReleased(release)}.`];
+  const ru = [
+    `${model.name} — ${k.ru}${open ? ' с открытыми весами' : ''} от ${model.developer}, выпущенная ${dateRuReleased(release)}.`,
+  ];
   {
-    const ins = joinList(input.map((m) => MODALITY_WORDS.ru[m]), ' и ');
-    const outs = joinList(output.map((m) => MODALITY_WORDS.ru[m]), ' и ');
+    const ins = joinList(
+      input.map((m) => MODALITY_WORDS.ru[m]),
+      ' и ',
+    );
+    const outs = joinList(
+      output.map((m) => MODALITY_WORDS.ru[m]),
+      ' и ',
+    );
     ru.push(describeOutput ? `На вход принимает ${ins}, на выходе выдаёт ${outs}.` : `На вход принимает ${ins}.`);
     const tok = [];
     if (showContext) tok.push(`контекстное окно — ${ruTokens(context)}`);
@@ -450,7 +590,12 @@ function describe(model, facts) {
   }
   if (features.length) {
     const words = { tool: 'вызов инструментов', structured: 'структурированный вывод', reasoning: 'режим рассуждений' };
-    ru.push(`Поддерживает ${joinList(features.map((f) => words[f]), ' и ')}.`);
+    ru.push(
+      `Поддерживает ${joinList(
+        features.map((f) => words[f]),
+        ' и ',
+      )}.`,
+    );
   }
   if (licence) ru.push(`Веса распространяются по лицензии ${licence}.`);
   if (cutoff) ru.push(`Обучающие данные охватывают период ${dateRuUntil(cutoff)}.`);
@@ -535,7 +680,10 @@ function convert(opts) {
   const sources = [];
   for (const name of Object.keys(sourceBlocks).sort((a, b) => cmp(sourceId(a), sourceId(b)))) {
     const block = sourceBlocks[name];
-    const record = sourceRecord(name, name === 'models.dev' ? { ...block, licence_holder: catalog.source.licence_holder } : block);
+    const record = sourceRecord(
+      name,
+      name === 'models.dev' ? { ...block, licence_holder: catalog.source.licence_holder } : block,
+    );
     sources.push(record);
     sourceInfo[name] = { id: record.id, commitDate: block.commit_date };
   }
@@ -548,7 +696,8 @@ function convert(opts) {
   const models = [...catalog.models].sort((a, b) => cmp(a.slug, b.slug));
   const slugs = new Set();
   for (const m of models) {
-    if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(m.slug)) throw new Error(`catalog slug ${JSON.stringify(m.slug)} is not a valid slug`);
+    if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(m.slug))
+      throw new Error(`catalog slug ${JSON.stringify(m.slug)} is not a valid slug`);
     if (slugs.has(m.slug)) throw new Error(`catalog slug ${m.slug} appears twice`);
     slugs.add(m.slug);
   }
@@ -558,12 +707,14 @@ function convert(opts) {
   const coerced = { temperature: [], maxOutput: [], releaseMonth: [], updatedMonth: [], droppedModalities: [] };
   for (const m of models) {
     const release = normalizeDate(m.release_date);
-    if (!release) throw new Error(`${m.slug}: release_date ${JSON.stringify(m.release_date)} is not YYYY-MM-DD or YYYY-MM`);
+    if (!release)
+      throw new Error(`${m.slug}: release_date ${JSON.stringify(m.release_date)} is not YYYY-MM-DD or YYYY-MM`);
     if (release.precision === 'month') coerced.releaseMonth.push(m.slug);
     const updated = normalizeDate(m.last_updated) ?? release;
     if (m.last_updated && normalizeDate(m.last_updated)?.precision === 'month') coerced.updatedMonth.push(m.slug);
     const cutoff = m.knowledge_cutoff == null ? null : normalizeDate(m.knowledge_cutoff);
-    if (m.knowledge_cutoff != null && !cutoff) throw new Error(`${m.slug}: knowledge_cutoff ${JSON.stringify(m.knowledge_cutoff)} is not a date`);
+    if (m.knowledge_cutoff != null && !cutoff)
+      throw new Error(`${m.slug}: knowledge_cutoff ${JSON.stringify(m.knowledge_cutoff)} is not a date`);
     const modalities = (list) => {
       const all = list ?? [];
       const kept = MODALITY_ORDER.filter((x) => all.includes(x));
@@ -637,14 +788,29 @@ function convert(opts) {
   const benchRows = new Map(); // source id -> rows
   const dropped = { unmatched: 0, unknownSlug: 0, nonFinite: 0, unrecordedCost: 0, ambiguous: [] };
   for (const row of benchmarks.rows) {
-    if (!row.catalog_slug) { dropped.unmatched++; continue; }
-    if (!slugs.has(row.catalog_slug)) { dropped.unknownSlug++; continue; }
-    if (!isFiniteNumber(row.value)) { dropped.nonFinite++; continue; }
+    if (!row.catalog_slug) {
+      dropped.unmatched++;
+      continue;
+    }
+    if (!slugs.has(row.catalog_slug)) {
+      dropped.unknownSlug++;
+      continue;
+    }
+    if (!isFiniteNumber(row.value)) {
+      dropped.nonFinite++;
+      continue;
+    }
     // Aider's leaderboard files write 0 where a run's cost was not recorded, and its pages show "?" for it (most of
     // the legacy editing runs): kept, a 0 would rank first on a lower-is-better metric.
-    if (row.source === 'aider' && row.metric === 'total_cost' && row.value === 0) { dropped.unrecordedCost++; continue; }
+    if (row.source === 'aider' && row.metric === 'total_cost' && row.value === 0) {
+      dropped.unrecordedCost++;
+      continue;
+    }
     const metric = metricFor(row);
-    if (metric.drop) { dropped.ambiguous.push(`${row.source} ${row.benchmark} ${row.model_name}: ${metric.drop}`); continue; }
+    if (metric.drop) {
+      dropped.ambiguous.push(`${row.source} ${row.benchmark} ${row.model_name}: ${metric.drop}`);
+      continue;
+    }
     const origin = `${row.source}|${row.benchmark}|${row.metric}`;
     const prev = metricOrigin.get(metric.key);
     if (prev && prev !== origin) throw new Error(`metric key ${metric.key} would stand for both ${prev} and ${origin}`);
@@ -673,12 +839,24 @@ function convert(opts) {
   for (const id of Object.keys(speed.sources).map(sourceId)) speedRows.set(id, []);
   const speedDropped = { unmatched: 0, unknownSlug: 0, error: 0, invalid: 0 };
   for (const row of speed.rows) {
-    if (!row.catalog_slug) { speedDropped.unmatched++; continue; }
-    if (!slugs.has(row.catalog_slug)) { speedDropped.unknownSlug++; continue; }
-    if (row.error_code != null) { speedDropped.error++; continue; }
+    if (!row.catalog_slug) {
+      speedDropped.unmatched++;
+      continue;
+    }
+    if (!slugs.has(row.catalog_slug)) {
+      speedDropped.unknownSlug++;
+      continue;
+    }
+    if (row.error_code != null) {
+      speedDropped.error++;
+      continue;
+    }
     const tps = row.output_tokens_per_second;
     const ttft = row.ttft_s;
-    if (!isFiniteNumber(tps) || !isFiniteNumber(ttft) || tps < 0 || ttft < 0) { speedDropped.invalid++; continue; }
+    if (!isFiniteNumber(tps) || !isFiniteNumber(ttft) || tps < 0 || ttft < 0) {
+      speedDropped.invalid++;
+      continue;
+    }
     const src = sourceInfo[row.source];
     if (!src) throw new Error(`speed row from undeclared source ${row.source}`);
     speedRows.get(src.id).push({
@@ -695,7 +873,10 @@ function convert(opts) {
   const ownedIds = new Set(sources.map((s) => s.id));
   removeFiles(modelsDir, (name) => name.endsWith('.yaml'));
   for (const kind of ['speed', 'benchmarks', 'prices']) {
-    removeFiles(path.join(opts.data, 'measurements', kind), (name) => name.endsWith('.jsonl') && ownedIds.has(name.slice(0, -'.jsonl'.length)));
+    removeFiles(
+      path.join(opts.data, 'measurements', kind),
+      (name) => name.endsWith('.jsonl') && ownedIds.has(name.slice(0, -'.jsonl'.length)),
+    );
   }
 
   const w = new Writer(opts.data);
@@ -705,25 +886,45 @@ function convert(opts) {
   w.write('metrics.yaml', yamlText({ metrics: metricList }), metricList.length);
   for (const [slug, record] of modelFiles) w.write(`models/${slug}.yaml`, yamlText(record), 1);
 
-  priceRows.sort((a, b) => cmpTuple([a.model, a.observed_at, a.provenance.evidence_sha256], [b.model, b.observed_at, b.provenance.evidence_sha256]));
+  priceRows.sort((a, b) =>
+    cmpTuple(
+      [a.model, a.observed_at, a.provenance.evidence_sha256],
+      [b.model, b.observed_at, b.provenance.evidence_sha256],
+    ),
+  );
   w.write('measurements/prices/models-dev.jsonl', jsonlText(priceRows), priceRows.length);
   for (const [id, rows] of [...benchRows].sort((a, b) => cmp(a[0], b[0]))) {
-    rows.sort((a, b) => cmpTuple(
-      [a.model, a.metric, a.eval_date, a.value, a.provenance.evidence_sha256],
-      [b.model, b.metric, b.eval_date, b.value, b.provenance.evidence_sha256],
-    ));
+    rows.sort((a, b) =>
+      cmpTuple(
+        [a.model, a.metric, a.eval_date, a.value, a.provenance.evidence_sha256],
+        [b.model, b.metric, b.eval_date, b.value, b.provenance.evidence_sha256],
+      ),
+    );
     w.write(`measurements/benchmarks/${id}.jsonl`, jsonlText(rows), rows.length);
   }
   for (const [id, rows] of [...speedRows].sort((a, b) => cmp(a[0], b[0]))) {
-    if (!rows.length) { notes.push(`no speed rows for ${id}: none of its rows is matched to a catalog model, so no file is written`); continue; }
-    rows.sort((a, b) => cmpTuple(
-      [a.model, a.measured_at, a.provenance.evidence_sha256],
-      [b.model, b.measured_at, b.provenance.evidence_sha256],
-    ));
+    if (!rows.length) {
+      notes.push(`no speed rows for ${id}: none of its rows is matched to a catalog model, so no file is written`);
+      continue;
+    }
+    rows.sort((a, b) =>
+      cmpTuple(
+        [a.model, a.measured_at, a.provenance.evidence_sha256],
+        [b.model, b.measured_at, b.provenance.evidence_sha256],
+      ),
+    );
     w.write(`measurements/speed/${id}.jsonl`, jsonlText(rows), rows.length);
   }
 
-  return { w, modelCount: modelFiles.length, coerced, dropped, speedDropped, notes, priceSkipped: models.filter((m) => m.pricing).length - priceRows.length };
+  return {
+    w,
+    modelCount: modelFiles.length,
+    coerced,
+    dropped,
+    speedDropped,
+    notes,
+    priceSkipped: models.filter((m) => m.pricing).length - priceRows.length,
+  };
 }
 
 function main() {
@@ -740,14 +941,22 @@ function main() {
   }
   console.log(`wrote ${w.counts.length} files under ${opts.data}`);
   for (const [rel, count] of summary) console.log(`  ${rel}: ${count}`);
-  console.log(`models: ${modelCount}; release dates given as YYYY-MM: ${coerced.releaseMonth.length}; last_updated as YYYY-MM: ${coerced.updatedMonth.length}`);
-  if (coerced.temperature.length) console.log(`temperature unknown, written as false: ${coerced.temperature.join(', ')}`);
+  console.log(
+    `models: ${modelCount}; release dates given as YYYY-MM: ${coerced.releaseMonth.length}; last_updated as YYYY-MM: ${coerced.updatedMonth.length}`,
+  );
+  if (coerced.temperature.length)
+    console.log(`temperature unknown, written as false: ${coerced.temperature.join(', ')}`);
   if (coerced.maxOutput.length) console.log(`max_output_tokens unknown, written as 0: ${coerced.maxOutput.join(', ')}`);
-  if (coerced.droppedModalities.length) console.log(`modalities outside text|image|audio|video|pdf dropped: ${coerced.droppedModalities.join('; ')}`);
+  if (coerced.droppedModalities.length)
+    console.log(`modalities outside text|image|audio|video|pdf dropped: ${coerced.droppedModalities.join('; ')}`);
   console.log(`prices: ${priceSkipped} priced catalog entries skipped (reseller 0/0 listings or invalid)`);
-  console.log(`benchmark rows dropped: ${dropped.unmatched} unmatched, ${dropped.unknownSlug} unknown slug, ${dropped.nonFinite} non-finite, ${dropped.unrecordedCost} Aider costs of 0 (not recorded), ${dropped.ambiguous.length} without metric/unit`);
+  console.log(
+    `benchmark rows dropped: ${dropped.unmatched} unmatched, ${dropped.unknownSlug} unknown slug, ${dropped.nonFinite} non-finite, ${dropped.unrecordedCost} Aider costs of 0 (not recorded), ${dropped.ambiguous.length} without metric/unit`,
+  );
   for (const d of dropped.ambiguous) console.log(`  ${d}`);
-  console.log(`speed rows dropped: ${speedDropped.unmatched} unmatched, ${speedDropped.unknownSlug} unknown slug, ${speedDropped.error} with an error code, ${speedDropped.invalid} with invalid numbers`);
+  console.log(
+    `speed rows dropped: ${speedDropped.unmatched} unmatched, ${speedDropped.unknownSlug} unknown slug, ${speedDropped.error} with an error code, ${speedDropped.invalid} with invalid numbers`,
+  );
   for (const n of notes) console.log(`note: ${n}`);
 }
 

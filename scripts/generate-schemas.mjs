@@ -19,10 +19,16 @@ let written = 0;
 for (const [name, text] of Object.entries(files)) {
   const target = path.join(outDir, name);
   const old = await readFile(target, 'utf8').catch(() => null);
-  if (old !== text) { await writeFile(target, text); written++; }
+  if (old !== text) {
+    await writeFile(target, text);
+    written++;
+  }
 }
 let removed = 0;
 for (const name of await readdir(outDir)) {
-  if (name.endsWith('.schema.json') && !(name in files)) { await rm(path.join(outDir, name)); removed++; }
+  if (name.endsWith('.schema.json') && !(name in files)) {
+    await rm(path.join(outDir, name));
+    removed++;
+  }
 }
 console.log(`schemas/: ${Object.keys(files).length} schemas, ${written} written, ${removed} removed`);

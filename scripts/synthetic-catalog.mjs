@@ -24,23 +24,37 @@ import YAML from 'yaml';
 // ---------------------------------------------------------------------------------------------
 // Command line
 
-const USAGE = 'usage: node scripts/synthetic-catalog.mjs --out DIR [--models 2000] [--metrics 60] [--speed 500000] [--seed 1] [--force]';
+const USAGE =
+  'usage: node scripts/synthetic-catalog.mjs --out DIR [--models 2000] [--metrics 60] [--speed 500000] [--seed 1] [--force]';
 
 /** A whole number >= min, or an error naming the flag. */
 export function wholeNumber(flag, v, min = 0) {
-  if (!/^\d+$/.test(v) || Number(v) < min) throw new Error(`--${flag} must be a whole number >= ${min}, got ${JSON.stringify(v)}`);
+  if (!/^\d+$/.test(v) || Number(v) < min)
+    throw new Error(`--${flag} must be a whole number >= ${min}, got ${JSON.stringify(v)}`);
   return Number(v);
 }
 
 export function parseArgs(argv) {
-  const { values: v } = parseCliArgs({ args: argv, options: {
-    out: { type: 'string' }, models: { type: 'string', default: '2000' }, metrics: { type: 'string', default: '60' },
-    speed: { type: 'string', default: '500000' }, seed: { type: 'string', default: '1' }, force: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  } });
+  const { values: v } = parseCliArgs({
+    args: argv,
+    options: {
+      out: { type: 'string' },
+      models: { type: 'string', default: '2000' },
+      metrics: { type: 'string', default: '60' },
+      speed: { type: 'string', default: '500000' },
+      seed: { type: 'string', default: '1' },
+      force: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
   const opts = {
-    out: v.out ? path.resolve(v.out) : null, models: wholeNumber('models', v.models, 1), metrics: wholeNumber('metrics', v.metrics, 1),
-    speed: wholeNumber('speed', v.speed), seed: wholeNumber('seed', v.seed), force: v.force, help: v.help,
+    out: v.out ? path.resolve(v.out) : null,
+    models: wholeNumber('models', v.models, 1),
+    metrics: wholeNumber('metrics', v.metrics, 1),
+    speed: wholeNumber('speed', v.speed),
+    seed: wholeNumber('seed', v.seed),
+    force: v.force,
+    help: v.help,
   };
   if (!opts.help && !opts.out) throw new Error(`--out is required; ${USAGE}`);
   return opts;
@@ -98,12 +112,43 @@ const EPOCH = Date.UTC(2022, 0, 1);
 const END = Date.UTC(2026, 5, 30);
 const isoDate = (ms) => new Date(ms).toISOString().slice(0, 10);
 /** An instant with microseconds and a Z, like the speed-test timestamps of the reference data. */
-const isoMicros = (ms, micros) => new Date(ms).toISOString().slice(0, 19) + '.' + pad(micros, 6) + 'Z';
-const slugify = (s) => s.toLowerCase().replace(/\+/g, '-plus').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+const isoMicros = (ms, micros) => `${new Date(ms).toISOString().slice(0, 19)}.${pad(micros, 6)}Z`;
+const slugify = (s) =>
+  s
+    .toLowerCase()
+    .replace(/\+/g, '-plus')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
 const yaml = (value) => YAML.stringify(value, { lineWidth: 0 });
 
-const MONTHS_EN = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-const MONTHS_RU = ['января', 'февраля', 'марта', 'апреля', 'мая', 'июня', 'июля', 'августа', 'сентября', 'октября', 'ноября', 'декабря'];
+const MONTHS_EN = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+const MONTHS_RU = [
+  'января',
+  'февраля',
+  'марта',
+  'апреля',
+  'мая',
+  'июня',
+  'июля',
+  'августа',
+  'сентября',
+  'октября',
+  'ноября',
+  'декабря',
+];
 const MODALITY = {
   text: { en: 'text', zh: '文本', ru: 'текст' },
   image: { en: 'image', zh: '图像', ru: 'изображения' },
@@ -120,22 +165,115 @@ const groupRu = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '\u00a0');
 // Vocabulary
 
 const DEVELOPERS = [
-  'Acme AI', 'Borealis Labs', 'Cobalt Research', 'Dunmore', 'Eastwind', 'Fathom', 'Granite Systems', 'Halcyon', 'Ironbark',
-  'Juniper AI', 'Kestrel', 'Lumen Works', 'Meridian', 'Nimbus', 'Orchid Labs', 'Pioneer', 'Quasar', 'Riverstone', 'Sable',
-  'Tessellate', 'Umbra', 'Vantage', 'Willow', 'Xylem', 'Yarrow', 'Zephyr', 'Aster', 'Basalt', 'Cinder', 'Delta Forge',
+  'Acme AI',
+  'Borealis Labs',
+  'Cobalt Research',
+  'Dunmore',
+  'Eastwind',
+  'Fathom',
+  'Granite Systems',
+  'Halcyon',
+  'Ironbark',
+  'Juniper AI',
+  'Kestrel',
+  'Lumen Works',
+  'Meridian',
+  'Nimbus',
+  'Orchid Labs',
+  'Pioneer',
+  'Quasar',
+  'Riverstone',
+  'Sable',
+  'Tessellate',
+  'Umbra',
+  'Vantage',
+  'Willow',
+  'Xylem',
+  'Yarrow',
+  'Zephyr',
+  'Aster',
+  'Basalt',
+  'Cinder',
+  'Delta Forge',
 ];
 const FAMILIES = [
-  'Atlas', 'Beacon', 'Comet', 'Drift', 'Ember', 'Flux', 'Glide', 'Harbor', 'Iris', 'Jade', 'Kite', 'Lark', 'Mosaic', 'Nova',
-  'Onyx', 'Prism', 'Quill', 'Raven', 'Sparrow', 'Tide', 'Vale', 'Wren', 'Zenith',
+  'Atlas',
+  'Beacon',
+  'Comet',
+  'Drift',
+  'Ember',
+  'Flux',
+  'Glide',
+  'Harbor',
+  'Iris',
+  'Jade',
+  'Kite',
+  'Lark',
+  'Mosaic',
+  'Nova',
+  'Onyx',
+  'Prism',
+  'Quill',
+  'Raven',
+  'Sparrow',
+  'Tide',
+  'Vale',
+  'Wren',
+  'Zenith',
 ];
-const SIZES = ['Nano', 'Mini', 'Small', 'Base', 'Plus', 'Pro', 'Max', 'Ultra', '8B', '70B', '405B', 'Instruct', 'Vision', 'Coder', 'Reasoner'];
-const PROVIDERS = ['openrouter', 'vercel', 'kilo', 'together', 'fireworks', 'groq', 'deepinfra', 'azure', 'bedrock', 'vertex', 'cerebras', 'novita', 'hyperbolic', 'lambda'];
+const SIZES = [
+  'Nano',
+  'Mini',
+  'Small',
+  'Base',
+  'Plus',
+  'Pro',
+  'Max',
+  'Ultra',
+  '8B',
+  '70B',
+  '405B',
+  'Instruct',
+  'Vision',
+  'Coder',
+  'Reasoner',
+];
+const PROVIDERS = [
+  'openrouter',
+  'vercel',
+  'kilo',
+  'together',
+  'fireworks',
+  'groq',
+  'deepinfra',
+  'azure',
+  'bedrock',
+  'vertex',
+  'cerebras',
+  'novita',
+  'hyperbolic',
+  'lambda',
+];
 const CONTEXTS = [8192, 16384, 32768, 65536, 128000, 131072, 200000, 262144, 1000000, 1048576, 2000000];
 const OUTPUTS = [0, 2048, 4096, 8192, 16384, 32768, 65536, 128000];
 const GROUPS = ['coding', 'reasoning', 'math', 'language', 'data', 'agentic', 'knowledge', 'efficiency'];
 const BENCHMARK_NAMES = [
-  'CodeArena', 'LogicBench', 'MathQuest', 'LinguaEval', 'TableSense', 'AgentGym', 'TriviaMax', 'Throughput Lab', 'BugHunt',
-  'Riddle Suite', 'ProofCheck', 'Translate-X', 'SQLBench', 'ToolTrail', 'FactScope', 'CostWatch',
+  'CodeArena',
+  'LogicBench',
+  'MathQuest',
+  'LinguaEval',
+  'TableSense',
+  'AgentGym',
+  'TriviaMax',
+  'Throughput Lab',
+  'BugHunt',
+  'Riddle Suite',
+  'ProofCheck',
+  'Translate-X',
+  'SQLBench',
+  'ToolTrail',
+  'FactScope',
+  'CostWatch',
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -145,7 +283,11 @@ const BENCHMARK_NAMES = [
 function catalog(r, nMetrics) {
   const site = { name: 'modelpub synthetic', url: 'https://synthetic.modelpub.example', schema_version: '1.0.0' };
   const src = (id, name, license, redistributable) => ({
-    id, name, url: `https://synthetic.modelpub.example/sources/${id}`, license, redistributable,
+    id,
+    name,
+    url: `https://synthetic.modelpub.example/sources/${id}`,
+    license,
+    redistributable,
     attribution: `${name} (synthetic data for benchmarks), ${license}`,
   });
   const sources = [
@@ -160,12 +302,30 @@ function catalog(r, nMetrics) {
   // Metrics come in benchmarks of 2-6 metrics; about a quarter are lower-is-better (latency, cost, error rates).
   const metrics = [];
   for (let b = 0; metrics.length < nMetrics; b++) {
-    const bench = BENCHMARK_NAMES[b % BENCHMARK_NAMES.length] + (b >= BENCHMARK_NAMES.length ? ` ${Math.floor(b / BENCHMARK_NAMES.length) + 1}` : '');
+    const bench =
+      BENCHMARK_NAMES[b % BENCHMARK_NAMES.length] +
+      (b >= BENCHMARK_NAMES.length ? ` ${Math.floor(b / BENCHMARK_NAMES.length) + 1}` : '');
     const group = GROUPS[b % GROUPS.length];
     const count = Math.min(r.int(2, 6), nMetrics - metrics.length);
     for (let k = 0; k < count; k++) {
-      const kind = group === 'efficiency' ? r.pick(['seconds', 'usd']) : r.chance(0.12) ? 'error' : r.chance(0.25) ? 'score' : 'percent';
-      const label = kind === 'seconds' ? `time to answer ${k + 1}` : kind === 'usd' ? `cost per task ${k + 1}` : kind === 'error' ? `error rate ${k + 1}` : kind === 'score' ? `score ${k + 1}` : `pass rate ${k + 1}`;
+      const kind =
+        group === 'efficiency'
+          ? r.pick(['seconds', 'usd'])
+          : r.chance(0.12)
+            ? 'error'
+            : r.chance(0.25)
+              ? 'score'
+              : 'percent';
+      const label =
+        kind === 'seconds'
+          ? `time to answer ${k + 1}`
+          : kind === 'usd'
+            ? `cost per task ${k + 1}`
+            : kind === 'error'
+              ? `error rate ${k + 1}`
+              : kind === 'score'
+                ? `score ${k + 1}`
+                : `pass rate ${k + 1}`;
       metrics.push({
         key: `${slugify(bench)}.${slugify(label)}`,
         label: `${bench} ${label}`,
@@ -180,7 +340,9 @@ function catalog(r, nMetrics) {
   }
   // Each benchmark is published by one source; a few benchmarks come only from the closed leaderboard.
   const benchmarks = [...new Set(metrics.map((m) => m.benchmark))];
-  const sourceOf = new Map(benchmarks.map((b, i) => [b, i === 6 ? 'synth-closed' : i % 2 ? 'synth-bench-b' : 'synth-bench-a']));
+  const sourceOf = new Map(
+    benchmarks.map((b, i) => [b, i === 6 ? 'synth-closed' : i % 2 ? 'synth-bench-b' : 'synth-bench-a']),
+  );
   return { site, sources, metrics, sourceOf };
 }
 
@@ -199,21 +361,27 @@ function describe(m, caps) {
     caps.tool_call ? 'It supports tool calling.' : 'It does not support tool calling.',
     caps.open_weights ? 'Its weights are openly available.' : '',
     caps.knowledge_cutoff ? `Its knowledge cutoff is ${caps.knowledge_cutoff}.` : '',
-  ].filter(Boolean).join(' ');
+  ]
+    .filter(Boolean)
+    .join(' ');
   const zh = [
     `${m.name} 是 ${m.developer} 于 ${year} 年 ${month + 1} 月 ${day} 日发布的${kindZh}。`,
     `它接受${inputs.map((x) => x.zh).join('、')}输入并生成${outputs.map((x) => x.zh).join('、')}，上下文窗口为 ${groupEn(m.context_window_tokens)} 个 token。`,
     caps.tool_call ? '该模型支持工具调用。' : '该模型不支持工具调用。',
     caps.open_weights ? '其权重公开发布。' : '',
     caps.knowledge_cutoff ? `其知识截止日期为 ${caps.knowledge_cutoff}。` : '',
-  ].filter(Boolean).join('');
+  ]
+    .filter(Boolean)
+    .join('');
   const ru = [
     `${m.name} — ${kindRu} от ${m.developer}, выпущенная ${day} ${MONTHS_RU[month]} ${year} года.`,
     `На вход принимает ${listRu(inputs.map((x) => x.ru))}, на выходе выдаёт ${listRu(outputs.map((x) => x.ru))}. Контекстное окно — ${groupRu(m.context_window_tokens)} токенов.`,
     caps.tool_call ? 'Поддерживает вызов инструментов.' : 'Не поддерживает вызов инструментов.',
     caps.open_weights ? 'Веса модели открыты.' : '',
     caps.knowledge_cutoff ? `Обучающие данные охватывают период до ${caps.knowledge_cutoff}.` : '',
-  ].filter(Boolean).join(' ');
+  ]
+    .filter(Boolean)
+    .join(' ');
   return { en, zh, ru };
 }
 
@@ -236,9 +404,19 @@ function makeModels(r, n) {
     const output = ['text', ...['image', 'audio'].filter(() => r.chance(0.08))];
     const openWeights = r.chance(0.3);
     const caps = {
-      input, output, reasoning: r.chance(0.35), tool_call: r.chance(0.7), structured_output: r.chance(0.15) ? null : r.chance(0.6),
-      attachment: input.length > 1, temperature: r.chance(0.9), open_weights: openWeights,
-      knowledge_cutoff: r.chance(0.3) ? null : r.chance(0.5) ? isoDate(release - r.int(60, 500) * DAY) : isoDate(release - r.int(60, 500) * DAY).slice(0, 7),
+      input,
+      output,
+      reasoning: r.chance(0.35),
+      tool_call: r.chance(0.7),
+      structured_output: r.chance(0.15) ? null : r.chance(0.6),
+      attachment: input.length > 1,
+      temperature: r.chance(0.9),
+      open_weights: openWeights,
+      knowledge_cutoff: r.chance(0.3)
+        ? null
+        : r.chance(0.5)
+          ? isoDate(release - r.int(60, 500) * DAY)
+          : isoDate(release - r.int(60, 500) * DAY).slice(0, 7),
     };
     // served_by: Zipf-ish, most models have 1-3 providers, a few have many (this orders sort=popular, with ties).
     const nProviders = Math.min(PROVIDERS.length, Math.floor(1 / (0.07 + r.next() * 0.93)) - 1 + r.int(0, 1));
@@ -280,22 +458,40 @@ function benchmarkRows(r, models, metrics, sourceOf) {
         const q = m.quality + 0.6 * r.normal();
         let value;
         switch (metric.unit) {
-          case 'percent': value = metric.higher_is_better ? round(clamp(60 + 15 * q, 0, 100), 1) : round(clamp(12 - 4 * q, 0, 100), 1); break;
-          case 'score': value = Math.round(clamp(1200 + 150 * q, 500, 2000)); break;
-          case 'index': value = round(clamp(50 + 10 * q, 0, 100), 1); break;
-          case 'seconds': value = round(clamp(3 - 0.8 * q, 0.05, 30), 2); break;
-          case 'usd': value = round(clamp(0.5 * Math.exp(-0.8 * q), 0, 50), 2); break;
+          case 'percent':
+            value = metric.higher_is_better
+              ? round(clamp(60 + 15 * q, 0, 100), 1)
+              : round(clamp(12 - 4 * q, 0, 100), 1);
+            break;
+          case 'score':
+            value = Math.round(clamp(1200 + 150 * q, 500, 2000));
+            break;
+          case 'index':
+            value = round(clamp(50 + 10 * q, 0, 100), 1);
+            break;
+          case 'seconds':
+            value = round(clamp(3 - 0.8 * q, 0.05, 30), 2);
+            break;
+          case 'usd':
+            value = round(clamp(0.5 * Math.exp(-0.8 * q), 0, 50), 2);
+            break;
         }
         const [lane, confidence] = laneOf(r);
         const row = {
-          model: m.slug, metric: metric.key, lane, value,
+          model: m.slug,
+          metric: metric.key,
+          lane,
+          value,
           stderr: r.chance(0.3) ? round(Math.abs(value) * 0.02 * r.next(), 3) : null,
           confidence,
           eval_date: isoDate(Date.parse(`${m.release_date}T00:00:00Z`) + r.int(0, 365) * DAY),
         };
         // About 3 % of rows (besides the closed benchmarks) come from the closed leaderboard.
         const source = r.chance(0.03) ? 'synth-closed' : sourceOf.get(metric.benchmark);
-        rows.push({ ...row, provenance: { source, evidence_sha256: sha256(JSON.stringify(row) + source + rows.length) } });
+        rows.push({
+          ...row,
+          provenance: { source, evidence_sha256: sha256(JSON.stringify(row) + source + rows.length) },
+        });
       }
     }
   }
@@ -315,8 +511,17 @@ function priceRows(r, models) {
       for (let c = 0; c < copies; c++) {
         const input = r.chance(0.03) ? 0 : round(base * (1 + 0.1 * r.normal()) * (1 - 0.1 * k), 3);
         const [lane] = laneOf(r);
-        const row = { model: m.slug, lane, input_per_million: Math.max(0, input), output_per_million: Math.max(0, round(input * r.pick([2, 3, 4, 5, 8]), 3)), observed_at: new Date(at).toISOString().slice(0, 19) + 'Z' };
-        rows.push({ ...row, provenance: { source: 'synth-prices', evidence_sha256: sha256(JSON.stringify(row) + rows.length) } });
+        const row = {
+          model: m.slug,
+          lane,
+          input_per_million: Math.max(0, input),
+          output_per_million: Math.max(0, round(input * r.pick([2, 3, 4, 5, 8]), 3)),
+          observed_at: `${new Date(at).toISOString().slice(0, 19)}Z`,
+        };
+        rows.push({
+          ...row,
+          provenance: { source: 'synth-prices', evidence_sha256: sha256(JSON.stringify(row) + rows.length) },
+        });
       }
     }
   }
@@ -336,12 +541,17 @@ function* speedRows(r, models, total) {
     const u = r.next() * acc;
     let lo = 0;
     let hi = cum.length - 1;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (cum[mid] < u) lo = mid + 1; else hi = mid; }
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cum[mid] < u) lo = mid + 1;
+      else hi = mid;
+    }
     const mi = order[lo];
     const at = Date.UTC(2024, 0, 1) + Math.floor((i / Math.max(1, total)) * span) + r.int(0, 59_000); // time order, like an appended log
     const [lane] = laneOf(r);
     const row = {
-      model: models[mi].slug, lane,
+      model: models[mi].slug,
+      lane,
       tokens_per_second: round(Math.max(0, tps[mi] * (1 + 0.15 * r.normal())), 6),
       first_token_latency_ms: round(Math.max(0, ttft[mi] * (1 + 0.2 * r.normal())), 6),
       measured_at: isoMicros(at, r.int(0, 999_999)),
@@ -355,7 +565,10 @@ function overrideFiles(r, models) {
   const picked = r.sample(models, Math.max(1, Math.min(40, Math.round(models.length / 100))));
   const files = { 'overrides/display.yaml': [], 'overrides/launch-names.yaml': [] };
   picked.forEach((m, i) => {
-    const o = { model: m.slug, reason: i % 2 ? 'launch name used in the announcement' : 'marketing description requested by the developer' };
+    const o = {
+      model: m.slug,
+      reason: i % 2 ? 'launch name used in the announcement' : 'marketing description requested by the developer',
+    };
     if (i % 2) o.name = `${m.name} (launch edition)`;
     else o.description = { en: `${m.name}, as described by ${m.developer} at launch.` };
     if (i % 5 === 0) o.documentation_url = `https://launch.${slugify(m.developer)}.example/${m.slug}`;
@@ -374,10 +587,24 @@ function jsonlWriter(file) {
   let buf = [];
   let size = 0;
   let lines = 0;
-  const flush = () => { if (buf.length) fs.writeSync(fd, buf.join('')); buf = []; size = 0; };
+  const flush = () => {
+    if (buf.length) fs.writeSync(fd, buf.join(''));
+    buf = [];
+    size = 0;
+  };
   return {
-    write(obj) { const s = JSON.stringify(obj) + '\n'; buf.push(s); size += s.length; lines++; if (size > 1 << 20) flush(); },
-    close() { flush(); fs.closeSync(fd); return lines; },
+    write(obj) {
+      const s = `${JSON.stringify(obj)}\n`;
+      buf.push(s);
+      size += s.length;
+      lines++;
+      if (size > 1 << 20) flush();
+    },
+    close() {
+      flush();
+      fs.closeSync(fd);
+      return lines;
+    },
   };
 }
 
@@ -385,10 +612,12 @@ export function generate(opts) {
   const r = makeRandom(opts.seed);
   const out = opts.out;
   if (fs.existsSync(out) && fs.readdirSync(out).length) {
-    if (!opts.force) throw new Error(`${out} is not empty; choose an empty folder or pass --force to replace its contents`);
+    if (!opts.force)
+      throw new Error(`${out} is not empty; choose an empty folder or pass --force to replace its contents`);
     fs.rmSync(out, { recursive: true, force: true });
   }
-  for (const d of ['models', 'overrides', 'measurements/speed', 'measurements/benchmarks', 'measurements/prices']) fs.mkdirSync(path.join(out, d), { recursive: true });
+  for (const d of ['models', 'overrides', 'measurements/speed', 'measurements/benchmarks', 'measurements/prices'])
+    fs.mkdirSync(path.join(out, d), { recursive: true });
   const put = (rel, text) => fs.writeFileSync(path.join(out, rel), text);
 
   const { site, sources, metrics, sourceOf } = catalog(r, opts.metrics);
@@ -406,15 +635,30 @@ export function generate(opts) {
     if (!writers.has(key)) writers.set(key, jsonlWriter(path.join(out, 'measurements', kind, `${source}.jsonl`)));
     return writers.get(key);
   };
-  for (const row of benchmarkRows(r, models, metrics, sourceOf)) { writer('benchmarks', row.provenance.source).write(row); counts.benchmarks++; }
-  for (const row of priceRows(r, models)) { writer('prices', row.provenance.source).write(row); counts.prices++; }
-  for (const { source, row } of speedRows(r, models, opts.speed)) { writer('speed', source).write(row); counts.speed++; }
+  for (const row of benchmarkRows(r, models, metrics, sourceOf)) {
+    writer('benchmarks', row.provenance.source).write(row);
+    counts.benchmarks++;
+  }
+  for (const row of priceRows(r, models)) {
+    writer('prices', row.provenance.source).write(row);
+    counts.prices++;
+  }
+  for (const { source, row } of speedRows(r, models, opts.speed)) {
+    writer('speed', source).write(row);
+    counts.speed++;
+  }
   for (const w of writers.values()) w.close();
 
   for (const [rel, overrides] of Object.entries(overrideFiles(r, models))) {
-    if (overrides.length) { put(rel, yaml({ overrides })); counts.overrides += overrides.length; }
+    if (overrides.length) {
+      put(rel, yaml({ overrides }));
+      counts.overrides += overrides.length;
+    }
   }
-  put('README.md', `# Synthetic catalog\n\nGenerated by \`node scripts/synthetic-catalog.mjs --models ${opts.models} --metrics ${opts.metrics} --speed ${opts.speed} --seed ${opts.seed}\`. Not real data.\n`);
+  put(
+    'README.md',
+    `# Synthetic catalog\n\nGenerated by \`node scripts/synthetic-catalog.mjs --models ${opts.models} --metrics ${opts.metrics} --speed ${opts.speed} --seed ${opts.seed}\`. Not real data.\n`,
+  );
   return counts;
 }
 
@@ -426,12 +670,20 @@ async function main() {
     console.error(`synthetic-catalog: ${e.message}`);
     process.exit(2);
   }
-  if (opts.help) { console.log(USAGE); return; }
+  if (opts.help) {
+    console.log(USAGE);
+    return;
+  }
   const t0 = performance.now();
   const c = generate(opts);
-  console.log(`wrote ${opts.out}: ${c.models} models, ${c.metrics} metrics, ${c.benchmarks} benchmark results, ${c.prices} price observations, ${c.speed} speed runs, ${c.overrides} overrides (seed ${opts.seed}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `wrote ${opts.out}: ${c.models} models, ${c.metrics} metrics, ${c.benchmarks} benchmark results, ${c.prices} price observations, ${c.speed} speed runs, ${c.overrides} overrides (seed ${opts.seed}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('synthetic-catalog.mjs')) {
-  main().catch((e) => { console.error(e); process.exit(1); });
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
 }

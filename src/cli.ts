@@ -10,17 +10,24 @@ import { realMonthOrDay } from './schema/source.js';
 
 const intList = (v: string): number[] => {
   const out = v.split(',').map((s) => Number(s));
-  if (out.some((n) => !Number.isInteger(n) || n < 1 || n > 100)) throw new InvalidArgumentError('a comma-separated list of page sizes from 1 to 100');
+  if (out.some((n) => !Number.isInteger(n) || n < 1 || n > 100))
+    throw new InvalidArgumentError('a comma-separated list of page sizes from 1 to 100');
   return out;
 };
-const wholeNumber = (max: number, min = 0) => (v: string): number => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`a whole number from ${min} to ${max}`);
-  return n;
-};
+const wholeNumber =
+  (max: number, min = 0) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`a whole number from ${min} to ${max}`);
+    return n;
+  };
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 const isoTime = (v: string): string => {
-  if (!ISO_8601.test(v) || !realMonthOrDay(v.slice(0, 10)) || Number.isNaN(Date.parse(v))) throw new InvalidArgumentError('an ISO 8601 date or timestamp with a zone, e.g. 2026-11-23 or 2026-11-23T12:00:00Z');
+  if (!ISO_8601.test(v) || !realMonthOrDay(v.slice(0, 10)) || Number.isNaN(Date.parse(v)))
+    throw new InvalidArgumentError(
+      'an ISO 8601 date or timestamp with a zone, e.g. 2026-11-23 or 2026-11-23T12:00:00Z',
+    );
   return new Date(v).toISOString();
 };
 
@@ -29,15 +36,21 @@ const originUrl = (v: string): string => {
   let u: URL | null = null;
   try {
     u = new URL(v);
-  } catch { /* told below */ }
+  } catch {
+    /* told below */
+  }
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.search || u.hash) {
-    throw new InvalidArgumentError('an http:// or https:// URL of the folder holding publication.json, without ?query or #fragment, e.g. https://static.host/prefix/current');
+    throw new InvalidArgumentError(
+      'an http:// or https:// URL of the folder holding publication.json, without ?query or #fragment, e.g. https://static.host/prefix/current',
+    );
   }
   return v;
 };
 
 export function program(): Command {
-  const p = new Command('modelpub').description('Publish a catalog of AI models as a static, read-only JSON API').showHelpAfterError();
+  const p = new Command('modelpub')
+    .description('Publish a catalog of AI models as a static, read-only JSON API')
+    .showHelpAfterError();
   p.command('build')
     .description('validate data/, compute and write every /api/v1 response into a new publication, then switch to it')
     .option('--data <dir>', 'source data folder', 'data')
@@ -52,28 +65,61 @@ export function program(): Command {
     .option('--data <dir>', 'source data folder', 'data')
     .action((o) => validateCommand(o));
   // dev serves its own build: --origin stays parseable there (devCommand refuses it, naming serve) but out of its help.
-  const serving = (c: Command, remote = true) => c
-    .option('--dir <dir>', `publication folder: a build --out, or one release folder (default: dist${remote ? ', unless --origin' : ''})`)
-    .addOption(new Option('--origin <url>', 'remote static host holding one publication (instead of --dir)').argParser(originUrl).hideHelp(!remote))
-    .option('--port <n>', 'port', wholeNumber(65535), 8787)
-    .option('--host <addr>', 'address to listen on', '127.0.0.1')
-    .option('--store <url>', 'keys and quota store: sqlite:PATH, redis://HOST:PORT or memory:', DEFAULT_STORE)
-    .option('--quota <n>', 'requests per key per UTC day', wholeNumber(1e9, 1), 1000)
-    .option('--cache-mb <n>', 'memory for cached bodies', wholeNumber(65536), 128)
-    .option('--poll-ms <n>', 'how often to look for a new publication', wholeNumber(3_600_000, 100), 1000)
-    .addOption(new Option('--log <level>', 'info: a line per request').choices(['info', 'warn', 'silent']).default('info'));
-  serving(p.command('serve').description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'))
+  const serving = (c: Command, remote = true) =>
+    c
+      .option(
+        '--dir <dir>',
+        `publication folder: a build --out, or one release folder (default: dist${remote ? ', unless --origin' : ''})`,
+      )
+      .addOption(
+        new Option('--origin <url>', 'remote static host holding one publication (instead of --dir)')
+          .argParser(originUrl)
+          .hideHelp(!remote),
+      )
+      .option('--port <n>', 'port', wholeNumber(65535), 8787)
+      .option('--host <addr>', 'address to listen on', '127.0.0.1')
+      .option('--store <url>', 'keys and quota store: sqlite:PATH, redis://HOST:PORT or memory:', DEFAULT_STORE)
+      .option('--quota <n>', 'requests per key per UTC day', wholeNumber(1e9, 1), 1000)
+      .option('--cache-mb <n>', 'memory for cached bodies', wholeNumber(65536), 128)
+      .option('--poll-ms <n>', 'how often to look for a new publication', wholeNumber(3_600_000, 100), 1000)
+      .addOption(
+        new Option('--log <level>', 'info: a line per request').choices(['info', 'warn', 'silent']).default('info'),
+      );
+  serving(
+    p
+      .command('serve')
+      .description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'),
+  )
     .option('--workers <n>', 'worker processes sharing the port', wholeNumber(64, 1), 1)
     .action((o) => serveCommand(o));
-  serving(p.command('dev').description('build the default publication if needed, serve it in one process and print a development key (npm start)'), false)
+  serving(
+    p
+      .command('dev')
+      .description(
+        'build the default publication if needed, serve it in one process and print a development key (npm start)',
+      ),
+    false,
+  )
     .option('--data <dir>', 'source data folder used when building', 'data')
     .action((o) => devCommand(o));
   const keys = p.command('keys').description('manage API keys (stored as hashes only)');
-  keys.command('create').option('--store <url>', 'store URL', DEFAULT_STORE).option('--label <text>', 'who the key is for', 'unnamed')
-    .description('create a key; the key is printed once, alone on the last line').action((o) => keysCreate(o));
-  keys.command('list').option('--store <url>', 'store URL', DEFAULT_STORE).description('list keys (ids and labels, never the keys)').action((o) => keysList(o));
-  keys.command('revoke').argument('<id>', 'key id as shown by keys list').option('--store <url>', 'store URL', DEFAULT_STORE)
-    .description('revoke a key').action((id, o) => keysRevoke({ ...o, id }));
+  keys
+    .command('create')
+    .option('--store <url>', 'store URL', DEFAULT_STORE)
+    .option('--label <text>', 'who the key is for', 'unnamed')
+    .description('create a key; the key is printed once, alone on the last line')
+    .action((o) => keysCreate(o));
+  keys
+    .command('list')
+    .option('--store <url>', 'store URL', DEFAULT_STORE)
+    .description('list keys (ids and labels, never the keys)')
+    .action((o) => keysList(o));
+  keys
+    .command('revoke')
+    .argument('<id>', 'key id as shown by keys list')
+    .option('--store <url>', 'store URL', DEFAULT_STORE)
+    .description('revoke a key')
+    .action((id, o) => keysRevoke({ ...o, id }));
   return p;
 }
 
@@ -87,7 +133,12 @@ export async function main(argv: string[]): Promise<void> {
     } else {
       // Errors of the machine or the store (a port in use, a file missing, Redis away) carry a message that names
       // what failed; a stack would only bury it. Programming errors keep theirs, and MODELPUB_DEBUG=1 shows all.
-      const bug = !(e instanceof Error) || e instanceof TypeError || e instanceof ReferenceError || e instanceof RangeError || e instanceof SyntaxError;
+      const bug =
+        !(e instanceof Error) ||
+        e instanceof TypeError ||
+        e instanceof ReferenceError ||
+        e instanceof RangeError ||
+        e instanceof SyntaxError;
       console.error(bug || process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
       process.exitCode = 1;
     }

@@ -14,7 +14,10 @@ export const formatIssue = (i: SourceIssue): string =>
 
 export class ValidationError extends Error {
   constructor(readonly issues: SourceIssue[]) {
-    super(`${issues.length} problem${issues.length === 1 ? '' : 's'} in the source data:\n` + issues.map((i) => `  ${formatIssue(i)}`).join('\n'));
+    super(
+      `${issues.length} problem${issues.length === 1 ? '' : 's'} in the source data:\n` +
+        issues.map((i) => `  ${formatIssue(i)}`).join('\n'),
+    );
     this.name = 'ValidationError';
   }
 }

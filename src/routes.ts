@@ -21,7 +21,10 @@ export interface Variant {
   displayOnly: boolean;
   include: Include[]; // sorted, unique
 }
-export interface DetailRequest extends Variant { kind: 'detail'; slug: string }
+export interface DetailRequest extends Variant {
+  kind: 'detail';
+  slug: string;
+}
 export interface ListRequest extends Variant {
   kind: 'list';
   sort: Sort;
@@ -31,14 +34,18 @@ export interface ListRequest extends Variant {
 }
 export type ApiRequest = DetailRequest | ListRequest;
 
-export interface InvalidParam { name: string; reason: string }
+export interface InvalidParam {
+  name: string;
+  reason: string;
+}
 export type ParseResult =
   | { ok: true; request: ApiRequest }
   | { ok: false; status: 400; invalid: InvalidParam[] }
   | { ok: false; status: 404; reason: string };
 
 /** How to send a parameter a client sent in pieces (`what`: its name, or "it"): once, and include as one list. */
-const sendOnce = (name: string, what = name) => `send ${what} once${name === 'include' ? ', as a comma-separated list (include=benchmarks,pricing)' : ''}`;
+const sendOnce = (name: string, what = name) =>
+  `send ${what} once${name === 'include' ? ', as a comma-separated list (include=benchmarks,pricing)' : ''}`;
 const LIST_PARAMS = new Set(['q', 'page', 'page_size', 'sort', 'locale', 'include', 'lane', 'includeDisplayOnly']);
 const DETAIL_PARAMS = new Set(['locale', 'include', 'lane', 'includeDisplayOnly']);
 
@@ -51,10 +58,11 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
   let kind: 'list' | 'detail';
   let slug = '';
   if (pathname === API_PREFIX) kind = 'list';
-  else if (pathname.startsWith(API_PREFIX + '/')) {
+  else if (pathname.startsWith(`${API_PREFIX}/`)) {
     slug = pathname.slice(API_PREFIX.length + 1);
     // Encoded bytes, dots, slashes, backslashes and NUL all fail the slug pattern: never a path to the disk.
-    if (slug.length > MAX_SLUG_LENGTH || !SLUG_RE.test(slug)) return { ok: false, status: 404, reason: 'no such model' };
+    if (slug.length > MAX_SLUG_LENGTH || !SLUG_RE.test(slug))
+      return { ok: false, status: 404, reason: 'no such model' };
     kind = 'detail';
   } else return { ok: false, status: 404, reason: 'no such path' };
 
@@ -96,15 +104,23 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
   const rawQ = values.get('q');
   if (rawQ !== undefined) {
     const trimmed = rawQ.trim();
-    if (trimmed.length > MAX_QUERY_LENGTH) invalid.push({ name: 'q', reason: `longer than ${MAX_QUERY_LENGTH} characters` });
-    else if (/[\u0000-\u001f\u007f-\u009f\ufffd]/.test(trimmed)) invalid.push({ name: 'q', reason: 'holds control characters or invalid UTF-8' });
+    if (trimmed.length > MAX_QUERY_LENGTH)
+      invalid.push({ name: 'q', reason: `longer than ${MAX_QUERY_LENGTH} characters` });
+    else if (/[\u0000-\u001f\u007f-\u009f\ufffd]/.test(trimmed))
+      invalid.push({ name: 'q', reason: 'holds control characters or invalid UTF-8' });
     else if (trimmed) q = trimmed;
   }
   if (invalid.length) return { ok: false, status: 400, invalid };
   return { ok: true, request: { kind, locale, lane, displayOnly, include, sort, page, pageSize, q } };
 }
 
-function pickEnum<T extends string>(values: Map<string, string>, name: string, allowed: readonly T[], fallback: T, invalid: InvalidParam[]): T {
+function pickEnum<T extends string>(
+  values: Map<string, string>,
+  name: string,
+  allowed: readonly T[],
+  fallback: T,
+  invalid: InvalidParam[],
+): T {
   const v = values.get(name);
   if (v === undefined) return fallback;
   if ((allowed as readonly string[]).includes(v)) return v as T;
@@ -112,7 +128,14 @@ function pickEnum<T extends string>(values: Map<string, string>, name: string, a
   return fallback;
 }
 
-function parseInteger(v: string | undefined, name: string, min: number, max: number, fallback: number, invalid: InvalidParam[]): number {
+function parseInteger(
+  v: string | undefined,
+  name: string,
+  min: number,
+  max: number,
+  fallback: number,
+  invalid: InvalidParam[],
+): number {
   if (v === undefined) return fallback;
   if (!/^\d{1,9}$/.test(v)) {
     invalid.push({ name, reason: `must be a whole number from ${min} to ${max}` });
@@ -132,7 +155,10 @@ function parseInclude(v: string | undefined, invalid: InvalidParam[]): Include[]
   for (const part of v.split(',')) {
     if ((INCLUDES as readonly string[]).includes(part)) set.add(part as Include);
     else {
-      invalid.push({ name: 'include', reason: `${JSON.stringify(part.slice(0, 40))} is not one of ${INCLUDES.join(', ')}` });
+      invalid.push({
+        name: 'include',
+        reason: `${JSON.stringify(part.slice(0, 40))} is not one of ${INCLUDES.join(', ')}`,
+      });
       return [];
     }
   }
@@ -140,7 +166,8 @@ function parseInclude(v: string | undefined, invalid: InvalidParam[]): Include[]
 }
 
 export const includeKey = (include: readonly Include[]): string => (include.length ? include.join('+') : 'base');
-export const variantKey = (v: Omit<Variant, 'include'>): string => `${v.locale}.${v.lane}.${v.displayOnly ? 'display' : 'public'}`;
+export const variantKey = (v: Omit<Variant, 'include'>): string =>
+  `${v.locale}.${v.lane}.${v.displayOnly ? 'display' : 'public'}`;
 
 /** Every canonical include subset, in a stable order. */
 export const INCLUDE_SUBSETS: Include[][] = Array.from({ length: 1 << INCLUDES.length }, (_, mask) =>
@@ -158,7 +185,10 @@ export function listFile(r: Omit<ListRequest, 'kind' | 'q'>): string {
  * The prebuilt file that answers a canonical request, or null when it must be composed
  * (a free-text query, a page size that was not prebuilt, or a page past the last one).
  */
-export function fileFor(r: ApiRequest, prebuilt: { pageSizes: readonly number[]; pages: (r: ListRequest) => number }): string | null {
+export function fileFor(
+  r: ApiRequest,
+  prebuilt: { pageSizes: readonly number[]; pages: (r: ListRequest) => number },
+): string | null {
   if (r.kind === 'detail') return detailFile(r);
   if (r.q !== null || !prebuilt.pageSizes.includes(r.pageSize) || r.page > prebuilt.pages(r)) return null;
   return listFile(r);

@@ -21,31 +21,69 @@ import { smallCatalog, writeFixture } from './helpers/fixture.js';
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_MISSING = `${CHROMIUM} not installed: browser CORS and cache tests skipped (CI installs Debian's chromium)`;
 /** docs/api.md: the headers a page may read besides the CORS-safelisted ones. */
-const EXPOSED = ['ETag', 'Last-Modified', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Publication-Revision', 'X-Schema-Version'];
+const EXPOSED = [
+  'ETag',
+  'Last-Modified',
+  'Retry-After',
+  'RateLimit',
+  'RateLimit-Policy',
+  'X-Publication-Revision',
+  'X-Schema-Version',
+];
 const QUOTA = 1000;
 
 /** What reached a gateway, in order: the browser's preflights, validators and origin as the server saw them. */
-interface Seen { method: string; url: string; origin?: string; requestHeaders?: string; ifNoneMatch?: string; status?: number }
+interface Seen {
+  method: string;
+  url: string;
+  origin?: string;
+  requestHeaders?: string;
+  ifNoneMatch?: string;
+  status?: number;
+}
 function recordRequests(gw: RunningGateway): Seen[] {
   const seen: Seen[] = [];
   gw.server.on('request', (req, res) => {
     // The status is read when a test looks: writeHead() has set it before any byte reached the browser.
     seen.push({
-      method: req.method!, url: req.url!, origin: req.headers.origin, requestHeaders: req.headers['access-control-request-headers'], ifNoneMatch: req.headers['if-none-match'],
-      get status() { return res.headersSent ? res.statusCode : undefined; },
+      method: req.method!,
+      url: req.url!,
+      origin: req.headers.origin,
+      requestHeaders: req.headers['access-control-request-headers'],
+      ifNoneMatch: req.headers['if-none-match'],
+      get status() {
+        return res.headersSent ? res.statusCode : undefined;
+      },
     });
   });
   return seen;
 }
 
-interface PageAnswer { status: number; type: string; headers: Record<string, string | null>; body: string }
+interface PageAnswer {
+  status: number;
+  type: string;
+  headers: Record<string, string | null>;
+  body: string;
+}
 /** Runs fetch() in the page (the page's own JS, under the browser's CORS rules) and returns what that JS can see. */
-function pageFetch(page: Page, url: string, init: { headers?: Record<string, string>; cache?: RequestCache } = {}): Promise<PageAnswer> {
+function pageFetch(
+  page: Page,
+  url: string,
+  init: { headers?: Record<string, string>; cache?: RequestCache } = {},
+): Promise<PageAnswer> {
   const names = [...EXPOSED, 'Content-Type', 'Access-Control-Allow-Origin'];
-  return page.evaluate(async ({ url, init, names }) => {
-    const r = await fetch(url, init); // a CORS failure rejects with "TypeError: Failed to fetch" and fails the test
-    return { status: r.status, type: r.type, headers: Object.fromEntries(names.map((n) => [n, r.headers.get(n)])), body: await r.text() };
-  }, { url, init, names });
+  return page.evaluate(
+    async ({ url, init, names }) => {
+      const r = await fetch(url, init); // a CORS failure rejects with "TypeError: Failed to fetch" and fails the test
+      return {
+        status: r.status,
+        type: r.type,
+        headers: Object.fromEntries(names.map((n) => [n, r.headers.get(n)])),
+        body: await r.text(),
+      };
+    },
+    { url, init, names },
+  );
 }
 
 const rateRemaining = (rateLimit: string | null | undefined) => Number(/;r=(\d+)/.exec(rateLimit ?? '')?.[1] ?? NaN);
@@ -71,20 +109,41 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
     await writeFixture(path.join(tmp, 'data'), smallCatalog());
     await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'out') });
     store = await openStore('memory:');
-    const options = { dir: path.join(tmp, 'out'), port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, cacheBytes: 1 << 20, pollMs: 60_000, logLevel: 'silent' } as const;
+    const options = {
+      dir: path.join(tmp, 'out'),
+      port: 0,
+      host: '127.0.0.1',
+      store: 'memory:',
+      storeInstance: store,
+      cacheBytes: 1 << 20,
+      pollMs: 60_000,
+      logLevel: 'silent',
+    } as const;
     gw = await startGateway({ ...options, quota: QUOTA });
     tight = await startGateway({ ...options, quota: 2 });
     gwSeen = recordRequests(gw);
     tightSeen = recordRequests(tight);
     // Origin A: a page that knows nothing about the API; the tests run their fetch() calls in it.
-    site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>API client</title>'));
+    site = createServer((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end('<!doctype html><title>API client</title>'),
+    );
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
     pageOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
       // Without the background-networking flags this machine refuses Chromium's connections.
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -129,7 +188,13 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
     expect(r.headers['Access-Control-Allow-Origin']).toBeNull();
     // x-api-key is not a CORS-safelisted header, so the browser asked first.
     expect(gwSeen.slice(mark)).toMatchObject([
-      { method: 'OPTIONS', url: '/api/v1/models/alpha?include=pricing', origin: pageOrigin, requestHeaders: 'x-api-key', status: 204 },
+      {
+        method: 'OPTIONS',
+        url: '/api/v1/models/alpha?include=pricing',
+        origin: pageOrigin,
+        requestHeaders: 'x-api-key',
+        status: 204,
+      },
       { method: 'GET', url: '/api/v1/models/alpha?include=pricing', origin: pageOrigin, status: 200 },
     ]);
   });
@@ -137,7 +202,9 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
   it('passes the preflight with the headers a fetch wrapper adds to every call (Content-Type, a client version)', async () => {
     const key = (await createKey(store, 'browser wrapper')).key;
     const page = await freshPage();
-    const r = await pageFetch(page, `${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, 'Content-Type': 'application/json', 'X-Client-Version': '2.1' } });
+    const r = await pageFetch(page, `${gw.url}/api/v1/models/alpha`, {
+      headers: { 'x-api-key': key, 'Content-Type': 'application/json', 'X-Client-Version': '2.1' },
+    });
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body).data.slug).toBe('alpha');
   });
@@ -157,7 +224,10 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
     const wrong = await pageFetch(page, url, { headers: { 'x-api-key': `mp_${'A'.repeat(43)}` } });
     expect(wrong.status).toBe(401);
     expect(JSON.parse(wrong.body)).toMatchObject({ status: 401, code: 'invalid_api_key' });
-    expect(gwSeen.slice(mark).map((s) => [s.method, s.status])).toEqual([['OPTIONS', 204], ['GET', 401]]);
+    expect(gwSeen.slice(mark).map((s) => [s.method, s.status])).toEqual([
+      ['OPTIONS', 204],
+      ['GET', 401],
+    ]);
   });
 
   it('a request node:http cannot take (headers over 16 KiB) gets a 431 problem the page can read, not a network error', async () => {
@@ -174,7 +244,8 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
     const page = await freshPage();
     const mark = tightSeen.length;
     const answers: PageAnswer[] = [];
-    for (const slug of ['alpha', 'beta', 'gamma']) answers.push(await pageFetch(page, `${tight.url}/api/v1/models/${slug}`, { headers: { 'x-api-key': key } }));
+    for (const slug of ['alpha', 'beta', 'gamma'])
+      answers.push(await pageFetch(page, `${tight.url}/api/v1/models/${slug}`, { headers: { 'x-api-key': key } }));
 
     expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
     expect(answers.map((a) => rateRemaining(a.headers.RateLimit))).toEqual([1, 0, 0]);
@@ -186,7 +257,12 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
     expect(retryAfter).toBeLessThanOrEqual(86_400);
     expect(over.headers.RateLimit).toBe(`"daily";r=0;t=${retryAfter}`); // both: seconds to the next UTC midnight
     expect(JSON.parse(over.body)).toMatchObject({ status: 429, code: 'quota_exceeded' });
-    expect(tightSeen.slice(mark).filter((s) => s.method === 'GET').map((s) => s.status)).toEqual([200, 200, 429]);
+    expect(
+      tightSeen
+        .slice(mark)
+        .filter((s) => s.method === 'GET')
+        .map((s) => s.status),
+    ).toEqual([200, 200, 429]);
   });
 
   it("browser cache: a repeat is answered by the browser (not counted, RateLimit as first seen); cache: 'no-cache' revalidates, the 304 counts", async () => {

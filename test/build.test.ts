@@ -15,8 +15,10 @@ import { ajvErrors, compileCommitted } from './helpers/schemas.js';
 import { fingerprint, readAll, readTree, sha256 } from './helpers/tree.js';
 
 /** Parsed JSON; `any` by default because the tests walk published bodies freely (their shape is checked by ajv). */
+// biome-ignore lint/suspicious/noExplicitAny: see above.
 const json = <T = any>(b: Buffer | string): T => JSON.parse(b.toString());
 const currentDir = async (out: string) => path.resolve(out, await readlink(path.join(out, 'current')));
+// biome-ignore lint/suspicious/noExplicitAny: as above.
 const readJson = async <T = any>(p: string): Promise<T> => json<T>(await readFile(p));
 
 /** Build a fixture in <tmp>/<name>/data into <tmp>/<name>/out (or a given out). */
@@ -45,8 +47,15 @@ describe('published files', () => {
     // list pages: 3 locales x 8 subsets x 4 sorts x 2 (public/display) x pages (size 2 and size 50): verified 2+1, provisional 1+1, all 2+1
     expect(count(/^api\/v1\/list\//)).toBe(3 * 8 * 4 * 2 * (3 + 2 + 3));
     expect([...files.keys()].filter((p) => !p.startsWith('api/')).sort()).toEqual([
-      'artifacts/all.display.json', 'artifacts/all.public.json', 'artifacts/provisional.display.json', 'artifacts/provisional.public.json',
-      'artifacts/verified.display.json', 'artifacts/verified.public.json', 'changes.json', 'manifest.json', 'publication.json',
+      'artifacts/all.display.json',
+      'artifacts/all.public.json',
+      'artifacts/provisional.display.json',
+      'artifacts/provisional.public.json',
+      'artifacts/verified.display.json',
+      'artifacts/verified.public.json',
+      'changes.json',
+      'manifest.json',
+      'publication.json',
     ]);
     expect(files.size).toBe(1974 + 3);
     expect(r.files).toBe(1974);
@@ -66,12 +75,18 @@ describe('published files', () => {
   it('every file validates with ajv (2020) against the generated schemas', () => {
     const v = compileCommitted();
     const schemaOf = (p: string) =>
-      p.startsWith('api/v1/list/') ? 'ListResponse'
-        : p.startsWith('api/v1/models/') ? 'DetailResponse'
-          : p.startsWith('artifacts/') ? 'ListArtifact'
-            : p === 'manifest.json' ? 'Manifest'
-              : p === 'changes.json' ? 'ChangeList'
-                : p === 'publication.json' ? 'PublicationMeta'
+      p.startsWith('api/v1/list/')
+        ? 'ListResponse'
+        : p.startsWith('api/v1/models/')
+          ? 'DetailResponse'
+          : p.startsWith('artifacts/')
+            ? 'ListArtifact'
+            : p === 'manifest.json'
+              ? 'Manifest'
+              : p === 'changes.json'
+                ? 'ChangeList'
+                : p === 'publication.json'
+                  ? 'PublicationMeta'
                   : null;
     const checked: Record<string, number> = {};
     for (const [p, buf] of files) {
@@ -82,7 +97,14 @@ describe('published files', () => {
       expect(ok, `${p} vs ${name}: ${ajvErrors(validate)}`).toBe(true);
       checked[name!] = (checked[name!] ?? 0) + 1;
     }
-    expect(checked).toEqual({ PublicationMeta: 1, DetailResponse: 432, ListResponse: 1536, ListArtifact: 6, Manifest: 1, ChangeList: 1 });
+    expect(checked).toEqual({
+      PublicationMeta: 1,
+      DetailResponse: 432,
+      ListResponse: 1536,
+      ListArtifact: 6,
+      Manifest: 1,
+      ChangeList: 1,
+    });
   });
 
   it('every envelope names the locale of its path and the revision that wrote it', () => {
@@ -93,31 +115,68 @@ describe('published files', () => {
       expect(body.locale, p).toBe(locale);
       expect(body.publicationRevision, p).toBe(r.revision);
       expect(body.schemaVersion, p).toBe('1.0.0');
-      expect(body.attribution, p).toEqual({ required: true, name: 'modelpub', url: 'https://modelpub.example', text: 'Source: modelpub (https://modelpub.example)' });
+      expect(body.attribution, p).toEqual({
+        required: true,
+        name: 'modelpub',
+        url: 'https://modelpub.example',
+        text: 'Source: modelpub (https://modelpub.example)',
+      });
     }
   });
 
   it('every manifest file exists with the stated sha256 and bytes; nothing else is in the release', () => {
     const manifest = json<Manifest>(files.get('manifest.json')!);
-    expect(manifest).toMatchObject({ schemaVersion: '1.0.0', publicationRevision: r.revision, publishedAt: '2025-02-01T00:00:00.000Z' });
+    expect(manifest).toMatchObject({
+      schemaVersion: '1.0.0',
+      publicationRevision: r.revision,
+      publishedAt: '2025-02-01T00:00:00.000Z',
+    });
     const paths = manifest.files.map((f) => f.path);
     expect(paths).toEqual([...paths].sort());
-    expect(new Set(paths)).toEqual(new Set([...files.keys()].filter((p) => !['manifest.json', 'changes.json', 'publication.json'].includes(p))));
+    expect(new Set(paths)).toEqual(
+      new Set([...files.keys()].filter((p) => !['manifest.json', 'changes.json', 'publication.json'].includes(p))),
+    );
     for (const f of manifest.files) {
       const buf = files.get(f.path)!;
       expect(sha256(buf), f.path).toBe(f.sha256);
       expect(buf.length, f.path).toBe(f.bytes);
-      expect(f).toMatchObject({ content_type: 'application/json; charset=utf-8', revision: r.revision, last_modified: '2025-02-01T00:00:00.000Z' });
+      expect(f).toMatchObject({
+        content_type: 'application/json; charset=utf-8',
+        revision: r.revision,
+        last_modified: '2025-02-01T00:00:00.000Z',
+      });
     }
     const changes = json<ChangeList>(files.get('changes.json')!);
-    expect(changes).toEqual({ publicationRevision: r.revision, previousRevision: null, added: paths, changed: [], removed: [] });
+    expect(changes).toEqual({
+      publicationRevision: r.revision,
+      previousRevision: null,
+      added: paths,
+      changed: [],
+      removed: [],
+    });
     expect(r.changes).toEqual(changes);
-    expect(json(files.get('publication.json')!)).toMatchObject({ schemaVersion: '1.0.0', publicationRevision: r.revision, publishedAt: '2025-02-01T00:00:00.000Z', pageSizes: [2, 50] });
+    expect(json(files.get('publication.json')!)).toMatchObject({
+      schemaVersion: '1.0.0',
+      publicationRevision: r.revision,
+      publishedAt: '2025-02-01T00:00:00.000Z',
+      pageSizes: [2, 50],
+    });
   });
 
   it('list pages are cut by page size, with exact pagination', () => {
     const page = (p: string) => json(files.get(p)!).data;
-    const at = (pageSize: number, n: number) => page(listFile({ locale: 'en', lane: 'verified', displayOnly: false, include: [], sort: 'popular', page: n, pageSize }));
+    const at = (pageSize: number, n: number) =>
+      page(
+        listFile({
+          locale: 'en',
+          lane: 'verified',
+          displayOnly: false,
+          include: [],
+          sort: 'popular',
+          page: n,
+          pageSize,
+        }),
+      );
     expect(at(2, 1).models.map((m: { slug: string }) => m.slug)).toEqual(['alpha', 'beta']);
     expect(at(2, 1).pagination).toEqual({ page: 1, page_size: 2, total: 3, total_pages: 2 });
     expect(at(2, 2).models.map((m: { slug: string }) => m.slug)).toEqual(['gamma']);
@@ -129,26 +188,70 @@ describe('published files', () => {
   it('the file for include=pricing,benchmarks is the canonical one: base detail + benchmarks section + pricing section, in that order', () => {
     const parsed = parseRequest('/api/v1/models/alpha', new URLSearchParams('include=pricing,benchmarks'));
     expect(parsed.ok).toBe(true);
-    const p = fileFor((parsed as Extract<typeof parsed, { ok: true }>).request, { pageSizes: [2, 50], pages: () => 1 })!;
-    expect(p).toBe(detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: false, include: ['benchmarks', 'pricing'] }));
+    const p = fileFor((parsed as Extract<typeof parsed, { ok: true }>).request, {
+      pageSizes: [2, 50],
+      pages: () => 1,
+    })!;
+    expect(p).toBe(
+      detailFile({
+        slug: 'alpha',
+        locale: 'en',
+        lane: 'verified',
+        displayOnly: false,
+        include: ['benchmarks', 'pricing'],
+      }),
+    );
     expect(p).toBe('api/v1/models/alpha/en.verified.public.benchmarks+pricing.json');
     const d = (include: ('benchmarks' | 'capabilities' | 'pricing')[]) =>
       json(files.get(detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: false, include }))!).data;
     const both = d(['benchmarks', 'pricing']);
     const base = d([]);
-    expect(Object.keys(both)).toEqual([...Object.keys(base), 'benchmarks', 'benchmark_groups', 'category_performance', 'pricing']);
+    expect(Object.keys(both)).toEqual([
+      ...Object.keys(base),
+      'benchmarks',
+      'benchmark_groups',
+      'category_performance',
+      'pricing',
+    ]);
     const bench = d(['benchmarks']);
     expect(both).toEqual({
-      ...base, benchmarks: bench.benchmarks, benchmark_groups: bench.benchmark_groups, category_performance: bench.category_performance, pricing: d(['pricing']).pricing,
+      ...base,
+      benchmarks: bench.benchmarks,
+      benchmark_groups: bench.benchmark_groups,
+      category_performance: bench.category_performance,
+      pricing: d(['pricing']).pricing,
     });
     expect(both.pricing).toEqual({
-      input_price_per_million: 3, output_price_per_million: 8, blended_price_per_million: 4.25, updated_at: '2025-02-01T00:00:00.000Z',
-      currency: 'USD', blended_weighting: '3:1 input:output', observations: 2, sources: ['lab'],
+      input_price_per_million: 3,
+      output_price_per_million: 8,
+      blended_price_per_million: 4.25,
+      updated_at: '2025-02-01T00:00:00.000Z',
+      currency: 'USD',
+      blended_weighting: '3:1 input:output',
+      observations: 2,
+      sources: ['lab'],
     });
-    expect(base.pricing_summary).toEqual({ input_price_per_million: 3, output_price_per_million: 8, blended_price_per_million: 4.25, updated_at: '2025-02-01T00:00:00.000Z' });
+    expect(base.pricing_summary).toEqual({
+      input_price_per_million: 3,
+      output_price_per_million: 8,
+      blended_price_per_million: 4.25,
+      updated_at: '2025-02-01T00:00:00.000Z',
+    });
     // List items get the same groups, category scores and pricing, but not the full metric list with nearby
     // models (that stays on the detail, so a page of 50 stays small).
-    const item = json(files.get(listFile({ locale: 'en', lane: 'verified', displayOnly: false, include: ['benchmarks', 'pricing'], sort: 'popular', page: 1, pageSize: 50 }))!).data.models[0];
+    const item = json(
+      files.get(
+        listFile({
+          locale: 'en',
+          lane: 'verified',
+          displayOnly: false,
+          include: ['benchmarks', 'pricing'],
+          sort: 'popular',
+          page: 1,
+          pageSize: 50,
+        }),
+      )!,
+    ).data.models[0];
     expect(item.slug).toBe('alpha');
     expect(item.benchmarks).toBeUndefined();
     expect(item.benchmark_groups).toEqual(both.benchmark_groups);
@@ -176,14 +279,21 @@ describe('published files', () => {
     }
     expect(compared).toBe(2 * (144 + 512));
     const desc = (l: string) => json(files.get(`api/v1/models/alpha/${l}.verified.public.base.json`)!).data.description;
-    expect([desc('en'), desc('zh'), desc('ru')]).toEqual(['alpha is a model.', 'alpha 是一个模型。', 'alpha — это модель.']);
+    expect([desc('en'), desc('zh'), desc('ru')]).toEqual([
+      'alpha is a model.',
+      'alpha 是一个模型。',
+      'alpha — это модель.',
+    ]);
   });
 
   it('display-only overrides appear only in display variants', () => {
-    const marked = [...files].filter(([, b]) => b.includes('Beta Prime') || b.includes('Beta, as marketed.')).map(([p]) => p);
+    const marked = [...files]
+      .filter(([, b]) => b.includes('Beta Prime') || b.includes('Beta, as marketed.'))
+      .map(([p]) => p);
     expect(marked.length).toBeGreaterThan(0);
     for (const p of marked) expect(p, p).toMatch(/\.display[./]/);
-    const detail = (displayOnly: boolean, locale: 'en' | 'zh' = 'en') => json(files.get(detailFile({ slug: 'beta', locale, lane: 'verified', displayOnly, include: [] }))!).data;
+    const detail = (displayOnly: boolean, locale: 'en' | 'zh' = 'en') =>
+      json(files.get(detailFile({ slug: 'beta', locale, lane: 'verified', displayOnly, include: [] }))!).data;
     expect([detail(false).name, detail(false).description]).toEqual(['BETA', 'beta is a model.']);
     expect([detail(true).name, detail(true).description]).toEqual(['Beta Prime', 'Beta, as marketed.']);
     expect([detail(true, 'zh').name, detail(true, 'zh').description]).toEqual(['Beta Prime', 'beta 是一个模型。']); // no zh override
@@ -194,8 +304,16 @@ describe('published files', () => {
       expect(body.includes('"name":"BETA"'), p).toBe(false);
       expect(body.includes('Beta Prime'), p).toBe(true);
     }
-    const alpha = json(files.get(detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: true, include: ['benchmarks'] }))!).data;
-    expect(alpha.benchmarks[0].nearby_models.map((n: { slug: string; name: string }) => [n.slug, n.name])).toEqual([['alpha', 'ALPHA'], ['beta', 'Beta Prime'], ['gamma', 'GAMMA']]);
+    const alpha = json(
+      files.get(
+        detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: true, include: ['benchmarks'] }),
+      )!,
+    ).data;
+    expect(alpha.benchmarks[0].nearby_models.map((n: { slug: string; name: string }) => [n.slug, n.name])).toEqual([
+      ['alpha', 'ALPHA'],
+      ['beta', 'Beta Prime'],
+      ['gamma', 'GAMMA'],
+    ]);
     // the override's reason is not published anywhere
     expect([...files].filter(([, b]) => b.includes('launch name')).map(([p]) => p)).toEqual([]);
   });
@@ -245,16 +363,30 @@ describe('incremental builds', () => {
       const m2 = await readJson<Manifest>(path.join(r2.releaseDir, 'manifest.json'));
       const t2 = await readTree(r2.releaseDir);
 
-      const holding = [...files2].filter(([p, b]) => m2.files.some((f) => f.path === p) && b.includes(NEW_TEXT)).map(([p]) => p).sort();
+      const holding = [...files2]
+        .filter(([p, b]) => m2.files.some((f) => f.path === p) && b.includes(NEW_TEXT))
+        .map(([p]) => p)
+        .sort();
       // alpha is in every lane (verified record, provisional speed run): its en details (3 lanes x 2 x 8 subsets),
       // every en list page (3 lanes x 2 x 8 subsets x 4 sorts) and the six artifacts.
       expect(holding.filter((p) => p.startsWith('api/v1/models/'))).toHaveLength(48);
-      expect(holding.every((p) => p.startsWith('api/v1/models/alpha/en.') || p.startsWith('api/v1/list/en.') || p.startsWith('artifacts/'))).toBe(true);
+      expect(
+        holding.every(
+          (p) =>
+            p.startsWith('api/v1/models/alpha/en.') || p.startsWith('api/v1/list/en.') || p.startsWith('artifacts/'),
+        ),
+      ).toBe(true);
       expect(holding.filter((p) => p.startsWith('api/v1/list/'))).toHaveLength(192);
       expect(holding.filter((p) => p.startsWith('artifacts/'))).toHaveLength(6);
 
       const changes = await readJson<ChangeList>(path.join(r2.releaseDir, 'changes.json'));
-      expect(changes).toEqual({ publicationRevision: r2.revision, previousRevision: r1.revision, added: [], changed: holding, removed: [] });
+      expect(changes).toEqual({
+        publicationRevision: r2.revision,
+        previousRevision: r1.revision,
+        added: [],
+        changed: holding,
+        removed: [],
+      });
       expect(r2.changes).toEqual(changes);
 
       const before = new Map(m1.files.map((f) => [f.path, f]));
@@ -266,12 +398,18 @@ describe('incremental builds', () => {
           expect(t2.files.get(f.path)!.ino, f.path).not.toBe(t1.files.get(f.path)!.ino);
         } else {
           expect(f, f.path).toEqual(old); // sha256, bytes, revision and last_modified all kept
-          expect(t2.files.get(f.path)!.ino, `${f.path} is a hard link to the previous release's file`).toBe(t1.files.get(f.path)!.ino);
+          expect(t2.files.get(f.path)!.ino, `${f.path} is a hard link to the previous release's file`).toBe(
+            t1.files.get(f.path)!.ino,
+          );
         }
       }
       // Unchanged bodies still name the revision that wrote them, so their bytes (and ETag) stay put.
-      expect(json(files2.get('api/v1/models/beta/en.verified.public.base.json')!).publicationRevision).toBe(r1.revision);
-      expect(json(files2.get('api/v1/models/alpha/en.verified.public.base.json')!).publicationRevision).toBe(r2.revision);
+      expect(json(files2.get('api/v1/models/beta/en.verified.public.base.json')!).publicationRevision).toBe(
+        r1.revision,
+      );
+      expect(json(files2.get('api/v1/models/alpha/en.verified.public.base.json')!).publicationRevision).toBe(
+        r2.revision,
+      );
       expect(r2.stats.linkedFromPrevious).toBeGreaterThan(0);
       expect(r2.stats.files).toBe(m2.files.length);
     });
@@ -291,12 +429,16 @@ describe('incremental builds', () => {
       await writeFixture(dataDir, edited());
       const err = await build({ dataDir, outDir, publishedAt: '2026-03-01T11:59:59.000Z' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(UsageError);
-      expect(String(err)).toContain('is before the previous publication\'s time 2026-03-01T12:00:00.000Z');
+      expect(String(err)).toContain("is before the previous publication's time 2026-03-01T12:00:00.000Z");
       // The same time (or the same second) for changed bodies: If-Modified-Since: T would answer 304 for them.
       for (const same of [t, '2026-03-01T12:00:00.900Z']) {
         const again = await build({ dataDir, outDir, publishedAt: same }).catch((e: unknown) => e);
         expect(again, same).toBeInstanceOf(UsageError);
-        expect(String(again), same).toMatch(new RegExp(`--published-at ${same.replace(/\./g, '\\.')} is not in a later second than ${t.replace(/\./g, '\\.')}, the latest Last-Modified of the previous publication, and \\S+ changed or is new .*Give --published-at 2026-03-01T12:00:01\\.000Z or later, or leave it out\\.$`));
+        expect(String(again), same).toMatch(
+          new RegExp(
+            `--published-at ${same.replace(/\./g, '\\.')} is not in a later second than ${t.replace(/\./g, '\\.')}, the latest Last-Modified of the previous publication, and \\S+ changed or is new .*Give --published-at 2026-03-01T12:00:01\\.000Z or later, or leave it out\\.$`,
+          ),
+        );
       }
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
       expect((await readdir(outDir)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']); // no staging left
@@ -304,7 +446,14 @@ describe('incremental builds', () => {
       const t2 = '2026-03-01T12:00:01.000Z';
       const r2 = await build({ dataDir, outDir, publishedAt: t2 });
       expect(r2.publishedAt).toBe(t2);
-      const times = async (r: BuildResult) => [...new Set((await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files.map((f) => `${f.revision} ${f.last_modified}`))].sort();
+      const times = async (r: BuildResult) =>
+        [
+          ...new Set(
+            (await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files.map(
+              (f) => `${f.revision} ${f.last_modified}`,
+            ),
+          ),
+        ].sort();
       expect(await times(r2)).toEqual([`${r1.revision} ${t}`, `${r2.revision} ${t2}`].sort());
       // The same data again at the same time (a release beside it, same revision): every body keeps its time.
       const r3 = await build({ dataDir, outDir, publishedAt: t2 });
@@ -315,7 +464,9 @@ describe('incremental builds', () => {
 
   it('a path removed and later back with other bytes gets a Last-Modified later than any it had (forced times and default ones)', async () => {
     const without = (spec: FixtureSpec): FixtureSpec => ({
-      ...spec, models: spec.models!.filter((m) => m.slug !== 'gamma'), benchmarks: spec.benchmarks!.filter((b) => b.model !== 'gamma'),
+      ...spec,
+      models: spec.models!.filter((m) => m.slug !== 'gamma'),
+      benchmarks: spec.benchmarks!.filter((b) => b.model !== 'gamma'),
     });
     const gammaEn = detailFile({ slug: 'gamma', locale: 'en', lane: 'verified', displayOnly: false, include: [] });
     const changedGamma = (): FixtureSpec => {
@@ -324,8 +475,10 @@ describe('incremental builds', () => {
       gamma.description = { ...(gamma.description as object), en: 'gamma, back with a new description' };
       return spec;
     };
-    const entry = async (r: BuildResult, p: string) => (await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files.find((f) => f.path === p);
-    const allTimes = async (r: BuildResult) => (await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files.map((f) => f.last_modified);
+    const entry = async (r: BuildResult, p: string) =>
+      (await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files.find((f) => f.path === p);
+    const allTimes = async (r: BuildResult) =>
+      (await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files.map((f) => f.last_modified);
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');
       const outDir = path.join(tmp, 'out');
@@ -341,12 +494,16 @@ describe('incremental builds', () => {
       const a = await rebuild(smallCatalog(), T);
       const before = await entry(a, gammaEn);
       expect(before!.last_modified).toBe(T);
-      await expect(rebuild(without(smallCatalog()), T)).rejects.toThrow(/is not in a later second than 2026-01-01T00:00:00\.000Z/);
+      await expect(rebuild(without(smallCatalog()), T)).rejects.toThrow(
+        /is not in a later second than 2026-01-01T00:00:00\.000Z/,
+      );
       const b = await rebuild(without(smallCatalog()), '2026-01-01T00:00:01.000Z');
       expect(await entry(b, gammaEn)).toBeUndefined();
       // Bringing gamma back at the same time is refused too (the message names the first body, in build order, that
       // needs a new time: here alpha's detail, whose ranks now count gamma).
-      await expect(rebuild(changedGamma(), '2026-01-01T00:00:01.000Z')).rejects.toThrow(/and api\/v1\/models\/alpha\/en\.verified\.public\.base\.json changed or is new/);
+      await expect(rebuild(changedGamma(), '2026-01-01T00:00:01.000Z')).rejects.toThrow(
+        /and api\/v1\/models\/alpha\/en\.verified\.public\.base\.json changed or is new/,
+      );
       const c = await rebuild(changedGamma(), '2026-01-01T00:00:02.000Z');
       const after = await entry(c, gammaEn);
       expect(after!.sha256).not.toBe(before!.sha256);
@@ -361,7 +518,10 @@ describe('incremental builds', () => {
         const r = await build({ dataDir, outDir: out2 });
         const e = await entry(r, gammaEn);
         if (spec.models!.some((m) => m.slug === 'gamma') && seen.length) {
-          for (const t of seen) expect(Math.floor(Date.parse(e!.last_modified) / 1000), `${e!.last_modified} vs ${t}`).toBeGreaterThan(Math.floor(Date.parse(t) / 1000));
+          for (const t of seen)
+            expect(Math.floor(Date.parse(e!.last_modified) / 1000), `${e!.last_modified} vs ${t}`).toBeGreaterThan(
+              Math.floor(Date.parse(t) / 1000),
+            );
         }
         seen.push(...(await allTimes(r)), r.publishedAt);
         // No body is later than its publication: what lets the next build bound the times of removed paths.
@@ -377,7 +537,8 @@ describe('incremental builds', () => {
       const dataDir = path.join(tmp, 'data');
       const outDir = path.join(tmp, 'out');
       await writeFixture(dataDir, smallCatalog());
-      const files = async (r: BuildResult) => (await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files;
+      const files = async (r: BuildResult) =>
+        (await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'))).files;
       const a = await build({ dataDir, outDir, pageSizes: [2] });
       const pageTimes = (await files(a)).filter((f) => /-2-\d+\.json$/.test(f.path)).map((f) => f.last_modified);
       expect(pageTimes.length).toBeGreaterThan(0);
@@ -386,7 +547,10 @@ describe('incremental builds', () => {
       const artifacts = (await files(b)).filter((f) => f.path.startsWith('artifacts/'));
       expect(artifacts.length).toBe(6);
       for (const f of artifacts) {
-        for (const t of pageTimes) expect(Math.floor(Date.parse(f.last_modified) / 1000), f.path).toBeGreaterThan(Math.floor(Date.parse(t) / 1000));
+        for (const t of pageTimes)
+          expect(Math.floor(Date.parse(f.last_modified) / 1000), f.path).toBeGreaterThan(
+            Math.floor(Date.parse(t) / 1000),
+          );
       }
     });
   });
@@ -394,9 +558,15 @@ describe('incremental builds', () => {
   it('the CLI takes --published-at only as ISO 8601 with a zone (or a bare date)', async () => {
     ensureCompiled();
     for (const bad of ['March 7, 2020', '2026-03-01T12:00:00', '1700000000000']) {
-      const r = spawnSync(process.execPath, [BIN, 'build', '--data', 'nowhere', '--out', 'nowhere', '--published-at', bad], { cwd: ROOT, encoding: 'utf8' });
+      const r = spawnSync(
+        process.execPath,
+        [BIN, 'build', '--data', 'nowhere', '--out', 'nowhere', '--published-at', bad],
+        { cwd: ROOT, encoding: 'utf8' },
+      );
       expect(r.status, bad).toBe(1);
-      expect(r.stderr, bad).toContain(`option '--published-at <iso>' argument '${bad}' is invalid. an ISO 8601 date or timestamp with a zone`);
+      expect(r.stderr, bad).toContain(
+        `option '--published-at <iso>' argument '${bad}' is invalid. an ISO 8601 date or timestamp with a zone`,
+      );
     }
   });
 
@@ -405,10 +575,18 @@ describe('incremental builds', () => {
       const r = await buildFixture(tmp, 'legacy', smallCatalog());
       const outDir = path.join(tmp, 'legacy', 'out');
       const file = path.join(r.releaseDir, 'manifest.json');
-      await writeFile(file, (await readFile(file, 'utf8')).replace(`"publicationRevision":"${r.revision}"`, '"publicationRevision":"nightly 2026"'));
+      await writeFile(
+        file,
+        (await readFile(file, 'utf8')).replace(
+          `"publicationRevision":"${r.revision}"`,
+          '"publicationRevision":"nightly 2026"',
+        ),
+      );
       const err = await build({ dataDir: path.join(tmp, 'legacy', 'data'), outDir }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(UsageError);
-      expect(String(err)).toContain(`the live release of --out ${outDir} cannot be read: ${file}: publicationRevision: 1 to 64 ASCII letters`);
+      expect(String(err)).toContain(
+        `the live release of --out ${outDir} cannot be read: ${file}: publicationRevision: 1 to 64 ASCII letters`,
+      );
       expect(String(err)).toContain('Build into a new --out.');
     });
   });
@@ -449,7 +627,10 @@ describe('incremental builds', () => {
       expect(r3.changes.added).toEqual([]);
       expect(r3.changes.previousRevision).toBe(r2.revision);
       await expect(stat(path.join(r3.releaseDir, 'api/v1/models/gamma'))).rejects.toThrow();
-      expect((await readdir(path.join(outDir, 'releases'))).sort()).toEqual([`0002-${r2.revision}`, `0003-${r3.revision}`]);
+      expect((await readdir(path.join(outDir, 'releases'))).sort()).toEqual([
+        `0002-${r2.revision}`,
+        `0003-${r3.revision}`,
+      ]);
       expect(r1.revision).not.toBe(r3.revision);
     });
   });
@@ -460,7 +641,8 @@ describe('incremental builds', () => {
       const outDir = path.join(tmp, 'out');
       await writeFixture(dataDir, smallCatalog());
       const dirs: string[] = [];
-      for (const revision of ['v1', 'v2', 'v3', 'v1']) dirs.push((await build({ dataDir, outDir, revision })).releaseDir);
+      for (const revision of ['v1', 'v2', 'v3', 'v1'])
+        dirs.push((await build({ dataDir, outDir, revision })).releaseDir);
       expect(dirs.map((d) => path.basename(d))).toEqual(['0001-v1', '0002-v2', '0003-v3', '0004-v1']);
       expect((await readdir(path.join(outDir, 'releases'))).sort()).toEqual(['0003-v3', '0004-v1']);
     });
@@ -475,10 +657,17 @@ describe('incremental builds', () => {
       const r2 = await build({ dataDir, outDir });
       expect(r2.revision).toBe(r1.revision);
       expect(path.basename(r2.releaseDir)).toBe(`0002-${r1.revision}`); // the live release is never overwritten in place
-      expect(r2.changes).toEqual({ publicationRevision: r1.revision, previousRevision: r1.revision, added: [], changed: [], removed: [] });
+      expect(r2.changes).toEqual({
+        publicationRevision: r1.revision,
+        previousRevision: r1.revision,
+        added: [],
+        changed: [],
+        removed: [],
+      });
       expect(r2.stats.bytesWritten).toBe(0);
       const [t1, t2] = [await readTree(r1.releaseDir), await readTree(r2.releaseDir)];
-      for (const [p, f] of t2.files) if (p.startsWith('api/') || p.startsWith('artifacts/')) expect(f.ino, p).toBe(t1.files.get(p)!.ino);
+      for (const [p, f] of t2.files)
+        if (p.startsWith('api/') || p.startsWith('artifacts/')) expect(f.ino, p).toBe(t1.files.get(p)!.ino);
     });
   });
 });
@@ -495,13 +684,16 @@ describe('atomic switch', () => {
       spec.models![0]!.name = 'Alpha Renamed';
       await writeFixture(dataDir, spec);
       let staged: string[] = [];
-      await expect(build({
-        dataDir, outDir,
-        beforeSwitch: async () => {
-          staged = (await readdir(outDir)).filter((n) => n.startsWith('.staging-'));
-          throw new Error('disk full (simulated)');
-        },
-      })).rejects.toThrow('disk full (simulated)');
+      await expect(
+        build({
+          dataDir,
+          outDir,
+          beforeSwitch: async () => {
+            staged = (await readdir(outDir)).filter((n) => n.startsWith('.staging-'));
+            throw new Error('disk full (simulated)');
+          },
+        }),
+      ).rejects.toThrow('disk full (simulated)');
       expect(staged).toHaveLength(1); // the hook ran with a complete staging folder present
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
       expect(fingerprint(await readTree(outDir))).toEqual(before); // no staging, no lock, no new release, nothing changed
@@ -520,16 +712,24 @@ describe('atomic switch', () => {
       const r1 = await build({ dataDir: small, outDir });
       const before = fingerprint(await readTree(outDir));
 
-      const child = spawn(process.execPath, [BIN, 'build', '--data', big, '--out', outDir, '--quiet'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, 'build', '--data', big, '--out', outDir, '--quiet'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let stderr = '';
-      child.stderr!.on('data', (d) => { stderr += d; });
-      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (code, signal) => resolve([code, signal])));
+      child.stderr!.on('data', (d) => {
+        stderr += d;
+      });
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+        child.on('exit', (code, signal) => resolve([code, signal])),
+      );
       let staging: string | undefined;
       const deadline = Date.now() + 30_000;
       // Wait until the child is writing bodies: a staging folder with files in it.
       while (Date.now() < deadline && child.exitCode === null) {
         staging = (await readdir(outDir)).find((n) => n.startsWith('.staging-'));
-        if (staging && (await readdir(path.join(outDir, staging), { recursive: true }).catch(() => [])).length > 200) break;
+        if (staging && (await readdir(path.join(outDir, staging), { recursive: true }).catch(() => [])).length > 200)
+          break;
         await new Promise((res) => setTimeout(res, 10));
       }
       expect(child.exitCode, `the build ended before it could be killed: ${stderr}`).toBeNull();
@@ -575,8 +775,13 @@ describe('the output folder', () => {
       expect((err as Error).message).toBe(`--out ${outFile} is not a folder: refusing to overwrite it`);
       expect(fingerprint(await readTree(tmp))).toEqual(before);
       // A path through that file: refused before the data is read (it failed in mkdir, after loading, with ENOTDIR).
-      await expect(build({ dataDir: path.join(tmp, 'no-such-data'), outDir: path.join(outFile, 'dist') }))
-        .rejects.toThrow(new UsageError(`--out ${path.join(outFile, 'dist')} goes through a file: a part of that path before its last is not a folder`));
+      await expect(
+        build({ dataDir: path.join(tmp, 'no-such-data'), outDir: path.join(outFile, 'dist') }),
+      ).rejects.toThrow(
+        new UsageError(
+          `--out ${path.join(outFile, 'dist')} goes through a file: a part of that path before its last is not a folder`,
+        ),
+      );
       expect(fingerprint(await readTree(tmp))).toEqual(before);
     });
   });
@@ -591,11 +796,15 @@ describe('the output folder', () => {
       const before = fingerprint(await readTree(tmp));
       const err = await build({ dataDir, outDir }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(UsageError);
-      expect((err as Error).message).toBe(`--out ${outDir} holds files that modelpub did not write (thesis.docx): choose an empty or new folder`);
+      expect((err as Error).message).toBe(
+        `--out ${outDir} holds files that modelpub did not write (thesis.docx): choose an empty or new folder`,
+      );
       expect(fingerprint(await readTree(tmp))).toEqual(before);
       expect(await readFile(path.join(outDir, 'thesis.docx'), 'utf8')).toBe('four years of work');
       // Checked before the data is read: a mistyped --out is told at once, not after a minute of loading.
-      await expect(build({ dataDir: path.join(tmp, 'no-such-data'), outDir })).rejects.toThrow(/^--out .* holds files that modelpub did not write/);
+      await expect(build({ dataDir: path.join(tmp, 'no-such-data'), outDir })).rejects.toThrow(
+        /^--out .* holds files that modelpub did not write/,
+      );
     });
   });
 
@@ -607,14 +816,20 @@ describe('the output folder', () => {
       await symlink(path.join(tmp, 'elsewhere'), path.join(tmp, 'out'));
       const first = await build({ dataDir, outDir: path.join(tmp, 'out') });
       const second = await build({ dataDir, outDir: path.join(tmp, 'out'), revision: 'again' }); // a previous publication, through the link
-      expect(await currentDir(path.join(tmp, 'elsewhere'))).toBe(path.join(tmp, 'elsewhere', path.relative(path.join(tmp, 'out'), second.releaseDir)));
+      expect(await currentDir(path.join(tmp, 'elsewhere'))).toBe(
+        path.join(tmp, 'elsewhere', path.relative(path.join(tmp, 'out'), second.releaseDir)),
+      );
       expect(first.stats.linkedFromPrevious).toBe(0);
       expect(second.stats.linkedFromPrevious).toBeGreaterThan(0);
       await symlink(path.join(tmp, 'nothing'), path.join(tmp, 'dangling'));
-      await expect(build({ dataDir, outDir: path.join(tmp, 'dangling') })).rejects.toThrow(`--out ${path.join(tmp, 'dangling')} is a symbolic link to nothing`);
+      await expect(build({ dataDir, outDir: path.join(tmp, 'dangling') })).rejects.toThrow(
+        `--out ${path.join(tmp, 'dangling')} is a symbolic link to nothing`,
+      );
       await writeFile(path.join(tmp, 'file'), 'x');
       await symlink(path.join(tmp, 'file'), path.join(tmp, 'to-file'));
-      await expect(build({ dataDir, outDir: path.join(tmp, 'to-file') })).rejects.toThrow(`--out ${path.join(tmp, 'to-file')} is not a folder`);
+      await expect(build({ dataDir, outDir: path.join(tmp, 'to-file') })).rejects.toThrow(
+        `--out ${path.join(tmp, 'to-file')} is not a folder`,
+      );
     });
   });
 
@@ -652,9 +867,34 @@ function bigCatalog(n: number): FixtureSpec {
     models: slugs.map((s, i) => model(s, i + 1, { served_by: Array.from({ length: i % 5 }, (_, k) => `p${k}`) })),
     metrics: [metric('code.pass'), metric('math.score', { group: 'math' })],
     benchmarks: slugs.flatMap((s, i) => [
-      { model: s, metric: 'code.pass', lane: 'verified', value: (i * 37) % 100, stderr: null, confidence: 1, eval_date: '2025-01-10', provenance: prov(10_000 + i) },
-      { model: s, metric: 'math.score', lane: 'verified', value: (i * 53) % 100, stderr: 0.5, confidence: 1, eval_date: '2025-01-10', provenance: prov(20_000 + i) },
+      {
+        model: s,
+        metric: 'code.pass',
+        lane: 'verified',
+        value: (i * 37) % 100,
+        stderr: null,
+        confidence: 1,
+        eval_date: '2025-01-10',
+        provenance: prov(10_000 + i),
+      },
+      {
+        model: s,
+        metric: 'math.score',
+        lane: 'verified',
+        value: (i * 53) % 100,
+        stderr: 0.5,
+        confidence: 1,
+        eval_date: '2025-01-10',
+        provenance: prov(20_000 + i),
+      },
     ]),
-    speed: slugs.map((s, i) => ({ model: s, lane: 'verified', tokens_per_second: 10 + i, first_token_latency_ms: 100 + i, measured_at: '2025-01-05T10:00:00Z', provenance: prov(30_000 + i) })),
+    speed: slugs.map((s, i) => ({
+      model: s,
+      lane: 'verified',
+      tokens_per_second: 10 + i,
+      first_token_latency_ms: 100 + i,
+      measured_at: '2025-01-05T10:00:00Z',
+      provenance: prov(30_000 + i),
+    })),
   };
 }

@@ -71,12 +71,25 @@ describe('ByteCache', () => {
 });
 
 describe('BodyCache', () => {
-  const later = <T>(v: () => T) => new Promise<T>((resolve, reject) => setTimeout(() => { try { resolve(v()); } catch (e) { reject(e); } }, 5));
+  const later = <T>(v: () => T) =>
+    new Promise<T>((resolve, reject) =>
+      setTimeout(() => {
+        try {
+          resolve(v());
+        } catch (e) {
+          reject(e);
+        }
+      }, 5),
+    );
 
   it('gives concurrent misses on one body one read, and caches it', async () => {
     const bodies = new BodyCache(1000);
     let reads = 0;
-    const read = () => later(() => (reads++, Buffer.from('body')));
+    const read = () =>
+      later(() => {
+        reads++;
+        return Buffer.from('body');
+      });
     const got = await Promise.all(Array.from({ length: 20 }, () => bodies.load('sha-a', read)));
     expect(got.every((b) => b.toString() === 'body')).toBe(true);
     expect(reads).toBe(1);
@@ -91,8 +104,19 @@ describe('BodyCache', () => {
     let ownReads = 0;
     // The first request's path was switched on the host (its check fails); the others ask for paths that still hold
     // these bytes.
-    const first = bodies.load('sha-a', () => later(() => { throw new Error('origin returned other bytes for p1'); }));
-    const others = Array.from({ length: 5 }, () => bodies.load('sha-a', () => later(() => (ownReads++, Buffer.from('body')))));
+    const first = bodies.load('sha-a', () =>
+      later(() => {
+        throw new Error('origin returned other bytes for p1');
+      }),
+    );
+    const others = Array.from({ length: 5 }, () =>
+      bodies.load('sha-a', () =>
+        later(() => {
+          ownReads++;
+          return Buffer.from('body');
+        }),
+      ),
+    );
     await expect(first).rejects.toThrow('p1');
     expect((await Promise.all(others)).map(String)).toEqual(Array(5).fill('body'));
     expect(ownReads).toBe(5);
@@ -103,7 +127,11 @@ describe('BodyCache', () => {
   it('does not cache a failure: the next miss reads again', async () => {
     const bodies = new BodyCache(1000);
     let reads = 0;
-    const failing = () => later(() => { reads++; throw new Error('origin down'); });
+    const failing = () =>
+      later(() => {
+        reads++;
+        throw new Error('origin down');
+      });
     await expect(bodies.load('sha-a', failing)).rejects.toThrow('origin down');
     expect(bodies.get('sha-a')).toBeUndefined();
     expect((await bodies.load('sha-a', () => later(() => Buffer.from('body')))).toString()).toBe('body');
@@ -121,7 +149,10 @@ describe('ManifestIndex', () => {
       revision: `r-${i % 7}`,
       last_modified: new Date(Date.UTC(2026, 0, 1 + (i % 11))).toISOString(),
     }));
-    files.push({ ...files[0]!, path: 'odd-hash.json', sha256: 'NOT-HEX' }, { ...files[1]!, path: 'upper.json', sha256: files[1]!.sha256.toUpperCase() });
+    files.push(
+      { ...files[0]!, path: 'odd-hash.json', sha256: 'NOT-HEX' },
+      { ...files[1]!, path: 'upper.json', sha256: files[1]!.sha256.toUpperCase() },
+    );
     const index = new ManifestIndex(files);
     expect(index.size).toBe(files.length);
     for (const f of files) expect(index.get(f.path)).toEqual(f);
@@ -133,7 +164,14 @@ describe('ManifestIndex', () => {
 describe('SendBuffers', () => {
   /** A response that holds what it was sent until told it finished, as node:http does while the socket writes. */
   const response = () => {
-    const r = { sent: undefined as Buffer | undefined, finish: undefined as (() => void) | undefined, end(chunk: Buffer, cb: () => void) { r.sent = chunk; r.finish = cb; } };
+    const r = {
+      sent: undefined as Buffer | undefined,
+      finish: undefined as (() => void) | undefined,
+      end(chunk: Buffer, cb: () => void) {
+        r.sent = chunk;
+        r.finish = cb;
+      },
+    };
     return r;
   };
   const pieces = (...texts: string[]) => texts.map((t) => Buffer.from(t));

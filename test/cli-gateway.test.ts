@@ -27,7 +27,10 @@ afterAll(async () => {
 });
 
 /** Starts `serve`, resolves with its URL once it printed `listening on`; collects stdout lines. */
-async function serve(args: string[], storeUrl = store()): Promise<{ url: string; child: ChildProcess; lines: string[]; stop(): Promise<void> }> {
+async function serve(
+  args: string[],
+  storeUrl = store(),
+): Promise<{ url: string; child: ChildProcess; lines: string[]; stop(): Promise<void> }> {
   const child = spawnCli(['serve', '--dir', out, '--port', '0', '--store', storeUrl, ...args]);
   const lines: string[] = [];
   let buf = '';
@@ -48,10 +51,11 @@ async function serve(args: string[], storeUrl = store()): Promise<{ url: string;
     url,
     child,
     lines,
-    stop: () => new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }
 
@@ -70,11 +74,16 @@ describe('keys', () => {
   });
 
   it('revoke takes an id; a revoked key is refused with 401; an unknown id is an error naming it', async () => {
-    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'to revoke'])).stdout.trim().split('\n').at(-1)!;
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'to revoke'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
     const id = /^(k_[0-9a-f]{8})\tto revoke/m.exec((await runCli(['keys', 'list', '--store', store()])).stdout)![1]!;
     const revoked = await runCli(['keys', 'revoke', id, '--store', store()]);
     expect(revoked.code, revoked.stderr).toBe(0);
-    expect((await runCli(['keys', 'list', '--store', store()])).stdout).toMatch(new RegExp(`^${id}\\tto revoke\\tcreated \\S+\\trevoked `, 'm'));
+    expect((await runCli(['keys', 'list', '--store', store()])).stdout).toMatch(
+      new RegExp(`^${id}\\tto revoke\\tcreated \\S+\\trevoked `, 'm'),
+    );
     const gw = await serve(['--log', 'silent']);
     try {
       const r = await fetch(`${gw.url}/api/v1/models`, { headers: { 'x-api-key': key } });
@@ -93,7 +102,10 @@ describe('keys', () => {
 
   it('list and revoke never create a store at a mistyped path; create refuses memory: and an empty label', async () => {
     const typo = path.join(tmp, 'no-such-dir', 'gw.db');
-    for (const args of [['keys', 'list'], ['keys', 'revoke', 'k_00000000']]) {
+    for (const args of [
+      ['keys', 'list'],
+      ['keys', 'revoke', 'k_00000000'],
+    ]) {
       const r = await runCli([...args, '--store', `sqlite:${typo}`]);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toContain(`Store "sqlite:${typo}": there is no such file`);
@@ -109,19 +121,33 @@ describe('keys', () => {
 
   // Node's recursive mkdir loops forever at 100% CPU where mkdir(2) says ENOENT under a folder that exists: the CLI
   // hung on these until the test timed out.
-  it.skipIf(!existsSync('/proc/self'))('a store or an --out under /proc fails at once, naming the folder', async () => {
-    const keys = await runCli(['keys', 'create', '--store', 'sqlite:/proc/modelpub-test/gw.db']);
-    expect(keys.code).toBe(1);
-    expect(keys.stderr).toMatch(/^modelpub: .*ENOENT.*'\/proc\/modelpub-test'/);
-    const built = await runCli(['build', '--data', path.join(tmp, 'data'), '--out', '/proc/modelpub-test/dist', '--quiet']);
-    expect(built.code).toBe(1);
-    expect(built.stderr).toMatch(/^modelpub: .*ENOENT.*'\/proc\/modelpub-test'/);
-  }, 20_000);
+  it.skipIf(!existsSync('/proc/self'))(
+    'a store or an --out under /proc fails at once, naming the folder',
+    async () => {
+      const keys = await runCli(['keys', 'create', '--store', 'sqlite:/proc/modelpub-test/gw.db']);
+      expect(keys.code).toBe(1);
+      expect(keys.stderr).toMatch(/^modelpub: .*ENOENT.*'\/proc\/modelpub-test'/);
+      const built = await runCli([
+        'build',
+        '--data',
+        path.join(tmp, 'data'),
+        '--out',
+        '/proc/modelpub-test/dist',
+        '--quiet',
+      ]);
+      expect(built.code).toBe(1);
+      expect(built.stderr).toMatch(/^modelpub: .*ENOENT.*'\/proc\/modelpub-test'/);
+    },
+    20_000,
+  );
 });
 
 describe('serve', () => {
   it('logs one JSON line per request with method, route, status, duration and a key fingerprint, never the key', async () => {
-    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'logged'])).stdout.trim().split('\n').at(-1)!;
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'logged'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
     const gw = await serve([]);
     try {
       const asked = [
@@ -129,7 +155,7 @@ describe('serve', () => {
         ['/api/v1/models/alpha?locale=zh', key, 200],
         ['/api/v1/models/no-such-model', key, 404],
         ['/api/v1/models?page_size=1000', key, 400],
-        ['/api/v1/models', 'mp_' + 'x'.repeat(43), 401],
+        ['/api/v1/models', `mp_${'x'.repeat(43)}`, 401],
       ] as const;
       for (const [p, k, status] of asked) {
         const r = await fetch(gw.url + p, { headers: { 'x-api-key': k } });
@@ -137,11 +163,16 @@ describe('serve', () => {
         expect(r.status, p).toBe(status);
       }
       // pino writes asynchronously: wait for the lines.
-      for (let i = 0; i < 100 && gw.lines.filter((l) => l.startsWith('{')).length < asked.length; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && gw.lines.filter((l) => l.startsWith('{')).length < asked.length; i++)
+        await new Promise((r) => setTimeout(r, 20));
       const logs = gw.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
       const requests = logs.filter((l) => 'status' in l);
       expect(requests.map((l) => [l.method, l.route, l.status])).toEqual([
-        ['GET', 'list', 200], ['GET', 'detail', 200], ['GET', 'detail', 404], ['GET', 'list', 400], ['GET', 'list', 401],
+        ['GET', 'list', 200],
+        ['GET', 'detail', 200],
+        ['GET', 'detail', 404],
+        ['GET', 'list', 400],
+        ['GET', 'list', 401],
       ]);
       for (const l of requests) {
         expect(typeof l.ms).toBe('number');
@@ -158,8 +189,15 @@ describe('serve', () => {
   });
 
   it('--workers 2: SIGTERM to the primary closes every worker, handing its unspent leases back to the store', async () => {
-    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers-stop'])).stdout.trim().split('\n').at(-1)!;
-    const get = (url: string) => fetch(`${url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } }).then(async (r) => { await r.arrayBuffer(); return r.status; });
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers-stop'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
+    const get = (url: string) =>
+      fetch(`${url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } }).then(async (r) => {
+        await r.arrayBuffer();
+        return r.status;
+      });
     const cluster = await serve(['--workers', '2', '--quota', '1000', '--log', 'silent']);
     const first = await Promise.all(Array.from({ length: 40 }, () => get(cluster.url)));
     expect(first.every((s) => s === 200)).toBe(true);
@@ -184,7 +222,10 @@ describe('serve', () => {
       [foreign, /That folder holds other files: give the folder a build wrote/],
       // A path through a file, and a release whose manifest cannot be read: the error says it, no advice to build.
       [path.join(foreign, 'notes.txt', 'x'), /^modelpub: no publication to serve at \S+: .*ENOTDIR.*\.$/],
-      [path.join(tmp, 'corrupt'), /^modelpub: no publication to serve at \S*corrupt: publication \S*corrupt: manifest\.json[^`]*$/],
+      [
+        path.join(tmp, 'corrupt'),
+        /^modelpub: no publication to serve at \S*corrupt: publication \S*corrupt: manifest\.json[^`]*$/,
+      ],
     ];
     await mkdir(path.join(tmp, 'corrupt'), { recursive: true });
     await writeFile(path.join(tmp, 'corrupt', 'manifest.json'), '{"cut short');
@@ -194,26 +235,63 @@ describe('serve', () => {
       expect(r.code, dir).toBe(1);
       expect(r.stderr.trim(), dir).toMatch(hint);
     }
-    const dev = await runCli(['dev', '--dir', foreign, '--data', path.join(tmp, 'data'), '--port', '0', '--store', store()]);
+    const dev = await runCli([
+      'dev',
+      '--dir',
+      foreign,
+      '--data',
+      path.join(tmp, 'data'),
+      '--port',
+      '0',
+      '--store',
+      store(),
+    ]);
     expect(dev.code).toBe(2);
-    expect(dev.stderr).toMatch(/^modelpub: modelpub dev \(npm start\) builds into --dir \S*foreign, and --out \S*foreign holds files that modelpub did not write/m);
+    expect(dev.stderr).toMatch(
+      /^modelpub: modelpub dev \(npm start\) builds into --dir \S*foreign, and --out \S*foreign holds files that modelpub did not write/m,
+    );
     // dev builds data/ and serves that build: with --origin it built dist and then served both at once.
-    const devOrigin = await runCli(['dev', '--origin', 'http://127.0.0.1:9/pub/current', '--dir', path.join(tmp, 'dev-origin'), '--data', path.join(tmp, 'data'), '--port', '0', '--store', store()]);
+    const devOrigin = await runCli([
+      'dev',
+      '--origin',
+      'http://127.0.0.1:9/pub/current',
+      '--dir',
+      path.join(tmp, 'dev-origin'),
+      '--data',
+      path.join(tmp, 'data'),
+      '--port',
+      '0',
+      '--store',
+      store(),
+    ]);
     expect(devOrigin.code).toBe(2);
-    expect(devOrigin.stderr).toMatch(/^modelpub: npm start \(modelpub dev\) serves the build of --data in --dir; to serve a remote publication, run modelpub serve --origin$/m);
+    expect(devOrigin.stderr).toMatch(
+      /^modelpub: npm start \(modelpub dev\) serves the build of --data in --dir; to serve a remote publication, run modelpub serve --origin$/m,
+    );
     expect((await runCli(['dev', '--help'])).stdout).not.toContain('--origin'); // not offered where it is refused
     expect((await runCli(['serve', '--help'])).stdout).toContain('--origin <url>');
-    for (const [option, value] of [['--workers', '0'], ['--poll-ms', '0'], ['--quota', '0']]) {
+    for (const [option, value] of [
+      ['--workers', '0'],
+      ['--poll-ms', '0'],
+      ['--quota', '0'],
+    ]) {
       const r = await runCli(['serve', option!, value!, '--port', '0', '--store', 'memory:']);
       expect(r.code, option).toBe(1);
       expect(r.stderr, option).toMatch(new RegExp(`option '${option} <n>' argument '0' is invalid`));
     }
     // An --origin that is no http(s) folder URL is told as such, not fetched ("Invalid URL", "unknown scheme", a 404 for
     // publication.json appended to its query).
-    for (const origin of ['127.0.0.1:9/pub/current', 'ftp://127.0.0.1/pub', 'http://127.0.0.1:9/pub/current?v=1', 'http://127.0.0.1:9/pub#x']) {
+    for (const origin of [
+      '127.0.0.1:9/pub/current',
+      'ftp://127.0.0.1/pub',
+      'http://127.0.0.1:9/pub/current?v=1',
+      'http://127.0.0.1:9/pub#x',
+    ]) {
       const r = await runCli(['serve', '--origin', origin, '--port', '0', '--store', 'memory:']);
       expect(r.code, origin).toBe(1);
-      expect(r.stderr, origin).toContain(`option '--origin <url>' argument '${origin}' is invalid. an http:// or https:// URL`);
+      expect(r.stderr, origin).toContain(
+        `option '--origin <url>' argument '${origin}' is invalid. an http:// or https:// URL`,
+      );
     }
   });
 
@@ -221,7 +299,10 @@ describe('serve', () => {
     const taken = await serve(['--log', 'silent']);
     try {
       const port = new URL(taken.url).port;
-      for (const args of [['--dir', out, '--port', port], ['--dir', path.join(tmp, 'no-such-dist'), '--port', '0']]) {
+      for (const args of [
+        ['--dir', out, '--port', port],
+        ['--dir', path.join(tmp, 'no-such-dist'), '--port', '0'],
+      ]) {
         const child = spawnCli(['serve', ...args, '--workers', '2', '--store', store(), '--log', 'silent']);
         let stderr = '';
         child.stderr!.on('data', (d: Buffer) => (stderr += d));
@@ -231,12 +312,28 @@ describe('serve', () => {
         clearTimeout(killer);
         expect(code, args.join(' ')).toBe(1);
         expect(stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
-        expect(stderr).toMatch(args[1] === out ? /^modelpub: cannot listen on .*the address is in use/ : /^modelpub: no publication to serve at /);
+        expect(stderr).toMatch(
+          args[1] === out
+            ? /^modelpub: cannot listen on .*the address is in use/
+            : /^modelpub: no publication to serve at /,
+        );
       }
       // A mistake in the command exits 2, as it does without --workers.
-      const usage = await runCli(['serve', '--dir', out, '--port', '0', '--workers', '2', '--store', 'redis://127.0.0.1:1/abc']);
+      const usage = await runCli([
+        'serve',
+        '--dir',
+        out,
+        '--port',
+        '0',
+        '--workers',
+        '2',
+        '--store',
+        'redis://127.0.0.1:1/abc',
+      ]);
       expect(usage.code).toBe(2);
-      expect(usage.stderr.trim()).toMatch(/^modelpub: Store "redis:\/\/127\.0\.0\.1:1\/abc": the database is a whole number/);
+      expect(usage.stderr.trim()).toMatch(
+        /^modelpub: Store "redis:\/\/127\.0\.0\.1:1\/abc": the database is a whole number/,
+      );
     } finally {
       await taken.stop();
     }
@@ -245,8 +342,23 @@ describe('serve', () => {
   it('--workers 2 serving: a worker that dies is replaced, and a replacement that cannot start leaves the others serving', async () => {
     const own = path.join(tmp, 'dist-workers');
     await build({ dataDir: path.join(tmp, 'data'), outDir: own });
-    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers-replace'])).stdout.trim().split('\n').at(-1)!;
-    const child = spawnCli(['serve', '--dir', own, '--port', '0', '--store', store(), '--workers', '2', '--log', 'silent']);
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers-replace'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
+    const child = spawnCli([
+      'serve',
+      '--dir',
+      own,
+      '--port',
+      '0',
+      '--store',
+      store(),
+      '--workers',
+      '2',
+      '--log',
+      'silent',
+    ]);
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d));
@@ -258,7 +370,10 @@ describe('serve', () => {
     try {
       await until(() => /listening on http/.test(stdout), 'listening');
       const url = /listening on (http:\/\/\S+)/.exec(stdout)![1]!;
-      const workerPids = execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+      const workerPids = execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .map(Number);
       expect(workerPids).toHaveLength(2);
       await rename(own, `${own}.gone`); // a replacement finds no publication
       process.kill(workerPids[0]!, 'SIGKILL');
@@ -269,21 +384,34 @@ describe('serve', () => {
       expect([200, 503]).toContain(r.status);
       await rename(`${own}.gone`, own);
     } finally {
-      const code = child.exitCode ?? await new Promise<number | null>((resolve) => {
-        child.once('exit', (c) => resolve(c));
-        child.kill('SIGTERM');
-      });
+      const code =
+        child.exitCode ??
+        (await new Promise<number | null>((resolve) => {
+          child.once('exit', (c) => resolve(c));
+          child.kill('SIGTERM');
+        }));
       expect(code).toBe(0);
     }
   }, 40_000);
 
   it('--workers 2 shares the port and the store: one key, exactly its quota across both processes', async () => {
-    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers'])).stdout.trim().split('\n').at(-1)!;
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'workers'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
     const gw = await serve(['--workers', '2', '--quota', '300', '--log', 'silent']);
     try {
       expect(gw.lines.some((l) => /listening on http:\/\/\S+ \(2 workers\)/.test(l))).toBe(true);
-      const statuses = await Promise.all(Array.from({ length: 400 }, () =>
-        fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } }).then(async (r) => { await r.arrayBuffer(); return r.status; })));
+      const statuses = await Promise.all(
+        Array.from({ length: 400 }, () =>
+          fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } }).then(
+            async (r) => {
+              await r.arrayBuffer();
+              return r.status;
+            },
+          ),
+        ),
+      );
       expect(statuses.filter((s) => s === 200)).toHaveLength(300);
       expect(statuses.filter((s) => s === 429)).toHaveLength(100);
     } finally {
@@ -314,7 +442,16 @@ async function dev(args: string[]): Promise<{ lines: string[]; url: string; key:
   });
   const url = /^listening on (\S+)$/m.exec(lines.join('\n'))![1]!;
   const key = /^development key: (\S+)$/m.exec(lines.join('\n'))![1]!;
-  return { lines, url, key, stop: () => new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); }) };
+  return {
+    lines,
+    url,
+    key,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 describe('dev (npm start)', () => {
@@ -332,8 +469,12 @@ describe('dev (npm start)', () => {
     const first = await dev(['--dir', dist, '--data', data]);
     try {
       expect(first.lines[0]).toBe(`no publication in ${dist}: building it from ${data}`);
-      expect(first.lines.at(-1)).toBe(`try: curl -s -H 'x-api-key: ${first.key}' '${first.url}/api/v1/models?page_size=2&include=pricing'`);
-      const res = await fetch(`${first.url}/api/v1/models?page_size=2&include=pricing`, { headers: { 'x-api-key': first.key } });
+      expect(first.lines.at(-1)).toBe(
+        `try: curl -s -H 'x-api-key: ${first.key}' '${first.url}/api/v1/models?page_size=2&include=pricing'`,
+      );
+      const res = await fetch(`${first.url}/api/v1/models?page_size=2&include=pricing`, {
+        headers: { 'x-api-key': first.key },
+      });
       expect(res.status).toBe(200);
       expect(await description(first)).toBe('alpha is a model.');
     } finally {
@@ -353,7 +494,11 @@ describe('dev (npm start)', () => {
     await writeFile(file, (await readFile(file, 'utf8')).replace('alpha is a model.', 'alpha, edited.'));
     const edited = await dev(['--dir', dist, '--data', data]);
     try {
-      expect(edited.lines[0]).toMatch(new RegExp(`^the publication in ${dist} \\(r[0-9a-f]{12}\\) is not a build of ${data} as it is now: building it again$`));
+      expect(edited.lines[0]).toMatch(
+        new RegExp(
+          `^the publication in ${dist} \\(r[0-9a-f]{12}\\) is not a build of ${data} as it is now: building it again$`,
+        ),
+      );
       expect(await releases()).toBe(2);
       expect(await description(edited)).toBe('alpha, edited.');
     } finally {
@@ -374,32 +519,49 @@ const redisBin = redisServerPath();
 if (!redisBin) console.warn(REDIS_MISSING);
 describe('two serve processes sharing one store', () => {
   for (const kind of ['sqlite', 'redis'] as const) {
-    it.skipIf(kind === 'redis' && !redisBin)(`${kind}: 1,500 concurrent requests with one fresh key: exactly 1,000 admitted when spread evenly, never more and at most one lease fewer when not`, async () => {
-      const redis = kind === 'redis' ? await startRedis() : undefined;
-      const url = redis ? `${redis.url}?prefix=http2:` : `sqlite:${path.join(tmp, 'two.db')}`;
-      const gws = await Promise.all([serve(['--log', 'silent'], url), serve(['--log', 'silent'], url)]);
-      try {
-        // Even (what load balancers aim for), then lopsided, with a new key each time. A small share that reaches its
-        // instance one request at a time can end inside a lease that instance took: the bound of docs/quota.md.
-        for (const toFirst of [750, 200, 40]) {
-          const key = (await runCli(['keys', 'create', '--store', url, '--label', `two-${toFirst}`])).stdout.trim().split('\n').at(-1)!;
-          const statuses = await Promise.all(Array.from({ length: 1500 }, (_, i) => {
-            const gw = gws[i < toFirst * 2 && i % 2 === 0 ? 0 : 1]!; // the first's share interleaved with the second's
-            return fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } }).then(async (r) => { await r.arrayBuffer(); return r.status; });
-          }));
-          const ok = statuses.filter((s) => s === 200).length;
-          expect(statuses.filter((s) => s !== 200 && s !== 429), 'only 200 and 429').toEqual([]);
-          if (toFirst === 750) expect(ok).toBe(1000);
-          else {
-            expect(ok, `${toFirst} to the first`).toBeLessThanOrEqual(1000);
-            expect(ok, `${toFirst} to the first`).toBeGreaterThanOrEqual(1000 - 100);
+    it.skipIf(kind === 'redis' && !redisBin)(
+      `${kind}: 1,500 concurrent requests with one fresh key: exactly 1,000 admitted when spread evenly, never more and at most one lease fewer when not`,
+      async () => {
+        const redis = kind === 'redis' ? await startRedis() : undefined;
+        const url = redis ? `${redis.url}?prefix=http2:` : `sqlite:${path.join(tmp, 'two.db')}`;
+        const gws = await Promise.all([serve(['--log', 'silent'], url), serve(['--log', 'silent'], url)]);
+        try {
+          // Even (what load balancers aim for), then lopsided, with a new key each time. A small share that reaches its
+          // instance one request at a time can end inside a lease that instance took: the bound of docs/quota.md.
+          for (const toFirst of [750, 200, 40]) {
+            const key = (await runCli(['keys', 'create', '--store', url, '--label', `two-${toFirst}`])).stdout
+              .trim()
+              .split('\n')
+              .at(-1)!;
+            const statuses = await Promise.all(
+              Array.from({ length: 1500 }, (_, i) => {
+                const gw = gws[i < toFirst * 2 && i % 2 === 0 ? 0 : 1]!; // the first's share interleaved with the second's
+                return fetch(`${gw.url}/api/v1/models/alpha`, {
+                  headers: { 'x-api-key': key, connection: 'close' },
+                }).then(async (r) => {
+                  await r.arrayBuffer();
+                  return r.status;
+                });
+              }),
+            );
+            const ok = statuses.filter((s) => s === 200).length;
+            expect(
+              statuses.filter((s) => s !== 200 && s !== 429),
+              'only 200 and 429',
+            ).toEqual([]);
+            if (toFirst === 750) expect(ok).toBe(1000);
+            else {
+              expect(ok, `${toFirst} to the first`).toBeLessThanOrEqual(1000);
+              expect(ok, `${toFirst} to the first`).toBeGreaterThanOrEqual(1000 - 100);
+            }
           }
+        } finally {
+          await Promise.all(gws.map((g) => g.stop()));
+          await redis?.stop();
         }
-      } finally {
-        await Promise.all(gws.map((g) => g.stop()));
-        await redis?.stop();
-      }
-    }, 60_000);
+      },
+      60_000,
+    );
   }
 });
 
@@ -418,7 +580,9 @@ it('serve: a port in use, --dir with --origin and an unknown --log level are err
     const port = new URL(gw.url).port;
     const busy = await runCli(['serve', '--dir', out, '--port', port, '--store', 'memory:']);
     expect(busy.code).toBe(1);
-    expect(busy.stderr.trim()).toBe(`modelpub: cannot listen on 127.0.0.1:${port} (--host, --port): the address is in use`);
+    expect(busy.stderr.trim()).toBe(
+      `modelpub: cannot listen on 127.0.0.1:${port} (--host, --port): the address is in use`,
+    );
   } finally {
     await gw.stop();
   }
@@ -429,5 +593,7 @@ it('serve: a port in use, --dir with --origin and an unknown --log level are err
   expect(log.stderr).toContain("argument 'bogus' is invalid. Allowed choices are info, warn, silent");
   const origin = await runCli(['serve', '--origin', 'http://127.0.0.1:1/', '--port', '0', '--store', 'memory:']);
   expect(origin.code).toBe(1);
-  expect(origin.stderr).toMatch(/^modelpub: no publication to serve at http:\/\/127\.0\.0\.1:1: origin http:\/\/127\.0\.0\.1:1\/publication\.json: \S.*\.\n$/);
+  expect(origin.stderr).toMatch(
+    /^modelpub: no publication to serve at http:\/\/127\.0\.0\.1:1: origin http:\/\/127\.0\.0\.1:1\/publication\.json: \S.*\.\n$/,
+  );
 });

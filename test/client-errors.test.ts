@@ -11,7 +11,11 @@ let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
 
 /** Connects a client, hands the server's end of the connection to the listener with `err`, returns what the client read. */
-async function clientReads(err: Error & { code?: string }, logged: object[], prepare?: (s: Socket) => void): Promise<string> {
+async function clientReads(
+  err: Error & { code?: string },
+  logged: object[],
+  prepare?: (s: Socket) => void,
+): Promise<string> {
   const listener = onClientError({ info: (o) => logged.push(o) });
   server = createServer((socket) => {
     prepare?.(socket);
@@ -46,14 +50,22 @@ describe('client errors', () => {
     expect(head).toContain('\r\naccess-control-allow-origin: *\r\n');
     expect(head).toMatch(/\r\ndate: \w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT\r\n/);
     expect(Number(/content-length: (\d+)/.exec(head!)?.[1])).toBe(Buffer.byteLength(body!));
-    expect(JSON.parse(body!)).toMatchObject({ status: 408, code: 'request_timeout', type: 'https://modelpub.dev/problems/request-timeout' });
+    expect(JSON.parse(body!)).toMatchObject({
+      status: 408,
+      code: 'request_timeout',
+      type: 'https://modelpub.dev/problems/request-timeout',
+    });
     expect(logged).toEqual([{ route: 'unparsed', status: 408, err: 'ERR_HTTP_REQUEST_TIMEOUT' }]);
   });
 
   it('handles a connection once: node:http reports the error again for each later chunk', async () => {
     const logged: object[] = [];
     const listener = onClientError({ info: (o) => logged.push(o) });
-    const socket = Object.assign(new EventEmitter(), { writable: false, pause() {}, destroy() {} }) as unknown as Socket;
+    const socket = Object.assign(new EventEmitter(), {
+      writable: false,
+      pause() {},
+      destroy() {},
+    }) as unknown as Socket;
     for (let i = 0; i < 5; i++) listener(codeError('HPE_INVALID_METHOD'), socket);
     expect(logged).toHaveLength(1);
   });
@@ -64,18 +76,29 @@ describe('client errors', () => {
     const inFlight = await clientReads(codeError('HPE_INVALID_METHOD'), logged, (s) => {
       const [first, second] = [new EventEmitter(), new EventEmitter()];
       Object.assign(s, { _httpMessage: first });
-      setTimeout(() => s.write('the answer in flight, ', () => {
-        Object.assign(s, { _httpMessage: second });
-        first.emit('close');
-        setTimeout(() => s.write('and the one queued behind it', () => {
-          Object.assign(s, { _httpMessage: null });
-          second.emit('close');
-        }), 20);
-      }), 20);
+      setTimeout(
+        () =>
+          s.write('the answer in flight, ', () => {
+            Object.assign(s, { _httpMessage: second });
+            first.emit('close');
+            setTimeout(
+              () =>
+                s.write('and the one queued behind it', () => {
+                  Object.assign(s, { _httpMessage: null });
+                  second.emit('close');
+                }),
+              20,
+            );
+          }),
+        20,
+      );
     });
     expect(inFlight).toBe('the answer in flight, and the one queued behind it');
     const reset = await clientReads(codeError('ECONNRESET'), logged);
     expect(reset).toBe('');
-    expect(logged).toEqual([{ route: 'unparsed', status: null, err: 'HPE_INVALID_METHOD' }, { route: 'unparsed', status: null, err: 'ECONNRESET' }]);
+    expect(logged).toEqual([
+      { route: 'unparsed', status: null, err: 'HPE_INVALID_METHOD' },
+      { route: 'unparsed', status: null, err: 'ECONNRESET' },
+    ]);
   });
 });

@@ -16,25 +16,49 @@ beforeAll(async () => {
   });
 });
 
-const board = (lane: 'verified' | 'provisional' | 'all', key: string) => c.lanes[lane].boards.get(key)!.rows.map((r) => [r.slug, r.value, r.rank]);
+const board = (lane: 'verified' | 'provisional' | 'all', key: string) =>
+  c.lanes[lane].boards.get(key)!.rows.map((r) => [r.slug, r.value, r.rank]);
 
 describe('ranks', () => {
   it('ties share a rank and the next rank skips (1, 2, 2, 4), higher is better', () => {
-    expect(board('all', 'code.pass')).toEqual([['delta', 95, 1], ['alpha', 90, 2], ['beta', 80, 3], ['gamma', 80, 3]]);
-    expect(board('verified', 'code.pass')).toEqual([['alpha', 90, 1], ['beta', 80, 2], ['gamma', 80, 2]]);
+    expect(board('all', 'code.pass')).toEqual([
+      ['delta', 95, 1],
+      ['alpha', 90, 2],
+      ['beta', 80, 3],
+      ['gamma', 80, 3],
+    ]);
+    expect(board('verified', 'code.pass')).toEqual([
+      ['alpha', 90, 1],
+      ['beta', 80, 2],
+      ['gamma', 80, 2],
+    ]);
   });
   it('ranks lower-is-better metrics ascending, and models without a value are not ranked', () => {
-    expect(board('verified', 'cost.usd')).toEqual([['beta', 1, 1], ['alpha', 3, 2]]);
+    expect(board('verified', 'cost.usd')).toEqual([
+      ['beta', 1, 1],
+      ['alpha', 3, 2],
+    ]);
   });
   it('drops results from sources that may not be redistributed (gamma 99 comes from a NOASSERTION source)', () => {
     expect(c.lanes.verified.boards.get('code.pass')!.rows.find((r) => r.slug === 'gamma')!.value).toBe(80);
   });
   it('publishes nearby models within two places, the model itself included', () => {
     const parts = renderVariant(c, 'all', false);
-    const entry = (parts.models.gamma!.sections.benchmarks.benchmarks as { metric_key: string; nearby_models: { slug: string; rank: number }[]; rank: number; ranked_count: number }[])[0]!;
+    const entry = (
+      parts.models.gamma!.sections.benchmarks.benchmarks as {
+        metric_key: string;
+        nearby_models: { slug: string; rank: number }[];
+        rank: number;
+        ranked_count: number;
+      }[]
+    )[0]!;
     expect(entry.rank).toBe(3);
     expect(entry.ranked_count).toBe(4);
-    expect(entry.nearby_models.map((n) => [n.slug, n.rank])).toEqual([['alpha', 2], ['beta', 3], ['gamma', 3]]);
+    expect(entry.nearby_models.map((n) => [n.slug, n.rank])).toEqual([
+      ['alpha', 2],
+      ['beta', 3],
+      ['gamma', 3],
+    ]);
   });
 });
 
@@ -45,7 +69,12 @@ describe('lanes', () => {
     expect(c.lanes.all.models.map((m) => m.slug)).toEqual(['alpha', 'beta', 'delta', 'gamma']);
   });
   it('computes speed stats per lane, with latency in milliseconds', () => {
-    expect(c.lanes.verified.stats.get('alpha')).toEqual({ total_tests: 2, average_tokens_per_second: 75, average_first_token_latency: 300, last_test_at: '2025-01-06T10:00:00.000Z' });
+    expect(c.lanes.verified.stats.get('alpha')).toEqual({
+      total_tests: 2,
+      average_tokens_per_second: 75,
+      average_first_token_latency: 300,
+      last_test_at: '2025-01-06T10:00:00.000Z',
+    });
     expect(c.lanes.provisional.stats.get('alpha')!.total_tests).toBe(1);
     expect(c.lanes.all.stats.get('alpha')!.average_tokens_per_second).toBeCloseTo(53.333, 3);
     expect(c.lanes.verified.stats.get('beta')).toBeUndefined();
@@ -55,8 +84,12 @@ describe('lanes', () => {
 describe('prices', () => {
   it('takes the newest observations, averages those that share the time, and blends 3:1', () => {
     expect(c.lanes.verified.prices.get('alpha')).toEqual({
-      input_price_per_million: 3, output_price_per_million: 8, blended_price_per_million: 4.25,
-      updated_at: '2025-02-01T00:00:00.000Z', observations: 2, sources: ['lab'],
+      input_price_per_million: 3,
+      output_price_per_million: 8,
+      blended_price_per_million: 4.25,
+      updated_at: '2025-02-01T00:00:00.000Z',
+      observations: 2,
+      sources: ['lab'],
     });
     expect(c.lanes.verified.prices.get('beta')!.blended_price_per_million).toBe(0.75);
     expect(c.lanes.verified.prices.get('gamma')).toBeUndefined();
@@ -89,7 +122,12 @@ describe('render', () => {
       { group: 'coding', metrics_available: 1, metrics_covered: 1, coverage: 1, score: 100 },
       { group: 'efficiency', metrics_available: 1, metrics_covered: 1, coverage: 1, score: 0 },
     ]);
-    expect(v.models.gamma!.item.en.stats).toEqual({ total_tests: 0, average_tokens_per_second: null, average_first_token_latency: null, last_test_at: null });
+    expect(v.models.gamma!.item.en.stats).toEqual({
+      total_tests: 0,
+      average_tokens_per_second: null,
+      average_first_token_latency: null,
+      last_test_at: null,
+    });
   });
   it('parses capabilities into filterable keys', () => {
     expect(c.capabilities.get('alpha')!.keys).toEqual(['input:text', 'output:text', 'temperature', 'tool_use']);
@@ -108,14 +146,29 @@ describe('numbers', () => {
   it('speed and price numbers at the validation bounds stay finite through sums, means and blending', () => {
     const prov = { source: 'lab', evidence_sha256: '0'.repeat(64) };
     const runs: SpeedRun[] = Array.from({ length: 1000 }, () => ({
-      model: 'm', lane: 'verified', tokens_per_second: LIMITS.tokens_per_second, first_token_latency_ms: LIMITS.first_token_latency_ms, measured_at: '2025-01-01T00:00:00Z', provenance: prov,
+      model: 'm',
+      lane: 'verified',
+      tokens_per_second: LIMITS.tokens_per_second,
+      first_token_latency_ms: LIMITS.first_token_latency_ms,
+      measured_at: '2025-01-01T00:00:00Z',
+      provenance: prov,
     }));
-    expect(speedStats(runs).get('m')).toMatchObject({ average_tokens_per_second: LIMITS.tokens_per_second, average_first_token_latency: LIMITS.first_token_latency_ms });
+    expect(speedStats(runs).get('m')).toMatchObject({
+      average_tokens_per_second: LIMITS.tokens_per_second,
+      average_first_token_latency: LIMITS.first_token_latency_ms,
+    });
     const prices: PriceObservation[] = Array.from({ length: 1000 }, () => ({
-      model: 'm', lane: 'verified', input_per_million: LIMITS.usd_per_million_tokens, output_per_million: LIMITS.usd_per_million_tokens, observed_at: '2025-01-01T00:00:00Z', provenance: prov,
+      model: 'm',
+      lane: 'verified',
+      input_per_million: LIMITS.usd_per_million_tokens,
+      output_per_million: LIMITS.usd_per_million_tokens,
+      observed_at: '2025-01-01T00:00:00Z',
+      provenance: prov,
     }));
     expect(priceSummaries(prices).get('m')).toMatchObject({
-      input_price_per_million: LIMITS.usd_per_million_tokens, output_price_per_million: LIMITS.usd_per_million_tokens, blended_price_per_million: LIMITS.usd_per_million_tokens,
+      input_price_per_million: LIMITS.usd_per_million_tokens,
+      output_price_per_million: LIMITS.usd_per_million_tokens,
+      blended_price_per_million: LIMITS.usd_per_million_tokens,
     });
   });
 });

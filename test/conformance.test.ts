@@ -18,12 +18,24 @@ describe.skipIf(!hasChecker)('conformance checker against modelpub serve (defaul
   let server: ChildProcess | undefined;
   let url = '';
   const store = () => `sqlite:${path.join(tmp, 'gateway.db')}`;
-  const newKey = () => execFileSync('node', [cli, 'keys', 'create', '--store', store(), '--label', 'conformance'], { encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  const newKey = () =>
+    execFileSync('node', [cli, 'keys', 'create', '--store', store(), '--label', 'conformance'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .at(-1)!;
 
   beforeAll(async () => {
     tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-conf-'));
-    execFileSync('node', [cli, 'build', '--data', path.join(root, 'data'), '--out', path.join(tmp, 'dist'), '--quiet'], { stdio: 'pipe' });
-    server = spawn('node', [cli, 'serve', '--dir', path.join(tmp, 'dist'), '--port', '0', '--store', store(), '--log', 'silent'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    execFileSync(
+      'node',
+      [cli, 'build', '--data', path.join(root, 'data'), '--out', path.join(tmp, 'dist'), '--quiet'],
+      { stdio: 'pipe' },
+    );
+    server = spawn(
+      'node',
+      [cli, 'serve', '--dir', path.join(tmp, 'dist'), '--port', '0', '--store', store(), '--log', 'silent'],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     url = await new Promise<string>((resolve, reject) => {
       let out = '';
       server!.stdout!.on('data', (d: Buffer) => {
@@ -43,7 +55,10 @@ describe.skipIf(!hasChecker)('conformance checker against modelpub serve (defaul
     let out = '';
     let code = 0;
     try {
-      out = execFileSync('node', [checker, '--base', url, '--key', newKey(), '--quota-key', newKey()], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      out = execFileSync('node', [checker, '--base', url, '--key', newKey(), '--quota-key', newKey()], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
     } catch (e) {
       const err = e as { stdout: string; status: number };
       [out, code] = [err.stdout, err.status];

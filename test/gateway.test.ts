@@ -30,7 +30,10 @@ const PAGE_SIZES = [1, 2, 3, 7, 100];
 function catalog() {
   const spec = smallCatalog();
   spec.models!.push(
-    model('zeta-ultra', 10, { name: 'Zêta Ultra', description: { en: 'A café-grade model.', zh: '一个模型。', ru: 'Модель для кафе.' } }),
+    model('zeta-ultra', 10, {
+      name: 'Zêta Ultra',
+      description: { en: 'A café-grade model.', zh: '一个模型。', ru: 'Модель для кафе.' },
+    }),
     ...Array.from({ length: 9 }, (_, i) => model(`extra-${i}`, 20 + i, { release_date: `2024-0${1 + (i % 9)}-15` })),
   );
   return spec;
@@ -38,18 +41,30 @@ function catalog() {
 
 /** A gateway on a publication folder, with the test store and quota; other options as given. */
 const gatewayOn = (dir: string, o: Partial<GatewayOptions> = {}) =>
-  startGateway({ dir, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: QUOTA, cacheBytes: 1 << 20, pollMs: 1000, logLevel: 'silent', ...o });
+  startGateway({
+    dir,
+    port: 0,
+    host: '127.0.0.1',
+    store: 'memory:',
+    storeInstance: store,
+    quota: QUOTA,
+    cacheBytes: 1 << 20,
+    pollMs: 1000,
+    logLevel: 'silent',
+    ...o,
+  });
 
 const get = (p: string, headers: Record<string, string> = {}, method = 'GET') =>
   fetch(gw.url + p, { method, headers: { 'x-api-key': key, ...headers } });
 /** Bytes sent as they are on a new connection; everything read until the gateway closes it. */
-const raw = (bytes: string) => new Promise<string>((resolve, reject) => {
-  const socket = connect(Number(new URL(gw.url).port), '127.0.0.1', () => socket.write(bytes));
-  let text = '';
-  socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
-  socket.on('error', reject);
-  socket.on('close', () => resolve(text));
-});
+const raw = (bytes: string) =>
+  new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(new URL(gw.url).port), '127.0.0.1', () => socket.write(bytes));
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+  });
 
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-gw-'));
@@ -80,11 +95,14 @@ describe('keys', () => {
     }
   });
   it('answers the CORS preflight without a key and allows the x-api-key header', async () => {
-    const r = await fetch(gw.url + '/api/v1/models', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-headers': 'x-api-key' } });
+    const r = await fetch(`${gw.url}/api/v1/models`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-headers': 'x-api-key' },
+    });
     expect(r.status).toBe(204);
     expect(r.headers.get('access-control-allow-headers')).toContain('x-api-key');
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
-    const detail = await fetch(gw.url + '/api/v1/models/alpha?locale=zh', { method: 'OPTIONS' });
+    const detail = await fetch(`${gw.url}/api/v1/models/alpha?locale=zh`, { method: 'OPTIONS' });
     expect(detail.status).toBe(204);
     for (const other of ['/', '/nonexistent', '/api/v1/list/en.json', '/api/v1/models/alpha/extra']) {
       const o = await fetch(gw.url + other, { method: 'OPTIONS' });
@@ -95,7 +113,10 @@ describe('keys', () => {
   it('passes the preflight for a detail path whose slug is not canonical, so a page reads the 404 body', async () => {
     // A browser fails a request whose preflight is not 2xx with a bare network error: the page would never see why.
     for (const slug of ['Alpha', 'gpt-4.1', 'a_b', 'caf%C3%A9']) {
-      const pre = await fetch(`${gw.url}/api/v1/models/${slug}`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-headers': 'x-api-key' } });
+      const pre = await fetch(`${gw.url}/api/v1/models/${slug}`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example', 'access-control-request-headers': 'x-api-key' },
+      });
       expect(pre.status, slug).toBe(204);
       const r = await get(`/api/v1/models/${slug}`, { origin: 'https://app.example' });
       expect(r.status, slug).toBe(404);
@@ -110,7 +131,22 @@ describe('serving the publication', () => {
     const r = await get('/api/v1/models?include=pricing,benchmarks');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    const file = await readFile(path.join(tmp, 'plain', 'current', listFile({ locale: 'en', lane: 'verified', displayOnly: false, include: ['benchmarks', 'pricing'], sort: 'popular', page: 1, pageSize: 50 })));
+    const file = await readFile(
+      path.join(
+        tmp,
+        'plain',
+        'current',
+        listFile({
+          locale: 'en',
+          lane: 'verified',
+          displayOnly: false,
+          include: ['benchmarks', 'pricing'],
+          sort: 'popular',
+          page: 1,
+          pageSize: 50,
+        }),
+      ),
+    );
     expect(Buffer.from(await r.arrayBuffer()).equals(file)).toBe(true);
     expect(r.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
     expect(new Date(r.headers.get('last-modified')!).toISOString()).toBe('2025-02-01T00:00:00.000Z');
@@ -132,29 +168,50 @@ describe('serving the publication', () => {
       expect(c.headers.get('etag')).toBe(etag);
       expect(c.headers.get('vary')).toBe('x-api-key');
     }
-    expect((await get('/api/v1/models/alpha', { 'if-none-match': '"other"', 'if-modified-since': lm })).status).toBe(200);
+    expect((await get('/api/v1/models/alpha', { 'if-none-match': '"other"', 'if-modified-since': lm })).status).toBe(
+      200,
+    );
     expect((await get('/api/v1/models/alpha', { 'if-modified-since': lm })).status).toBe(304);
-    expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Thu, 01 Jan 2015 00:00:00 GMT' })).status).toBe(200);
+    expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Thu, 01 Jan 2015 00:00:00 GMT' })).status).toBe(
+      200,
+    );
     // The obsolete HTTP-date forms count; other date-like values are not HTTP-dates and are ignored (RFC 9110 13.1.3).
-    expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Tuesday, 31-Dec-30 00:00:00 GMT' })).status).toBe(304);
+    expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Tuesday, 31-Dec-30 00:00:00 GMT' })).status).toBe(
+      304,
+    );
     expect((await get('/api/v1/models/alpha', { 'if-modified-since': 'Tue Dec 31 00:00:00 2030' })).status).toBe(304);
-    for (const notADate of ['2030', '2030-01-01', '12/31/2030 1:00 am', 'Tue, 31 Dec 2030 00:00:00 +0000', 'tomorrow']) {
+    for (const notADate of [
+      '2030',
+      '2030-01-01',
+      '12/31/2030 1:00 am',
+      'Tue, 31 Dec 2030 00:00:00 +0000',
+      'tomorrow',
+    ]) {
       expect((await get('/api/v1/models/alpha', { 'if-modified-since': notADate })).status, notADate).toBe(200);
     }
     expect((await get('/api/v1/models/alpha?locale=zh', { 'if-none-match': etag })).status).toBe(200);
   });
   it('gives every answer its own header values and body when many are in flight (header lists and send buffers are reused)', async () => {
-    const manifest = JSON.parse(await readFile(path.join(tmp, 'plain', 'current', 'manifest.json'), 'utf8')) as { files: { path: string; sha256: string; bytes: number }[] };
+    const manifest = JSON.parse(await readFile(path.join(tmp, 'plain', 'current', 'manifest.json'), 'utf8')) as {
+      files: { path: string; sha256: string; bytes: number }[];
+    };
     const byPath = new Map(manifest.files.map((f) => [f.path, f]));
     const own = (await createKey(store, 'interleaved')).key;
-    const at = (u: string, headers: Record<string, string> = {}) => fetch(gw.url + u, { headers: { 'x-api-key': own, ...headers } });
+    const at = (u: string, headers: Record<string, string> = {}) =>
+      fetch(gw.url + u, { headers: { 'x-api-key': own, ...headers } });
     const slugs = ['alpha', 'zeta-ultra', ...Array.from({ length: 9 }, (_, i) => `extra-${i}`)];
     // Prebuilt details (validators from the manifest) and composed lists (their own ETag and Last-Modified).
-    const details = slugs.flatMap((slug) => (['en', 'zh', 'ru'] as const).map((locale) => {
-      const file = byPath.get(detailFile({ slug, locale, lane: 'verified', displayOnly: false, include: ['pricing'] }))!;
-      return { url: `/api/v1/models/${slug}?locale=${locale}&include=pricing`, file };
-    }));
-    const lists = [1, 2, 3, 4].flatMap((page) => ['extra', 'a'].map((q) => ({ url: `/api/v1/models?q=${q}&page_size=2&page=${page}&lane=all`, file: null })));
+    const details = slugs.flatMap((slug) =>
+      (['en', 'zh', 'ru'] as const).map((locale) => {
+        const file = byPath.get(
+          detailFile({ slug, locale, lane: 'verified', displayOnly: false, include: ['pricing'] }),
+        )!;
+        return { url: `/api/v1/models/${slug}?locale=${locale}&include=pricing`, file };
+      }),
+    );
+    const lists = [1, 2, 3, 4].flatMap((page) =>
+      ['extra', 'a'].map((q) => ({ url: `/api/v1/models?q=${q}&page_size=2&page=${page}&lane=all`, file: null })),
+    );
     const cases = [...details, ...lists];
     const NAMES = ['etag', 'last-modified', 'x-publication-revision', 'x-schema-version', 'content-length'] as const;
     // The oracle: each URL's headers asked alone.
@@ -166,10 +223,16 @@ describe('serving the publication', () => {
       alone.set(c.url, Object.fromEntries(NAMES.map((n) => [n, r.headers.get(n)])));
     }
     expect(new Set(cases.map((c) => alone.get(c.url)!.etag)).size).toBe(cases.length); // a leaked value would show
-    const answers = await Promise.all(cases.flatMap((c) => [
-      at(c.url).then(async (r) => ({ c, r, body: Buffer.from(await r.arrayBuffer()) })),
-      at(c.url, { 'if-none-match': alone.get(c.url)!.etag! }).then(async (r) => ({ c, r, body: Buffer.from(await r.arrayBuffer()) })),
-    ]));
+    const answers = await Promise.all(
+      cases.flatMap((c) => [
+        at(c.url).then(async (r) => ({ c, r, body: Buffer.from(await r.arrayBuffer()) })),
+        at(c.url, { 'if-none-match': alone.get(c.url)!.etag! }).then(async (r) => ({
+          c,
+          r,
+          body: Buffer.from(await r.arrayBuffer()),
+        })),
+      ]),
+    );
     const remaining = new Set<string>();
     for (const { c, r, body } of answers) {
       const want = alone.get(c.url)!;
@@ -217,7 +280,9 @@ describe('serving the publication', () => {
       { name: 'page_size', reason: 'must be at most 100' },
     ]);
     // The detail names them too: a client that logs only title and detail still says what to change.
-    expect(body.detail).toBe('sort: must be one of popular, recent, newest, alphabetical; page_size: must be at most 100.');
+    expect(body.detail).toBe(
+      'sort: must be one of popular, recent, newest, alphabetical; page_size: must be at most 100.',
+    );
     expect((await get('/api/v1/models?page=2&page=3')).status).toBe(400);
     expect((await get('/api/v1/models/no-such-model')).status).toBe(404);
     expect((await get('/api/v2/models')).status).toBe(404);
@@ -239,7 +304,8 @@ describe('serving the publication', () => {
     expect(await detail('/api/v1/models/Alpha')).toMatch(/^No model has this slug: slugs are lower-case/);
     // A well-formed but over-long slug: the detail names the bound it broke, not only the characters.
     expect(await detail(`/api/v1/models/${'a'.repeat(161)}`)).toContain('at most 160 characters');
-    for (const p of ['/api/v2/models', '/api/v1/models/alpha/extra', '/api/v1/models/']) expect(await detail(p), p).toMatch(/^No such path/);
+    for (const p of ['/api/v2/models', '/api/v1/models/alpha/extra', '/api/v1/models/'])
+      expect(await detail(p), p).toMatch(/^No such path/);
   });
 });
 
@@ -249,15 +315,29 @@ describe('composed answers', () => {
     let compared = 0;
     for (const pageSize of PAGE_SIZES) {
       for (const sort of SORTS) {
-        const variants = [['verified', false, [], 'ru'], ['all', true, [...INCLUDES], 'ru'], ['provisional', false, ['pricing'], 'ru'], ['verified', true, ['benchmarks', 'pricing'], 'zh']] as const;
+        const variants = [
+          ['verified', false, [], 'ru'],
+          ['all', true, [...INCLUDES], 'ru'],
+          ['provisional', false, ['pricing'], 'ru'],
+          ['verified', true, ['benchmarks', 'pricing'], 'zh'],
+        ] as const;
         for (const [lane, displayOnly, include, locale] of variants) {
           const total = lane === 'provisional' ? 2 : lane === 'all' ? 14 : 13;
           for (let page = 1; page <= Math.max(1, Math.ceil(total / pageSize)); page++) {
-            const q = new URLSearchParams({ page: String(page), page_size: String(pageSize), sort, lane, locale, includeDisplayOnly: String(displayOnly) });
+            const q = new URLSearchParams({
+              page: String(page),
+              page_size: String(pageSize),
+              sort,
+              lane,
+              locale,
+              includeDisplayOnly: String(displayOnly),
+            });
             if (include.length) q.set('include', include.join(','));
             const r = await get(`/api/v1/models?${q}`);
             expect(r.status).toBe(200);
-            const want = await readFile(path.join(full, listFile({ locale, lane, displayOnly, include: [...include], sort, page, pageSize })));
+            const want = await readFile(
+              path.join(full, listFile({ locale, lane, displayOnly, include: [...include], sort, page, pageSize })),
+            );
             expect(Buffer.from(await r.arrayBuffer()).toString()).toBe(want.toString());
             compared++;
           }
@@ -278,9 +358,24 @@ describe('composed answers', () => {
     expect(fresh.revision).toBe(r2.revision);
     const own = await gatewayOn(out);
     try {
-      const r = await fetch(`${own.url}/api/v1/models?page_size=7&page=2&include=pricing`, { headers: { 'x-api-key': key } });
+      const r = await fetch(`${own.url}/api/v1/models?page_size=7&page=2&include=pricing`, {
+        headers: { 'x-api-key': key },
+      });
       expect(r.headers.get('x-publication-revision')).toBe(r2.revision);
-      const want = await readFile(path.join(fresh.releaseDir, listFile({ locale: 'en', lane: 'verified', displayOnly: false, include: ['pricing'], sort: 'popular', page: 2, pageSize: 7 })));
+      const want = await readFile(
+        path.join(
+          fresh.releaseDir,
+          listFile({
+            locale: 'en',
+            lane: 'verified',
+            displayOnly: false,
+            include: ['pricing'],
+            sort: 'popular',
+            page: 2,
+            pageSize: 7,
+          }),
+        ),
+      );
       const got = Buffer.from(await r.arrayBuffer()).toString();
       expect(got).toContain('modelpub-renamed');
       expect(got).toBe(want.toString());
@@ -289,10 +384,15 @@ describe('composed answers', () => {
     }
   });
 
-  it('from an artifact of an older build, without its own attribution, take the publication\'s (an upgraded gateway serving an old build)', async () => {
+  it("from an artifact of an older build, without its own attribution, take the publication's (an upgraded gateway serving an old build)", async () => {
     const release = path.join(tmp, 'full', 'current');
-    const raw = JSON.parse(await readFile(path.join(release, 'artifacts/verified.public.json'), 'utf8')) as Record<string, unknown>;
-    const manifest = JSON.parse(await readFile(path.join(release, 'manifest.json'), 'utf8')) as { files: ManifestEntry[] };
+    const raw = JSON.parse(await readFile(path.join(release, 'artifacts/verified.public.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const manifest = JSON.parse(await readFile(path.join(release, 'manifest.json'), 'utf8')) as {
+      files: ManifestEntry[];
+    };
     const entry = manifest.files.find((f) => f.path === 'artifacts/verified.public.json')!;
     const theirs = { required: true, name: 'n', url: 'https://x.example', text: 't' };
     expect(loadedArtifact(raw as never, entry, theirs).attributionJson).toBe(JSON.stringify(raw.attribution));
@@ -306,7 +406,8 @@ describe('composed answers', () => {
 
   it('caches a composed page from its second request, answers it the same from the cache, to HEAD with its length, and with 304 to its ETag', async () => {
     const own = (await createKey(store, 'composed')).key;
-    const at = (u: string, headers: Record<string, string> = {}, method = 'GET') => fetch(gw.url + u, { method, headers: { 'x-api-key': own, ...headers } });
+    const at = (u: string, headers: Record<string, string> = {}, method = 'GET') =>
+      fetch(gw.url + u, { method, headers: { 'x-api-key': own, ...headers } });
     const url = '/api/v1/models?q=extra&page_size=3&page=2&include=pricing&locale=zh';
     const first = await at(url);
     const body = Buffer.from(await first.arrayBuffer());
@@ -329,7 +430,12 @@ describe('composed answers', () => {
     expect((await at(url, { 'if-none-match': first.headers.get('etag')! })).status).toBe(304);
   });
   it('search is case- and accent-insensitive over name, slug and localized description', async () => {
-    const names = async (q: string, locale = 'en') => ((await (await get(`/api/v1/models?q=${encodeURIComponent(q)}&locale=${locale}`)).json()).data.models as { slug: string }[]).map((m) => m.slug);
+    const names = async (q: string, locale = 'en') =>
+      (
+        (await (await get(`/api/v1/models?q=${encodeURIComponent(q)}&locale=${locale}`)).json()).data.models as {
+          slug: string;
+        }[]
+      ).map((m) => m.slug);
     expect(await names('ZETA')).toEqual(['zeta-ultra']);
     expect(await names('cafe')).toEqual(['zeta-ultra']);
     expect(await names('кафе', 'ru')).toEqual(['zeta-ultra']);
@@ -342,15 +448,30 @@ describe('composed answers', () => {
     // Only a combining mark: no words left after folding, so nothing is filtered (docs/api.md). Its own key: the
     // shared one's quota is counted by the quota tests.
     const own = (await createKey(store, 'combining mark')).key;
-    const slugs = async (q: string) => ((await (await fetch(`${gw.url}/api/v1/models?q=${encodeURIComponent(q)}`, { headers: { 'x-api-key': own } })).json()).data.models as { slug: string }[]).map((m) => m.slug);
+    const slugs = async (q: string) =>
+      (
+        (
+          await (
+            await fetch(`${gw.url}/api/v1/models?q=${encodeURIComponent(q)}`, { headers: { 'x-api-key': own } })
+          ).json()
+        ).data.models as { slug: string }[]
+      ).map((m) => m.slug);
     const marked = await slugs('\u0301');
     expect(marked).toHaveLength(13);
     expect(marked).toEqual(await slugs('')); // q= empty is no query
   });
   it('search finds a name however its separators are typed (gpt4o, GPT-4o, "gpt 4o"), the closest name first', async () => {
     const own = (await createKey(store, 'search separators')).key; // the shared key's day is counted by other tests
-    const slugs = async (q: string) => ((await (await fetch(`${gw.url}/api/v1/models?q=${encodeURIComponent(q)}`, { headers: { 'x-api-key': own } })).json()).data.models as { slug: string }[]).map((m) => m.slug);
-    for (const q of ['zetaultra', 'Zeta_Ultra', 'zêta.ultra', 'zeta-ult', '"zeta ultra"']) expect(await slugs(q), q).toEqual(['zeta-ultra']);
+    const slugs = async (q: string) =>
+      (
+        (
+          await (
+            await fetch(`${gw.url}/api/v1/models?q=${encodeURIComponent(q)}`, { headers: { 'x-api-key': own } })
+          ).json()
+        ).data.models as { slug: string }[]
+      ).map((m) => m.slug);
+    for (const q of ['zetaultra', 'Zeta_Ultra', 'zêta.ultra', 'zeta-ult', '"zeta ultra"'])
+      expect(await slugs(q), q).toEqual(['zeta-ultra']);
     for (const q of ['extra1', 'extra.1', 'EXTRA_1']) expect(await slugs(q), q).toEqual(['extra-1']);
     expect(await slugs('extra 1')).toEqual(['extra-1']);
     // From a word's start only: "taultra" is in zetaultra by accident of the joined letters, not a name anyone types.
@@ -376,17 +497,34 @@ describe('composed answers', () => {
     // Last-Modified too: an answer with q is no older than its rules, so If-Modified-Since with the artifact's time
     // (all an older gateway's answer carried) gets the new bytes, not a 304. Without q, the artifact's time.
     const artifactTime = (await gw.publication().artifact('verified', false)).lastModified;
-    const since = (u: string) => fetch(gw.url + u, { headers: { 'x-api-key': own, 'if-modified-since': artifactTime } });
+    const since = (u: string) =>
+      fetch(gw.url + u, { headers: { 'x-api-key': own, 'if-modified-since': artifactTime } });
     const withQ = await since('/api/v1/models?q=extra1');
     expect(withQ.status).toBe(200);
     expect(Date.parse(withQ.headers.get('last-modified')!)).toBeGreaterThan(Date.parse(artifactTime));
     expect((await since('/api/v1/models?page_size=4')).status).toBe(304);
   });
   it('search ranks a name holding the query inside a word (通义千问 for 千问, ultra for ltra) above description matches', () => {
-    const search = (name: string, slug: string, text: string) => ({ search: { name, slug, text: { en: text, zh: text, ru: text } } });
-    const models = { about: search('about', 'about', 'about\nabout\nlike 千问 and ultra, ltra'), tongyi: search('通义千问', 'tongyi-qianwen', '通义千问\ntongyi-qianwen\n'), zeta: search('zeta ultra', 'zeta-ultra', 'zeta ultra\nzeta-ultra\n') };
+    const search = (name: string, slug: string, text: string) => ({
+      search: { name, slug, text: { en: text, zh: text, ru: text } },
+    });
+    const models = {
+      about: search('about', 'about', 'about\nabout\nlike 千问 and ultra, ltra'),
+      tongyi: search('通义千问', 'tongyi-qianwen', '通义千问\ntongyi-qianwen\n'),
+      zeta: search('zeta ultra', 'zeta-ultra', 'zeta ultra\nzeta-ultra\n'),
+    };
     const order = ['about', 'tongyi', 'zeta'];
-    const a = loadedArtifact({ publicationRevision: 'r', schemaVersion: '1.0.0', attribution: null, orders: Object.fromEntries(SORTS.map((k) => [k, order])), models } as never, { sha256: '0'.repeat(64), last_modified: '2026-01-01T00:00:00.000Z' } as ManifestEntry, null);
+    const a = loadedArtifact(
+      {
+        publicationRevision: 'r',
+        schemaVersion: '1.0.0',
+        attribution: null,
+        orders: Object.fromEntries(SORTS.map((k) => [k, order])),
+        models,
+      } as never,
+      { sha256: '0'.repeat(64), last_modified: '2026-01-01T00:00:00.000Z' } as ManifestEntry,
+      null,
+    );
     expect(searchOrder(a, '千问', 'zh', 'popular')).toEqual(['tongyi', 'about']);
     expect(searchOrder(a, 'ltra', 'en', 'popular')).toEqual(['zeta', 'about']);
     expect(searchOrder(a, 'ultra', 'en', 'popular')).toEqual(['zeta', 'about']); // from a word's start: tier 2 as well
@@ -401,19 +539,36 @@ describe('composed answers', () => {
 describe('a body cache smaller than the publication', () => {
   it('serves the right bytes while bodies are evicted and read again (a URL remembers its cache slot, not its body)', async () => {
     const slugs = ['alpha', 'zeta-ultra', 'extra-0', 'extra-1', 'extra-2', 'extra-3'];
-    const files = await Promise.all(slugs.map((slug) =>
-      readFile(path.join(tmp, 'plain', 'current', detailFile({ slug, locale: 'en', lane: 'verified', displayOnly: false, include: [...INCLUDES].sort() })))));
+    const files = await Promise.all(
+      slugs.map((slug) =>
+        readFile(
+          path.join(
+            tmp,
+            'plain',
+            'current',
+            detailFile({ slug, locale: 'en', lane: 'verified', displayOnly: false, include: [...INCLUDES].sort() }),
+          ),
+        ),
+      ),
+    );
     // Room for about two of the six bodies: every round evicts what the last one cached.
-    const small = await gatewayOn(path.join(tmp, 'plain'), { cacheBytes: 2 * Math.max(...files.map((f) => f.length)) + 1, pollMs: 60_000 });
+    const small = await gatewayOn(path.join(tmp, 'plain'), {
+      cacheBytes: 2 * Math.max(...files.map((f) => f.length)) + 1,
+      pollMs: 60_000,
+    });
     const own = (await createKey(store, 'small-cache')).key;
     try {
       for (let round = 0; round < 3; round++) {
         for (const [i, slug] of slugs.entries()) {
           for (let twice = 0; twice < 2; twice++) {
-            const r = await fetch(`${small.url}/api/v1/models/${slug}?include=${INCLUDES.join(',')}`, { headers: { 'x-api-key': own } });
+            const r = await fetch(`${small.url}/api/v1/models/${slug}?include=${INCLUDES.join(',')}`, {
+              headers: { 'x-api-key': own },
+            });
             expect(r.status).toBe(200);
             expect(Buffer.from(await r.arrayBuffer()).equals(files[i]!)).toBe(true);
-            expect(r.headers.get('etag')).toBe(`"${createHash('sha256').update(files[i]!).digest('hex').slice(0, 32)}"`);
+            expect(r.headers.get('etag')).toBe(
+              `"${createHash('sha256').update(files[i]!).digest('hex').slice(0, 32)}"`,
+            );
           }
         }
       }
@@ -461,16 +616,38 @@ describe('hostile input', () => {
   it('never answers 500 nor serves a file outside the publication', async () => {
     const secret = await readFile(path.join(tmp, 'plain', 'current', 'manifest.json'), 'utf8');
     const paths = [
-      '/api/v1/models/..%2F..%2Fmanifest', '/api/v1/models/%2e%2e%2fmanifest.json', '/api/v1/models/....//', '/api/v1/models/%00',
-      '/api/v1/models/alpha%00', '/api/v1/models/%5c..%5cmanifest', '/api/v1/models/../../manifest.json', '/api/v1/models/alpha/',
-      '/api/v1/models//alpha', '/api/v1/models/%C0%AE%C0%AE%2F', '/api/v1/models/%ff%fe', '/api/v1/models/' + 'a'.repeat(5000),
-      '/api/v1/models?q=%ff%fe', '/api/v1/models?q=%00', '/api/v1/models?page=1e3', '/api/v1/models?page=-0', '/api/v1/models?page_size=%31%30%31',
-      '/api/v1/models?include=benchmarks,,pricing', '/api/v1/models?locale=en&locale=en', '/api/v1/models?unknown=1&x=%zz',
-      '/manifest.json', '/current/manifest.json', '/api/v1/../../etc/passwd', '//etc/passwd', '/api/v1/models/alpha?include=../',
-      '/api/v1/models?q=' + 'x'.repeat(3000), '/api/v1/models/ALPHA', '/api/v1/models/alpha.json', '/%2e%2e/%2e%2e/etc/passwd',
+      '/api/v1/models/..%2F..%2Fmanifest',
+      '/api/v1/models/%2e%2e%2fmanifest.json',
+      '/api/v1/models/....//',
+      '/api/v1/models/%00',
+      '/api/v1/models/alpha%00',
+      '/api/v1/models/%5c..%5cmanifest',
+      '/api/v1/models/../../manifest.json',
+      '/api/v1/models/alpha/',
+      '/api/v1/models//alpha',
+      '/api/v1/models/%C0%AE%C0%AE%2F',
+      '/api/v1/models/%ff%fe',
+      `/api/v1/models/${'a'.repeat(5000)}`,
+      '/api/v1/models?q=%ff%fe',
+      '/api/v1/models?q=%00',
+      '/api/v1/models?page=1e3',
+      '/api/v1/models?page=-0',
+      '/api/v1/models?page_size=%31%30%31',
+      '/api/v1/models?include=benchmarks,,pricing',
+      '/api/v1/models?locale=en&locale=en',
+      '/api/v1/models?unknown=1&x=%zz',
+      '/manifest.json',
+      '/current/manifest.json',
+      '/api/v1/../../etc/passwd',
+      '//etc/passwd',
+      '/api/v1/models/alpha?include=../',
+      `/api/v1/models?q=${'x'.repeat(3000)}`,
+      '/api/v1/models/ALPHA',
+      '/api/v1/models/alpha.json',
+      '/%2e%2e/%2e%2e/etc/passwd',
     ];
     // Generated: every path above with each of a few suffixes.
-    const corpus = paths.flatMap((p) => [p, p + (p.includes('?') ? '&' : '?') + 'lane=all', p + '#frag']);
+    const corpus = paths.flatMap((p) => [p, `${p + (p.includes('?') ? '&' : '?')}lane=all`, `${p}#frag`]);
     for (const p of corpus) {
       const r = await get(p);
       const body = await r.text();
@@ -487,15 +664,17 @@ describe('hostile input', () => {
     // RFC 9112 3.2.2: a server accepts the absolute form (proxies send it); its host is not a part of the path.
     const own = (await createKey(store, 'absolute form')).key; // the shared key's day is counted by other tests
     const target = '/api/v1/models/alpha?locale=zh&include=pricing';
-    const answer = await raw(`GET http://other.example${target} HTTP/1.1\r\nHost: other.example\r\nx-api-key: ${own}\r\nConnection: close\r\n\r\n`);
+    const answer = await raw(
+      `GET http://other.example${target} HTTP/1.1\r\nHost: other.example\r\nx-api-key: ${own}\r\nConnection: close\r\n\r\n`,
+    );
     const [head, body] = [answer.slice(0, answer.indexOf('\r\n\r\n')), answer.slice(answer.indexOf('\r\n\r\n') + 4)];
     expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     expect(Buffer.from(body, 'latin1').toString('utf8')).toBe(await (await get(target, { 'x-api-key': own })).text());
   });
   it('survives very long headers and keys', async () => {
-    const r = await fetch(gw.url + '/api/v1/models', { headers: { 'x-api-key': 'k'.repeat(5000) } });
+    const r = await fetch(`${gw.url}/api/v1/models`, { headers: { 'x-api-key': 'k'.repeat(5000) } });
     expect(r.status).toBe(401);
-    const big = await fetch(gw.url + '/api/v1/models', { headers: { 'x-api-key': key, 'x-junk': 'j'.repeat(20_000) } });
+    const big = await fetch(`${gw.url}/api/v1/models`, { headers: { 'x-api-key': key, 'x-junk': 'j'.repeat(20_000) } });
     expect(big.status).toBe(431);
     // Answered by the gateway, not by node:http's bare status line: a problem body, and CORS so a page can read it.
     expect(big.headers.get('content-type')).toBe('application/problem+json');
@@ -509,11 +688,16 @@ describe('hostile input', () => {
     expect(head).toMatch(/\r\naccess-control-allow-origin: \*\r\n/);
     expect(head).toMatch(/\r\nconnection: close(\r\n|$)/);
     expect(Number(/content-length: (\d+)/.exec(head!)?.[1])).toBe(Buffer.byteLength(body!));
-    expect(JSON.parse(body!)).toMatchObject({ status: 400, code: 'bad_request', detail: expect.stringContaining('HPE_INVALID_METHOD') });
+    expect(JSON.parse(body!)).toMatchObject({
+      status: 400,
+      code: 'bad_request',
+      detail: expect.stringContaining('HPE_INVALID_METHOD'),
+    });
     // A second request that cannot be parsed, behind one being answered: the first request's answer, then the
     // connection closes (an error answer here could be read as the first request's).
     const own = (await createKey(store, 'unparsable second request')).key;
-    const get = (slug: string) => `GET /api/v1/models/${slug}?include=capabilities HTTP/1.1\r\nHost: x\r\nx-api-key: ${own}\r\n\r\n`;
+    const get = (slug: string) =>
+      `GET /api/v1/models/${slug}?include=capabilities HTTP/1.1\r\nHost: x\r\nx-api-key: ${own}\r\n\r\n`;
     const two = await raw(`${get('alpha')}BREW / HTTP/1.1\r\n\r\n`);
     expect(two.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200']);
     // Several in flight: every one is answered before the connection closes.
@@ -524,7 +708,11 @@ describe('hostile input', () => {
   it('answers at most MAX_QUEUED_PER_CONNECTION pipelined requests behind the one being sent, then 503 and closes', async () => {
     const own = (await createKey(store, 'pipelining')).key;
     const n = 200;
-    const requests = Array.from({ length: n }, (_, i) => `GET /api/v1/models?page_size=${1 + (i % 99)}&include=benchmarks,pricing HTTP/1.1\r\nHost: x\r\nx-api-key: ${own}\r\n\r\n`).join('');
+    const requests = Array.from(
+      { length: n },
+      (_, i) =>
+        `GET /api/v1/models?page_size=${1 + (i % 99)}&include=benchmarks,pricing HTTP/1.1\r\nHost: x\r\nx-api-key: ${own}\r\n\r\n`,
+    ).join('');
     const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
     const received = await new Promise<string>((resolve, reject) => {
       let text = '';
@@ -553,7 +741,13 @@ describe('hostile input', () => {
 describe('publication switch', () => {
   it('serves a new publication without a restart', async () => {
     const before = gw.publication().revision;
-    await writeFile(path.join(tmp, 'data', 'models', 'alpha.yaml'), (await readFile(path.join(tmp, 'data', 'models', 'alpha.yaml'), 'utf8')).replace('alpha is a model.', 'alpha is a better model.'));
+    await writeFile(
+      path.join(tmp, 'data', 'models', 'alpha.yaml'),
+      (await readFile(path.join(tmp, 'data', 'models', 'alpha.yaml'), 'utf8')).replace(
+        'alpha is a model.',
+        'alpha is a better model.',
+      ),
+    );
     await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'plain') });
     for (let i = 0; i < 100 && gw.publication().revision === before; i++) await new Promise((r) => setTimeout(r, 20));
     const r = await get('/api/v1/models/alpha');
@@ -569,8 +763,7 @@ describe('publication switch', () => {
       doc.publicationRevision += '\r\nset-cookie: x=1';
       await writeFile(file, JSON.stringify(doc));
     }
-    await expect(gatewayOn(out))
-      .rejects.toThrow(/manifest\.json: publicationRevision: 1 to 64 ASCII letters/);
+    await expect(gatewayOn(out)).rejects.toThrow(/manifest\.json: publicationRevision: 1 to 64 ASCII letters/);
   });
 
   it('refuses a publication whose schema version cannot be sent as a header, naming it', async () => {
@@ -580,15 +773,21 @@ describe('publication switch', () => {
     const doc = JSON.parse(await readFile(file, 'utf8')) as { schemaVersion: string };
     doc.schemaVersion += '\r\nset-cookie: x=1';
     await writeFile(file, JSON.stringify(doc));
-    await expect(gatewayOn(out))
-      .rejects.toThrow(/X-Schema-Version.*cannot be sent as an HTTP header/);
+    await expect(gatewayOn(out)).rejects.toThrow(/X-Schema-Version.*cannot be sent as an HTTP header/);
   });
 });
 
 describe('quota', () => {
   it('admits exactly the daily quota, then 429 with Retry-After to the next UTC midnight', async () => {
     const fresh = (await createKey(store, 'quota')).key;
-    const statuses = await Promise.all(Array.from({ length: QUOTA + 50 }, () => fetch(gw.url + '/api/v1/models/alpha', { headers: { 'x-api-key': fresh } }).then(async (r) => { await r.arrayBuffer(); return r; })));
+    const statuses = await Promise.all(
+      Array.from({ length: QUOTA + 50 }, () =>
+        fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': fresh } }).then(async (r) => {
+          await r.arrayBuffer();
+          return r;
+        }),
+      ),
+    );
     expect(statuses.filter((r) => r.status === 200).length).toBe(QUOTA);
     const refused = statuses.filter((r) => r.status !== 200);
     expect(refused.every((r) => r.status === 429)).toBe(true);
@@ -628,7 +827,8 @@ describe('a release deleted under the gateway', () => {
       for (let i = 0; i < 50 && last?.status !== 200; i++) {
         const r = await get('/api/v1/models/beta');
         const body = Buffer.from(await r.arrayBuffer());
-        if (r.status === 200) expect(r.headers.get('etag')).toBe(`"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`);
+        if (r.status === 200)
+          expect(r.headers.get('etag')).toBe(`"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`);
         else expect(r.status).toBe(503);
         last = { status: r.status, body: body.toString('utf8') };
         if (r.status !== 200) await new Promise((res) => setTimeout(res, 20));
@@ -658,7 +858,8 @@ describe('a release deleted under the gateway', () => {
       await expect(stat(servedDir)).rejects.toThrow();
       const first = await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, { headers: { 'x-api-key': mine } });
       expect(first.status).toBe(503); // its body is not cached (a 1 KB cache) and its release is gone
-      for (let i = 0; i < 100 && own.publication().revision === served; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 100 && own.publication().revision === served; i++)
+        await new Promise((r) => setTimeout(r, 10));
       expect(own.publication().revision).not.toBe(served);
       const second = await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, { headers: { 'x-api-key': mine } });
       expect(second.status).toBe(200);

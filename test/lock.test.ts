@@ -16,19 +16,36 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs/promises')>();
   const { existsSync: exists } = await import('node:fs');
   const { spawnSync: run } = await import('node:child_process');
-  const after = <A extends unknown[], R>(fn: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
-    const r = await fn(...a);
-    if (probe.lockFile && probe.seen === null && exists(probe.lockFile)) {
-      // Synchronous: this process does nothing more until the other one has tried.
-      const child = run(process.execPath, ['--input-type=module', '-e', `
+  const after =
+    <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      const r = await fn(...a);
+      if (probe.lockFile && probe.seen === null && exists(probe.lockFile)) {
+        // Synchronous: this process does nothing more until the other one has tried.
+        const child = run(
+          process.execPath,
+          [
+            '--input-type=module',
+            '-e',
+            `
         const { lockOutDir } = await import(${JSON.stringify(process.env.MODELPUB_PUBLISH_JS)});
         await lockOutDir(${JSON.stringify(probe.outDir)}).then(() => console.log('locked'), (e) => console.log('refused: ' + e.message));
-      `], { encoding: 'utf8' });
-      probe.seen = (child.stdout + child.stderr).trim();
-    }
-    return r;
+      `,
+          ],
+          { encoding: 'utf8' },
+        );
+        probe.seen = (child.stdout + child.stderr).trim();
+      }
+      return r;
+    };
+  const wrapped = {
+    ...fs,
+    open: after(fs.open),
+    link: after(fs.link),
+    writeFile: after(fs.writeFile),
+    rename: after(fs.rename),
+    copyFile: after(fs.copyFile),
   };
-  const wrapped = { ...fs, open: after(fs.open), link: after(fs.link), writeFile: after(fs.writeFile), rename: after(fs.rename), copyFile: after(fs.copyFile) };
   return { ...wrapped, default: wrapped };
 });
 
@@ -65,10 +82,18 @@ describe('lockOutDir', () => {
 
   it('a live holder in another process refuses; a dead one is taken over', async () => {
     const out = await tempDir();
-    const holder = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    const holder = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
       const { lockOutDir } = await import(${JSON.stringify(process.env.MODELPUB_PUBLISH_JS)});
       await lockOutDir(${JSON.stringify(out)}); console.log(process.pid);
-    `], { encoding: 'utf8' }); // exits holding the lock: a killed build
+    `,
+      ],
+      { encoding: 'utf8' },
+    ); // exits holding the lock: a killed build
     expect(holder.status).toBe(0);
     const unlock = await lockOutDir(out);
     await expect(lockOutDir(out)).rejects.toThrow(/another build \(pid \d+\) is publishing/);

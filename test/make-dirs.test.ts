@@ -10,7 +10,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('makeDirs', () => {
   it('creates missing levels, and accepts a folder that exists (relative paths, trailing slashes, links to folders)', () => {
-    makeDirs(path.join(tmp, 'a', 'b', 'c') + '/');
+    makeDirs(`${path.join(tmp, 'a', 'b', 'c')}/`);
     expect(statSync(path.join(tmp, 'a', 'b', 'c')).isDirectory()).toBe(true);
     makeDirs(path.join(tmp, 'a', 'b'));
     makeDirs(path.relative(process.cwd(), path.join(tmp, 'rel', 'x')));
@@ -24,8 +24,16 @@ describe('makeDirs', () => {
     writeFileSync(path.join(tmp, 'file'), '');
     symlinkSync(path.join(tmp, 'file'), path.join(tmp, 'link-to-file'));
     symlinkSync(path.join(tmp, 'nowhere'), path.join(tmp, 'dangling'));
-    for (const [p, code] of [['file', 'EEXIST'], ['link-to-file', 'EEXIST'], ['dangling', 'EEXIST'], ['file/below', 'ENOTDIR'], ['dangling/below', 'EEXIST']] as const) {
-      expect(() => makeDirs(path.join(tmp, p)), p).toThrow(expect.objectContaining({ code, message: expect.stringContaining(path.join(tmp, p.split('/')[0]!)) }));
+    for (const [p, code] of [
+      ['file', 'EEXIST'],
+      ['link-to-file', 'EEXIST'],
+      ['dangling', 'EEXIST'],
+      ['file/below', 'ENOTDIR'],
+      ['dangling/below', 'EEXIST'],
+    ] as const) {
+      expect(() => makeDirs(path.join(tmp, p)), p).toThrow(
+        expect.objectContaining({ code, message: expect.stringContaining(path.join(tmp, p.split('/')[0]!)) }),
+      );
     }
   });
 });

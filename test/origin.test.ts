@@ -42,7 +42,17 @@ beforeAll(async () => {
   await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
   store = await openStore('memory:');
   key = (await createKey(store, 'origin test')).key;
-  gw = await startGateway({ origin: `http://127.0.0.1:${(host.address() as AddressInfo).port}/`, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: 1000, cacheBytes: 1 << 20, pollMs: 60_000, logLevel: 'silent' });
+  gw = await startGateway({
+    origin: `http://127.0.0.1:${(host.address() as AddressInfo).port}/`,
+    port: 0,
+    host: '127.0.0.1',
+    store: 'memory:',
+    storeInstance: store,
+    quota: 1000,
+    cacheBytes: 1 << 20,
+    pollMs: 60_000,
+    logLevel: 'silent',
+  });
 });
 afterAll(async () => {
   await gw?.close();
@@ -61,9 +71,18 @@ it('serves the bytes the static host holds, with the manifest validators', async
 });
 
 it('fetches a body once for many concurrent requests that miss on it', async () => {
-  const rel = detailFile({ slug: 'gamma', locale: 'en', lane: 'verified', displayOnly: false, include: ['benchmarks', 'pricing'] });
-  const rs = await Promise.all(Array.from({ length: 24 }, () =>
-    fetch(`${gw.url}/api/v1/models/gamma?include=pricing,benchmarks`, { headers: { 'x-api-key': key } })));
+  const rel = detailFile({
+    slug: 'gamma',
+    locale: 'en',
+    lane: 'verified',
+    displayOnly: false,
+    include: ['benchmarks', 'pricing'],
+  });
+  const rs = await Promise.all(
+    Array.from({ length: 24 }, () =>
+      fetch(`${gw.url}/api/v1/models/gamma?include=pricing,benchmarks`, { headers: { 'x-api-key': key } }),
+    ),
+  );
   const want = await readFile(path.join(release, rel));
   for (const r of rs) {
     expect(r.status).toBe(200);
@@ -86,7 +105,9 @@ it('checks a list artifact against the manifest too: composed answers from other
   const text = await readFile(file, 'utf8');
   expect(text).toContain('"name":"ALPHA');
   await writeFile(file, text.replaceAll('"name":"ALPHA', '"name":"TAMPERED ALPHA'));
-  const r = await fetch(`${gw.url}/api/v1/models?q=alpha&lane=all&includeDisplayOnly=true&page_size=3`, { headers: { 'x-api-key': key } });
+  const r = await fetch(`${gw.url}/api/v1/models?q=alpha&lane=all&includeDisplayOnly=true&page_size=3`, {
+    headers: { 'x-api-key': key },
+  });
   expect(r.status).toBe(503);
   expect(await r.text()).not.toContain('TAMPERED');
 });
@@ -98,7 +119,17 @@ it('a rebuild of the same revision with other page sizes is a new publication: t
   expect(after.revision).toBe(before.revision);
   const shared = release;
   release = before.releaseDir;
-  const own = await startGateway({ origin: `http://127.0.0.1:${(host.address() as AddressInfo).port}/`, port: 0, host: '127.0.0.1', store: 'memory:', storeInstance: store, quota: 1000, cacheBytes: 1 << 20, pollMs: 3_600_000, logLevel: 'silent' });
+  const own = await startGateway({
+    origin: `http://127.0.0.1:${(host.address() as AddressInfo).port}/`,
+    port: 0,
+    host: '127.0.0.1',
+    store: 'memory:',
+    storeInstance: store,
+    quota: 1000,
+    cacheBytes: 1 << 20,
+    pollMs: 3_600_000,
+    logLevel: 'silent',
+  });
   try {
     const url = `${own.url}/api/v1/models?page_size=3&page=2&locale=zh`;
     const prebuilt = await fetch(url, { headers: { 'x-api-key': key } });
@@ -135,7 +166,9 @@ it('refuses a manifest that is not the one publication.json names (two builds of
       return file === 'manifest.json' ? Buffer.concat([bytes, Buffer.from(' ')]) : bytes;
     },
   };
-  await expect(Publication.load(origin, 'id', new BodyCache(1 << 20), { verify: true })).rejects.toThrow(/manifest\.json is not the one publication\.json names/);
+  await expect(Publication.load(origin, 'id', new BodyCache(1 << 20), { verify: true })).rejects.toThrow(
+    /manifest\.json is not the one publication\.json names/,
+  );
   // From the local disk (no verify) it is not checked: one folder is one build.
   expect((await Publication.load(origin, 'id', new BodyCache(1 << 20))).revision).toMatch(/^r[0-9a-f]{12}$/);
 });

@@ -20,17 +20,37 @@ function privateOf(kind: string) {
     snapshot_ref: `s3://snapshots/${tag}-snapshot.tar`,
     notes: `${tag}-notes: do not publish`,
   };
-  canaries.push(String(id), String(id + 1_000_000), `${tag}-key`, `${tag}-raw-input`, `${tag}-deep`, `${tag}-snapshot`, `${tag}-notes`);
+  canaries.push(
+    String(id),
+    String(id + 1_000_000),
+    `${tag}-key`,
+    `${tag}-raw-input`,
+    `${tag}-deep`,
+    `${tag}-snapshot`,
+    `${tag}-notes`,
+  );
   return p;
 }
 
 function privateCatalog(): FixtureSpec {
   const spec = smallCatalog();
-  const tag = <T extends Record<string, unknown>>(kind: string) => (r: T): T => ({ ...r, private: privateOf(kind) });
+  const tag =
+    <T extends Record<string, unknown>>(kind: string) =>
+    (r: T): T => ({ ...r, private: privateOf(kind) });
   spec.models = spec.models!.map((m) => ({ ...m, private: privateOf(`model-${m.slug}`) }));
   spec.speed = spec.speed!.map(tag('speed'));
   spec.benchmarks = spec.benchmarks!.map(tag('benchmark'));
-  spec.prices = [...spec.prices!, { model: 'delta', lane: 'provisional', input_per_million: 9, output_per_million: 9, observed_at: '2025-01-03T00:00:00Z', provenance: { source: 'lab', evidence_sha256: '9'.repeat(64) } }].map(tag('price'));
+  spec.prices = [
+    ...spec.prices!,
+    {
+      model: 'delta',
+      lane: 'provisional',
+      input_per_million: 9,
+      output_per_million: 9,
+      observed_at: '2025-01-03T00:00:00Z',
+      provenance: { source: 'lab', evidence_sha256: '9'.repeat(64) },
+    },
+  ].map(tag('price'));
   spec.overrides = spec.overrides!.map(tag('override'));
   spec.sources = DEFAULT_SOURCES.map((s) => ({ ...s, private: privateOf(`source-${s.id}`) }));
   return spec;
@@ -46,7 +66,8 @@ function* keysOf(v: unknown, at = '$'): Generator<[string, string]> {
     }
   }
 }
-const SUSPICIOUS_KEY = /secret|password|credential|api_?key|private|internal|snapshot|raw_?input|validator_?input|db_?id|^_/i;
+const SUSPICIOUS_KEY =
+  /secret|password|credential|api_?key|private|internal|snapshot|raw_?input|validator_?input|db_?id|^_/i;
 
 describe('privacy', () => {
   it('no private canary appears in any byte of any file of the output folder, and no published key looks private', async () => {
@@ -58,19 +79,28 @@ describe('privacy', () => {
       // The canaries are really in the data and really loaded: the test is not vacuous.
       const data = await loadAndValidate(dataDir);
       expect(data.models.every((m) => m.private?.notes?.startsWith('CANARY-model-'))).toBe(true);
-      expect([data.speed, data.benchmarks, data.prices, data.overrides, data.sources].every((rows) => rows.length > 0 && rows.every((r) => r.private?.internal_id))).toBe(true);
+      expect(
+        [data.speed, data.benchmarks, data.prices, data.overrides, data.sources].every(
+          (rows) => rows.length > 0 && rows.every((r) => r.private?.internal_id),
+        ),
+      ).toBe(true);
       const dataText = (await Promise.all([...(await readAll(dataDir)).values()].map((b) => b.toString()))).join('\n');
       for (const c of canaries) expect(dataText, c).toContain(c);
       expect(canaries.length).toBe(7 * (4 + 3 + 7 + 5 + 1 + 2));
 
       // Build twice (the second an incremental build with one change) so that the folder holds two releases.
       await build({ dataDir, outDir, pageSizes: [1] });
-      await writeFile(path.join(dataDir, 'models', 'alpha.yaml'), (await readFile(path.join(dataDir, 'models', 'alpha.yaml'), 'utf8')).replace('ALPHA', 'Alpha Two'));
+      await writeFile(
+        path.join(dataDir, 'models', 'alpha.yaml'),
+        (await readFile(path.join(dataDir, 'models', 'alpha.yaml'), 'utf8')).replace('ALPHA', 'Alpha Two'),
+      );
       await build({ dataDir, outDir, pageSizes: [1] });
 
       const files = await readAll(outDir); // everything: api/, artifacts/, manifest, changes, publication.json, the marker
       expect([...files.keys()].filter((p) => !p.startsWith('releases/')).sort()).toEqual(['.modelpub-publication']);
-      expect([...files.keys()].filter((p) => /^releases\/[^/]+\/(manifest|changes|publication)\.json$/.test(p))).toHaveLength(6);
+      expect(
+        [...files.keys()].filter((p) => /^releases\/[^/]+\/(manifest|changes|publication)\.json$/.test(p)),
+      ).toHaveLength(6);
       expect([...files.keys()].some((p) => p.includes('/artifacts/'))).toBe(true);
       const leaks: string[] = [];
       for (const [p, buf] of files) {
@@ -93,7 +123,9 @@ describe('privacy', () => {
       expect(badKeys).toEqual([]);
 
       // Rights filter: a source that may not be redistributed is named nowhere.
-      const closed = [...files].filter(([, b]) => b.includes('example.org/closed') || b.includes('"closed"')).map(([p]) => p);
+      const closed = [...files]
+        .filter(([, b]) => b.includes('example.org/closed') || b.includes('"closed"'))
+        .map(([p]) => p);
       expect(closed).toEqual([]);
     });
   });

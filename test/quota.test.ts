@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QuotaLimiter, secondsToUtcMidnight, utcDay, type Admission } from '../src/gateway/quota.js';
-import { openStore, type QuotaStore } from '../src/gateway/stores/index.js';
+import { openStore } from '../src/gateway/stores/index.js';
 import { memoryStore } from '../src/gateway/stores/memory.js';
 import { compileWorker, startWorker, type CompiledWorker } from './helpers/quota-worker.js';
 import { REDIS_MISSING, redisServerPath, startRedis, type RedisServer } from './helpers/redis.js';
@@ -33,15 +33,26 @@ function gated() {
   const take = store.take.bind(store);
   store.take = (keyId, day, want, limit) => {
     wants.push(want);
-    return new Promise((resolve, reject) => queue.push({ go: () => void take(keyId, day, want, limit).then(resolve, reject), fail: () => reject(new Error('store down')) }));
+    return new Promise((resolve, reject) =>
+      queue.push({
+        go: () => void take(keyId, day, want, limit).then(resolve, reject),
+        fail: () => reject(new Error('store down')),
+      }),
+    );
   };
   const settle = () => new Promise((r) => setTimeout(r, 0));
   return {
     store,
     wants,
     inFlight: () => queue.length,
-    answer: async () => { queue.shift()!.go(); await settle(); },
-    fail: async () => { queue.shift()!.fail(); await settle(); },
+    answer: async () => {
+      queue.shift()!.go();
+      await settle();
+    },
+    fail: async () => {
+      queue.shift()!.fail();
+      await settle();
+    },
   };
 }
 
@@ -87,7 +98,9 @@ describe('QuotaLimiter', () => {
     expect(results.slice(0, 1000).every((r) => r.ok)).toBe(true); // first come, first served
     // On a single instance, Remaining counts down exactly: 999, 998, ..., 0.
     expect(results.slice(0, 1000).map((r) => r.remaining)).toEqual(Array.from({ length: 1000 }, (_, i) => 999 - i));
-    expect(results.slice(1000).every((r) => !r.ok && r.remaining === 0 && r.limit === 1000 && r.resetSeconds === 43_200)).toBe(true);
+    expect(
+      results.slice(1000).every((r) => !r.ok && r.remaining === 0 && r.limit === 1000 && r.resetSeconds === 43_200),
+    ).toBe(true);
     expect(wants.length).toBeLessThan(70);
     // Refusals after the limit stay local (one re-check per exhaustedRecheckMs).
     await admitMany(limiter, 'k_b', 100);
@@ -220,7 +233,11 @@ describe('QuotaLimiter', () => {
   });
 
   it('leases up to a thousandth of the limit at once when that is more than 100 (raised quotas)', async () => {
-    expect([1000, 100_000, 199_999, 200_000, 100_000_000].map((limit) => new QuotaLimiter(memoryStore(), { limit }).maxLease)).toEqual([100, 100, 199, 200, 100_000]);
+    expect(
+      [1000, 100_000, 199_999, 200_000, 100_000_000].map(
+        (limit) => new QuotaLimiter(memoryStore(), { limit }).maxLease,
+      ),
+    ).toEqual([100, 100, 199, 200, 100_000]);
     const { store, wants } = recording();
     const limiter = new QuotaLimiter(store, { limit: 100_000_000, now: () => T0 });
     for (let i = 0; i < 200_000; i++) limiter.tryAdmit('k_j') ?? (await limiter.admit('k_j'));
@@ -276,13 +293,43 @@ describe('QuotaLimiter', () => {
     const store = memoryStore();
     let t = Date.UTC(2025, 5, 1, 23, 59, 58, 500);
     const limiter = new QuotaLimiter(store, { limit: 2, now: () => t });
-    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 1, resetSeconds: 2, day: '2025-06-01' });
-    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 0, resetSeconds: 2, day: '2025-06-01' });
-    expect(await limiter.admit('k_d')).toEqual({ ok: false, limit: 2, remaining: 0, resetSeconds: 2, day: '2025-06-01' });
+    expect(await limiter.admit('k_d')).toEqual({
+      ok: true,
+      limit: 2,
+      remaining: 1,
+      resetSeconds: 2,
+      day: '2025-06-01',
+    });
+    expect(await limiter.admit('k_d')).toEqual({
+      ok: true,
+      limit: 2,
+      remaining: 0,
+      resetSeconds: 2,
+      day: '2025-06-01',
+    });
+    expect(await limiter.admit('k_d')).toEqual({
+      ok: false,
+      limit: 2,
+      remaining: 0,
+      resetSeconds: 2,
+      day: '2025-06-01',
+    });
     t = Date.UTC(2025, 5, 1, 23, 59, 59, 999);
-    expect(await limiter.admit('k_d')).toEqual({ ok: false, limit: 2, remaining: 0, resetSeconds: 1, day: '2025-06-01' });
+    expect(await limiter.admit('k_d')).toEqual({
+      ok: false,
+      limit: 2,
+      remaining: 0,
+      resetSeconds: 1,
+      day: '2025-06-01',
+    });
     t = Date.UTC(2025, 5, 2, 0, 0, 0, 0);
-    expect(await limiter.admit('k_d')).toEqual({ ok: true, limit: 2, remaining: 1, resetSeconds: 86_400, day: '2025-06-02' });
+    expect(await limiter.admit('k_d')).toEqual({
+      ok: true,
+      limit: 2,
+      remaining: 1,
+      resetSeconds: 86_400,
+      day: '2025-06-02',
+    });
     expect(await store.granted('k_d', '2025-06-01')).toBe(2);
     expect(await store.granted('k_d', '2025-06-02')).toBe(1);
   });
@@ -367,19 +414,22 @@ describe('quota against real stores', () => {
   };
 
   for (const kind of ['memory', 'sqlite', 'redis'] as const) {
-    it.skipIf(kind === 'redis' && !redisBin)(`${kind}: one process, 1,500 concurrent requests, exactly 1,000 admitted`, async () => {
-      const store = await openStore(kind === 'memory' ? 'memory:' : urls[kind]!());
-      try {
-        const limiter = new QuotaLimiter(store, { limit: 1000 });
-        const results = await admitMany(limiter, 'k_one', 1500);
-        expect(results.filter((r) => r.ok)).toHaveLength(1000);
-        expect(await store.granted('k_one', utcDay(Date.now()))).toBe(1000);
-        expect(limiter.takes).toBeLessThan(70);
-        await limiter.close();
-      } finally {
-        await store.close();
-      }
-    });
+    it.skipIf(kind === 'redis' && !redisBin)(
+      `${kind}: one process, 1,500 concurrent requests, exactly 1,000 admitted`,
+      async () => {
+        const store = await openStore(kind === 'memory' ? 'memory:' : urls[kind]!());
+        try {
+          const limiter = new QuotaLimiter(store, { limit: 1000 });
+          const results = await admitMany(limiter, 'k_one', 1500);
+          expect(results.filter((r) => r.ok)).toHaveLength(1000);
+          expect(await store.granted('k_one', utcDay(Date.now()))).toBe(1000);
+          expect(limiter.takes).toBeLessThan(70);
+          await limiter.close();
+        } finally {
+          await store.close();
+        }
+      },
+    );
   }
 
   for (const kind of ['sqlite', 'redis'] as const) {
@@ -389,9 +439,18 @@ describe('quota against real stores', () => {
         const workers = [0, 1].map(() => startWorker(worker.script, 'burst', url, 'k_two', 1000, 750));
         await Promise.all(workers.map((w) => w.ready));
         for (const w of workers) w.go();
-        const out = await Promise.all(workers.map((w) => w.waitFor((l) => l.startsWith('{')).then((l) => JSON.parse(l) as { ok: number; refused: number; takes: number })));
+        const out = await Promise.all(
+          workers.map((w) =>
+            w
+              .waitFor((l) => l.startsWith('{'))
+              .then((l) => JSON.parse(l) as { ok: number; refused: number; takes: number }),
+          ),
+        );
         const exits = await Promise.all(workers.map((w) => w.exited));
-        expect(exits.map((e) => e.code), exits.map((e) => e.stderr).join('\n')).toEqual([0, 0]);
+        expect(
+          exits.map((e) => e.code),
+          exits.map((e) => e.stderr).join('\n'),
+        ).toEqual([0, 0]);
         expect(out[0]!.ok + out[1]!.ok).toBe(1000);
         expect(out[0]!.refused + out[1]!.refused).toBe(500);
         const store = await openStore(url);

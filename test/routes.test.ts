@@ -1,6 +1,15 @@
 // Request canonicalization (src/routes.ts): what the gateway accepts, how it names the prebuilt file, and what it refuses.
 import { describe, expect, it } from 'vitest';
-import { INCLUDE_SUBSETS, detailFile, fileFor, listFile, parseRequest, type ApiRequest, type ListRequest, type ParseResult } from '../src/routes.js';
+import {
+  INCLUDE_SUBSETS,
+  detailFile,
+  fileFor,
+  listFile,
+  parseRequest,
+  type ApiRequest,
+  type ListRequest,
+  type ParseResult,
+} from '../src/routes.js';
 
 const LIST = '/api/v1/models';
 const parse = (pathname: string, query = '') => parseRequest(pathname, new URLSearchParams(query));
@@ -17,31 +26,66 @@ const invalid = (pathname: string, query: string) => {
 
 describe('defaults', () => {
   it('list: page 1 of 50, popular, en, verified, public, no include, no query', () => {
-    expect(ok(LIST)).toEqual({ kind: 'list', locale: 'en', lane: 'verified', displayOnly: false, include: [], sort: 'popular', page: 1, pageSize: 50, q: null });
+    expect(ok(LIST)).toEqual({
+      kind: 'list',
+      locale: 'en',
+      lane: 'verified',
+      displayOnly: false,
+      include: [],
+      sort: 'popular',
+      page: 1,
+      pageSize: 50,
+      q: null,
+    });
   });
   it('detail: en, verified, public, no include', () => {
-    expect(ok(`${LIST}/gpt-4o`)).toEqual({ kind: 'detail', slug: 'gpt-4o', locale: 'en', lane: 'verified', displayOnly: false, include: [] });
+    expect(ok(`${LIST}/gpt-4o`)).toEqual({
+      kind: 'detail',
+      slug: 'gpt-4o',
+      locale: 'en',
+      lane: 'verified',
+      displayOnly: false,
+      include: [],
+    });
   });
   it('explicit defaults give the same request as none', () => {
-    expect(ok(LIST, 'page=1&page_size=50&sort=popular&locale=en&lane=verified&includeDisplayOnly=false&include=')).toEqual(ok(LIST));
+    expect(
+      ok(LIST, 'page=1&page_size=50&sort=popular&locale=en&lane=verified&includeDisplayOnly=false&include='),
+    ).toEqual(ok(LIST));
     expect(ok(`${LIST}/a`, 'locale=en&lane=verified&includeDisplayOnly=false')).toEqual(ok(`${LIST}/a`));
   });
   it('every value is taken as given', () => {
-    expect(ok(LIST, 'q=claude&page=3&page_size=100&sort=alphabetical&locale=zh&lane=all&includeDisplayOnly=true&include=pricing')).toEqual({
-      kind: 'list', locale: 'zh', lane: 'all', displayOnly: true, include: ['pricing'], sort: 'alphabetical', page: 3, pageSize: 100, q: 'claude',
+    expect(
+      ok(
+        LIST,
+        'q=claude&page=3&page_size=100&sort=alphabetical&locale=zh&lane=all&includeDisplayOnly=true&include=pricing',
+      ),
+    ).toEqual({
+      kind: 'list',
+      locale: 'zh',
+      lane: 'all',
+      displayOnly: true,
+      include: ['pricing'],
+      sort: 'alphabetical',
+      page: 3,
+      pageSize: 100,
+      q: 'claude',
     });
   });
 });
 
 describe('include', () => {
-  const perms = (xs: string[]): string[][] => (xs.length <= 1 ? [xs] : xs.flatMap((x, i) => perms([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p])));
+  const perms = (xs: string[]): string[][] =>
+    xs.length <= 1 ? [xs] : xs.flatMap((x, i) => perms([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p]));
   it('every permutation of the three gives the canonical sorted order (and so one file)', () => {
     const all = perms(['pricing', 'benchmarks', 'capabilities']);
     expect(all).toHaveLength(6);
     for (const p of all) {
       const r = ok(`${LIST}/a`, `include=${p.join(',')}`);
       expect(r.include).toEqual(['benchmarks', 'capabilities', 'pricing']);
-      expect(detailFile(r as Extract<ApiRequest, { kind: 'detail' }>)).toBe('api/v1/models/a/en.verified.public.benchmarks+capabilities+pricing.json');
+      expect(detailFile(r as Extract<ApiRequest, { kind: 'detail' }>)).toBe(
+        'api/v1/models/a/en.verified.public.benchmarks+capabilities+pricing.json',
+      );
     }
   });
   it('pairs and repeats are canonicalized too', () => {
@@ -51,14 +95,29 @@ describe('include', () => {
     expect(ok(LIST, 'include=').include).toEqual([]);
   });
   it('unknown values, wrong case, spaces and empty parts are rejected, naming include', () => {
-    expect(invalid(LIST, 'include=prices')).toEqual([{ name: 'include', reason: '"prices" is not one of benchmarks, capabilities, pricing' }]);
-    expect(invalid(LIST, 'include=Pricing')).toEqual([{ name: 'include', reason: '"Pricing" is not one of benchmarks, capabilities, pricing' }]);
-    expect(invalid(LIST, 'include=pricing, benchmarks')).toEqual([{ name: 'include', reason: '" benchmarks" is not one of benchmarks, capabilities, pricing' }]);
-    expect(invalid(LIST, 'include=pricing,')).toEqual([{ name: 'include', reason: '"" is not one of benchmarks, capabilities, pricing' }]);
+    expect(invalid(LIST, 'include=prices')).toEqual([
+      { name: 'include', reason: '"prices" is not one of benchmarks, capabilities, pricing' },
+    ]);
+    expect(invalid(LIST, 'include=Pricing')).toEqual([
+      { name: 'include', reason: '"Pricing" is not one of benchmarks, capabilities, pricing' },
+    ]);
+    expect(invalid(LIST, 'include=pricing, benchmarks')).toEqual([
+      { name: 'include', reason: '" benchmarks" is not one of benchmarks, capabilities, pricing' },
+    ]);
+    expect(invalid(LIST, 'include=pricing,')).toEqual([
+      { name: 'include', reason: '"" is not one of benchmarks, capabilities, pricing' },
+    ]);
   });
   it('INCLUDE_SUBSETS holds the 8 canonical subsets once each', () => {
     expect(INCLUDE_SUBSETS.map((s) => s.join('+'))).toEqual([
-      '', 'benchmarks', 'capabilities', 'benchmarks+capabilities', 'pricing', 'benchmarks+pricing', 'capabilities+pricing', 'benchmarks+capabilities+pricing',
+      '',
+      'benchmarks',
+      'capabilities',
+      'benchmarks+capabilities',
+      'pricing',
+      'benchmarks+pricing',
+      'capabilities+pricing',
+      'benchmarks+capabilities+pricing',
     ]);
   });
 });
@@ -100,21 +159,34 @@ describe('page and page_size', () => {
 describe('repeated and unknown parameters', () => {
   it('a known parameter given twice is rejected, even with the same value', () => {
     expect(invalid(LIST, 'page=1&page=2')).toEqual([{ name: 'page', reason: 'given more than once; send it once' }]);
-    expect(invalid(LIST, 'locale=en&locale=en')).toEqual([{ name: 'locale', reason: 'given more than once; send it once' }]);
+    expect(invalid(LIST, 'locale=en&locale=en')).toEqual([
+      { name: 'locale', reason: 'given more than once; send it once' },
+    ]);
     // The repeated-key form of a list (URLSearchParams.append, Python requests): the reason shows the form that works.
     expect(invalid(`${LIST}/a`, 'include=pricing&include=benchmarks')).toEqual([
-      { name: 'include', reason: 'given more than once; send it once, as a comma-separated list (include=benchmarks,pricing)' },
+      {
+        name: 'include',
+        reason: 'given more than once; send it once, as a comma-separated list (include=benchmarks,pricing)',
+      },
     ]);
   });
   it('a known parameter in the bracketed array form (axios include[], qs include[0]) is rejected, not ignored', () => {
     expect(invalid(LIST, 'include[]=pricing&include[]=benchmarks')).toEqual([
-      { name: 'include[]', reason: 'not a parameter; send include once, as a comma-separated list (include=benchmarks,pricing)' },
+      {
+        name: 'include[]',
+        reason: 'not a parameter; send include once, as a comma-separated list (include=benchmarks,pricing)',
+      },
     ]);
-    expect(invalid(`${LIST}/a`, 'locale[]=zh')).toEqual([{ name: 'locale[]', reason: 'not a parameter; send locale once' }]);
+    expect(invalid(`${LIST}/a`, 'locale[]=zh')).toEqual([
+      { name: 'locale[]', reason: 'not a parameter; send locale once' },
+    ]);
     expect(invalid(LIST, 'page[]=2')).toEqual([{ name: 'page[]', reason: 'not a parameter; send page once' }]);
     // qs writes arrays with indices by default (include%5B0%5D=pricing&include%5B1%5D=benchmarks): named once.
     expect(invalid(LIST, 'include%5B0%5D=pricing&include%5B1%5D=benchmarks')).toEqual([
-      { name: 'include[0]', reason: 'not a parameter; send include once, as a comma-separated list (include=benchmarks,pricing)' },
+      {
+        name: 'include[0]',
+        reason: 'not a parameter; send include once, as a comma-separated list (include=benchmarks,pricing)',
+      },
     ]);
     // Only the known names: other brackets stay ignored like any unknown parameter, and q is a list parameter only.
     expect(ok(LIST, 'filter[]=x&_[]=1')).toEqual(ok(LIST));
@@ -135,8 +207,33 @@ describe('slugs and paths', () => {
     expect(ok(`${LIST}/claude-3-5-sonnet-20241022`)).toMatchObject({ slug: 'claude-3-5-sonnet-20241022' });
   });
   it.each([
-    '..%2Fetc%2Fpasswd', '..%2f..%2fmanifest.json', '%2e%2e', '%2E%2E%2Fx', '..', '.', 'a/b', 'a/../b', 'A', 'Gpt-4o', 'a%00b', 'a\u0000b', 'a\\b', 'a%5Cb',
-    'a'.repeat(161), 'a'.repeat(100_000), '', 'a-', '-a', 'a--b', 'a_b', 'a.b', 'a b', 'a%20b', 'é', 'a?', 'a/',
+    '..%2Fetc%2Fpasswd',
+    '..%2f..%2fmanifest.json',
+    '%2e%2e',
+    '%2E%2E%2Fx',
+    '..',
+    '.',
+    'a/b',
+    'a/../b',
+    'A',
+    'Gpt-4o',
+    'a%00b',
+    'a\u0000b',
+    'a\\b',
+    'a%5Cb',
+    'a'.repeat(161),
+    'a'.repeat(100_000),
+    '',
+    'a-',
+    '-a',
+    'a--b',
+    'a_b',
+    'a.b',
+    'a b',
+    'a%20b',
+    'é',
+    'a?',
+    'a/',
   ])('slug %j gives 404', (slug) => {
     const raw = `${LIST}/${slug}`;
     expect(parse(raw)).toEqual({ ok: false, status: 404, reason: 'no such model' });
@@ -150,7 +247,15 @@ describe('slugs and paths', () => {
     } else expect(viaUrl.status).toBe(404);
   });
   it('other paths give 404', () => {
-    for (const p of ['/', '/api/v1', '/api/v1/models/', '/api/v1/modelsx', '/api/v2/models', '/API/v1/models', '/api/v1/models/a/b/c']) {
+    for (const p of [
+      '/',
+      '/api/v1',
+      '/api/v1/models/',
+      '/api/v1/modelsx',
+      '/api/v2/models',
+      '/API/v1/models',
+      '/api/v1/models/a/b/c',
+    ]) {
       expect(parse(p).ok, p).toBe(false);
     }
     expect(parse('/api/v1/modelsx')).toEqual({ ok: false, status: 404, reason: 'no such path' });
@@ -163,14 +268,18 @@ describe('lane, includeDisplayOnly, locale, sort', () => {
     expect(ok(`${LIST}/a`, `lane=${lane}`).lane).toBe(lane);
   });
   it.each(['bogus', 'Verified', 'ALL', '', 'verified,provisional'])('lane=%j is rejected', (lane) => {
-    expect(invalid(`${LIST}/a`, `lane=${encodeURIComponent(lane)}`)).toEqual([{ name: 'lane', reason: 'must be one of verified, provisional, all' }]);
+    expect(invalid(`${LIST}/a`, `lane=${encodeURIComponent(lane)}`)).toEqual([
+      { name: 'lane', reason: 'must be one of verified, provisional, all' },
+    ]);
   });
   it('includeDisplayOnly takes exactly true or false', () => {
     expect(ok(LIST, 'includeDisplayOnly=true').displayOnly).toBe(true);
     expect(ok(LIST, 'includeDisplayOnly=false').displayOnly).toBe(false);
     expect(ok(`${LIST}/a`, 'includeDisplayOnly=true').displayOnly).toBe(true);
     for (const v of ['TRUE', '1', 'yes', '']) {
-      expect(invalid(LIST, `includeDisplayOnly=${v}`), v).toEqual([{ name: 'includeDisplayOnly', reason: 'must be true or false' }]);
+      expect(invalid(LIST, `includeDisplayOnly=${v}`), v).toEqual([
+        { name: 'includeDisplayOnly', reason: 'must be true or false' },
+      ]);
     }
     expect(ok(LIST, 'includedisplayonly=true').displayOnly).toBe(false); // another (unknown) parameter: ignored
   });
@@ -178,7 +287,8 @@ describe('lane, includeDisplayOnly, locale, sort', () => {
     for (const l of ['en', 'zh', 'ru']) expect(ok(`${LIST}/a`, `locale=${l}`).locale).toBe(l);
     expect(invalid(`${LIST}/a`, 'locale=EN')).toEqual([{ name: 'locale', reason: 'must be one of en, zh, ru' }]);
     expect(invalid(LIST, 'locale=zh-CN')).toEqual([{ name: 'locale', reason: 'must be one of en, zh, ru' }]);
-    for (const s of ['popular', 'recent', 'newest', 'alphabetical']) expect((ok(LIST, `sort=${s}`) as ListRequest).sort).toBe(s);
+    for (const s of ['popular', 'recent', 'newest', 'alphabetical'])
+      expect((ok(LIST, `sort=${s}`) as ListRequest).sort).toBe(s);
   });
 });
 
@@ -193,22 +303,41 @@ describe('q', () => {
   it('is limited to 200 characters after trimming', () => {
     expect(q('x'.repeat(200))).toMatchObject({ ok: true, request: { q: 'x'.repeat(200) } });
     expect(q(`   ${'x'.repeat(200)}   `)).toMatchObject({ ok: true, request: { q: 'x'.repeat(200) } });
-    expect(q('x'.repeat(201))).toEqual({ ok: false, status: 400, invalid: [{ name: 'q', reason: 'longer than 200 characters' }] });
+    expect(q('x'.repeat(201))).toEqual({
+      ok: false,
+      status: 400,
+      invalid: [{ name: 'q', reason: 'longer than 200 characters' }],
+    });
   });
-  it.each(['a\u0000b', 'a\u0001b', 'a\tb', 'a\nb', 'a\u007fb', 'a\u001bb', 'a\ufffdb'])('%j (control characters or invalid UTF-8) is rejected', (v) => {
-    expect(q(v)).toEqual({ ok: false, status: 400, invalid: [{ name: 'q', reason: 'holds control characters or invalid UTF-8' }] });
-  });
+  it.each(['a\u0000b', 'a\u0001b', 'a\tb', 'a\nb', 'a\u007fb', 'a\u001bb', 'a\ufffdb'])(
+    '%j (control characters or invalid UTF-8) is rejected',
+    (v) => {
+      expect(q(v)).toEqual({
+        ok: false,
+        status: 400,
+        invalid: [{ name: 'q', reason: 'holds control characters or invalid UTF-8' }],
+      });
+    },
+  );
   it('invalid percent-encoded UTF-8 arrives as U+FFFD and is rejected', () => {
-    expect(parse(LIST, 'q=%C3%28')).toEqual({ ok: false, status: 400, invalid: [{ name: 'q', reason: 'holds control characters or invalid UTF-8' }] });
+    expect(parse(LIST, 'q=%C3%28')).toEqual({
+      ok: false,
+      status: 400,
+      invalid: [{ name: 'q', reason: 'holds control characters or invalid UTF-8' }],
+    });
   });
 });
 
 describe('file names', () => {
   const prebuilt = { pageSizes: [50, 100], pages: () => 3 };
   it('map a canonical request to one prebuilt file', () => {
-    expect(fileFor(ok(`${LIST}/a`, 'locale=ru&lane=all&include=pricing,benchmarks&includeDisplayOnly=true'), prebuilt)).toBe('api/v1/models/a/ru.all.display.benchmarks+pricing.json');
+    expect(
+      fileFor(ok(`${LIST}/a`, 'locale=ru&lane=all&include=pricing,benchmarks&includeDisplayOnly=true'), prebuilt),
+    ).toBe('api/v1/models/a/ru.all.display.benchmarks+pricing.json');
     expect(fileFor(ok(LIST), prebuilt)).toBe('api/v1/list/en.verified.public.base/popular-50-1.json');
-    expect(fileFor(ok(LIST, 'page=3&page_size=100&sort=newest&lane=provisional&include=capabilities'), prebuilt)).toBe('api/v1/list/en.provisional.public.capabilities/newest-100-3.json');
+    expect(fileFor(ok(LIST, 'page=3&page_size=100&sort=newest&lane=provisional&include=capabilities'), prebuilt)).toBe(
+      'api/v1/list/en.provisional.public.capabilities/newest-100-3.json',
+    );
   });
   it('have no file for a query, a page size not prebuilt, or a page past the last', () => {
     expect(fileFor(ok(LIST, 'q=gpt'), prebuilt)).toBeNull();
@@ -216,8 +345,19 @@ describe('file names', () => {
     expect(fileFor(ok(LIST, 'page=4'), prebuilt)).toBeNull();
   });
   it('detailFile and listFile spell the layout of docs/publication.md', () => {
-    expect(detailFile({ slug: 's', locale: 'zh', lane: 'verified', displayOnly: false, include: [] })).toBe('api/v1/models/s/zh.verified.public.base.json');
-    expect(listFile({ locale: 'en', lane: 'all', displayOnly: true, include: ['benchmarks', 'capabilities', 'pricing'], sort: 'recent', page: 2, pageSize: 50 }))
-      .toBe('api/v1/list/en.all.display.benchmarks+capabilities+pricing/recent-50-2.json');
+    expect(detailFile({ slug: 's', locale: 'zh', lane: 'verified', displayOnly: false, include: [] })).toBe(
+      'api/v1/models/s/zh.verified.public.base.json',
+    );
+    expect(
+      listFile({
+        locale: 'en',
+        lane: 'all',
+        displayOnly: true,
+        include: ['benchmarks', 'capabilities', 'pricing'],
+        sort: 'recent',
+        page: 2,
+        pageSize: 50,
+      }),
+    ).toBe('api/v1/list/en.all.display.benchmarks+capabilities+pricing/recent-50-2.json');
   });
 });

@@ -6,9 +6,25 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_STORE_URL, DuplicateKeyError, openStore, redactUrl, type KeyRecord, type QuotaStore } from '../src/gateway/stores/index.js';
+import {
+  DEFAULT_STORE_URL,
+  DuplicateKeyError,
+  openStore,
+  redactUrl,
+  type KeyRecord,
+  type QuotaStore,
+} from '../src/gateway/stores/index.js';
 import { memoryStore } from '../src/gateway/stores/memory.js';
-import { KeyCache, createKey, fingerprint, generateKey, hashKey, isWellFormedKey, keyIdFor, revokeKey } from '../src/gateway/keys.js';
+import {
+  KeyCache,
+  createKey,
+  fingerprint,
+  generateKey,
+  hashKey,
+  isWellFormedKey,
+  keyIdFor,
+  revokeKey,
+} from '../src/gateway/keys.js';
 import { UsageError } from '../src/errors.js';
 import { REDIS_MISSING, redisServerPath, startRedis, type RedisServer } from './helpers/redis.js';
 
@@ -27,7 +43,11 @@ interface Harness {
   cleanup(): Promise<void>;
 }
 
-function testStore(name: string, setup: () => Promise<Harness>, additionalTests?: (fresh: () => Promise<Harness>) => void) {
+function testStore(
+  name: string,
+  setup: () => Promise<Harness>,
+  additionalTests?: (fresh: () => Promise<Harness>) => void,
+) {
   describe(`store conformance: ${name}`, () => {
     let h: Harness;
     afterEach(async () => {
@@ -40,7 +60,13 @@ function testStore(name: string, setup: () => Promise<Harness>, additionalTests?
       expect(store.driver).toBe(name);
       const a = await createKey(store, 'alpha', new Date('2025-01-01T00:00:00Z'));
       const b = await createKey(store, 'beta', new Date('2025-01-02T00:00:00Z'));
-      expect(a.record).toEqual({ id: keyIdFor(hashKey(a.key)), hash: hashKey(a.key), label: 'alpha', created_at: '2025-01-01T00:00:00.000Z', revoked_at: null });
+      expect(a.record).toEqual({
+        id: keyIdFor(hashKey(a.key)),
+        hash: hashKey(a.key),
+        label: 'alpha',
+        created_at: '2025-01-01T00:00:00.000Z',
+        revoked_at: null,
+      });
       expect(await store.findKey(a.record.hash)).toEqual(a.record);
       expect(await store.findKey(hashKey(generateKey()))).toBeNull();
       expect(await store.listKeys()).toEqual([a.record, b.record]);
@@ -58,7 +84,9 @@ function testStore(name: string, setup: () => Promise<Harness>, additionalTests?
     it('refuses a second key with the same id or hash', async () => {
       const { store } = await fresh();
       const { record } = await createKey(store, 'one');
-      await expect(store.createKey({ ...record, label: 'same id', hash: hashKey('other') })).rejects.toBeInstanceOf(DuplicateKeyError);
+      await expect(store.createKey({ ...record, label: 'same id', hash: hashKey('other') })).rejects.toBeInstanceOf(
+        DuplicateKeyError,
+      );
       await expect(store.createKey({ ...record, id: 'k_ffffffff' })).rejects.toBeInstanceOf(DuplicateKeyError);
       expect(await store.listKeys()).toEqual([record]);
     });
@@ -91,12 +119,16 @@ function testStore(name: string, setup: () => Promise<Harness>, additionalTests?
     it('take() is exact under concurrency, across two connections', async () => {
       const { store, second } = await fresh();
       const other = await second();
-      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? store : other).take('k_c', DAY, 1 + (i % 3), 150)));
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => (i % 2 ? store : other).take('k_c', DAY, 1 + (i % 3), 150)),
+      );
       expect(results.reduce((s, r) => s + r.taken, 0)).toBe(150);
       expect(Math.max(...results.map((r) => r.granted))).toBe(150);
       expect(await store.granted('k_c', DAY)).toBe(150);
       expect(await other.granted('k_c', DAY)).toBe(150);
-      const ones = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? store : other).take('k_d', DAY, 1, 150)));
+      const ones = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => (i % 2 ? store : other).take('k_d', DAY, 1, 150)),
+      );
       expect(ones.filter((r) => r.taken === 1)).toHaveLength(150);
     });
 
@@ -178,7 +210,10 @@ testStore(
       store: await open(),
       second: open,
       // The main file and the write-ahead log: between checkpoints, recent writes live only in the -wal file.
-      dump: async () => (await Promise.all(['', '-wal'].map((s) => readFile(file + s).catch(() => Buffer.alloc(0))))).map((b) => b.toString('latin1')).join('\n'),
+      dump: async () =>
+        (await Promise.all(['', '-wal'].map((s) => readFile(file + s).catch(() => Buffer.alloc(0)))))
+          .map((b) => b.toString('latin1'))
+          .join('\n'),
       reopen: async () => {
         await Promise.all(opened.map((s) => s.close()));
         h.store = await open();
@@ -226,12 +261,17 @@ describe.skipIf(!redisBin)('redis-server', () => {
     for (const k of (await raw.keys('*')).sort()) {
       const type = await raw.type(k);
       const value =
-        type === 'string' ? await raw.get(k)
-        : type === 'hash' ? await raw.hgetall(k)
-        : type === 'set' ? await raw.smembers(k)
-        : type === 'list' ? await raw.lrange(k, 0, -1)
-        : type === 'zset' ? await raw.zrange(k, 0, -1, 'WITHSCORES')
-        : `<${type}>`;
+        type === 'string'
+          ? await raw.get(k)
+          : type === 'hash'
+            ? await raw.hgetall(k)
+            : type === 'set'
+              ? await raw.smembers(k)
+              : type === 'list'
+                ? await raw.lrange(k, 0, -1)
+                : type === 'zset'
+                  ? await raw.zrange(k, 0, -1, 'WITHSCORES')
+                  : `<${type}>`;
       out.push(`${k} ${JSON.stringify(value)}`);
     }
     return out.join('\n');
@@ -378,7 +418,9 @@ describe('openStore()', () => {
     for (const db of ['abc', '-1', '1.5', '0/x']) {
       await expect(openStore(`redis://:pw@127.0.0.1:1/${db}`), db).rejects.toThrow(/the database is a whole number/);
     }
-    await expect(openStore('redis://127.0.0.1:1/0?prefx=mp')).rejects.toThrow(/unknown option "prefx"; the one option is \?prefix=P/);
+    await expect(openStore('redis://127.0.0.1:1/0?prefx=mp')).rejects.toThrow(
+      /unknown option "prefx"; the one option is \?prefix=P/,
+    );
     await expect(openStore('redis://127.0.0.1:1?password=hunter2')).rejects.toBeInstanceOf(UsageError);
     await expect(openStore('redis://127.0.0.1:1?password=hunter2')).rejects.not.toThrow(/hunter2/);
   });
@@ -401,8 +443,8 @@ describe('keys', () => {
     expect(fingerprint('abc')).toBe('ba7816bf');
     expect(keyIdFor(hashKey('abc'))).toBe('k_ba7816bf');
     expect(isWellFormedKey('mp_short')).toBe(false);
-    expect(isWellFormedKey(key + 'x')).toBe(false);
-    expect(isWellFormedKey(' ' + key)).toBe(false);
+    expect(isWellFormedKey(`${key}x`)).toBe(false);
+    expect(isWellFormedKey(` ${key}`)).toBe(false);
   });
 
   it('checks labels and the revoke argument', async () => {
@@ -472,7 +514,13 @@ describe('KeyCache', () => {
 
     const later = generateKey();
     expect(await cache.lookup(later)).toBeNull();
-    await store.createKey({ id: keyIdFor(hashKey(later)), hash: hashKey(later), label: 'late', created_at: new Date(0).toISOString(), revoked_at: null });
+    await store.createKey({
+      id: keyIdFor(hashKey(later)),
+      hash: hashKey(later),
+      label: 'late',
+      created_at: new Date(0).toISOString(),
+      revoked_at: null,
+    });
     t = 15_999;
     expect(await cache.lookup(later)).toBeNull();
     t = 16_000;
@@ -489,7 +537,7 @@ describe('KeyCache', () => {
     expect(finds.n).toBe(10);
     expect(cache.size).toBe(3);
     // Malformed keys are never cached, whatever their length, and peek() refuses them at once.
-    for (const bad of ['mp_' + 'a'.repeat(42), 'mp_' + 'a'.repeat(44), 'x'.repeat(5000), 'mp_' + 'é'.repeat(43)]) {
+    for (const bad of [`mp_${'a'.repeat(42)}`, `mp_${'a'.repeat(44)}`, 'x'.repeat(5000), `mp_${'é'.repeat(43)}`]) {
       expect(cache.peek(bad)).toBeNull();
       expect(await cache.lookup(bad)).toBeNull();
     }

@@ -9,7 +9,17 @@ import { build, dataRevision, loadAndValidate } from '../src/pipeline/build.js';
 import { parse as parseYaml } from 'yaml';
 import { OverridesFile } from '../src/schema/source.js';
 import { ROOT, ensureCompiled, runCli } from './helpers/cli.js';
-import { DEFAULT_SOURCES, HASH, metric, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
+import {
+  DEFAULT_SOURCES,
+  HASH,
+  metric,
+  model,
+  prov,
+  smallCatalog,
+  withTemp,
+  writeFixture,
+  type FixtureSpec,
+} from './helpers/fixture.js';
 
 /** The formatted issue lines for a data folder; [] when it is valid. */
 async function problems(dir: string): Promise<string[]> {
@@ -41,44 +51,86 @@ function modelYaml(id: number, set: Record<string, string | null> = {}): string 
     ['context_window_tokens', 'context_window_tokens: 1000'], // line 6
     ['max_output_tokens', 'max_output_tokens: 100'],
     ['description', 'description:\n  en: A model.\n  zh: 一个模型。\n  ru: Модель.'], // lines 8-11
-    ['capabilities', 'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: null'], // 12-21
+    [
+      'capabilities',
+      'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: null',
+    ], // 12-21
     ['lane', 'lane: verified'], // line 22
     ['provenance', `provenance:\n  source: lab\n  evidence_sha256: "${HASH(id)}"`], // 23-25
   ];
-  return lines.filter(([k]) => set[k] !== null).map(([k, l]) => set[k] ?? l).join('\n') + '\n';
+  return `${lines
+    .filter(([k]) => set[k] !== null)
+    .map(([k, l]) => set[k] ?? l)
+    .join('\n')}\n`;
 }
-const jsonl = (...rows: (Record<string, unknown> | string)[]) => rows.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n';
-const run = (extra: Record<string, unknown> = {}) => ({ model: 'alpha', lane: 'verified', tokens_per_second: 10, first_token_latency_ms: 100, measured_at: '2025-01-05T10:00:00Z', provenance: prov(900), ...extra });
-const result = (extra: Record<string, unknown> = {}) => ({ model: 'alpha', metric: 'code.pass', lane: 'verified', value: 50, stderr: null, confidence: 1, eval_date: '2025-01-10', provenance: prov(901), ...extra });
-const price = (extra: Record<string, unknown> = {}) => ({ model: 'alpha', lane: 'verified', input_per_million: 1, output_per_million: 2, observed_at: '2025-01-01T00:00:00Z', provenance: prov(902), ...extra });
+const jsonl = (...rows: (Record<string, unknown> | string)[]) =>
+  `${rows.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n')}\n`;
+const run = (extra: Record<string, unknown> = {}) => ({
+  model: 'alpha',
+  lane: 'verified',
+  tokens_per_second: 10,
+  first_token_latency_ms: 100,
+  measured_at: '2025-01-05T10:00:00Z',
+  provenance: prov(900),
+  ...extra,
+});
+const result = (extra: Record<string, unknown> = {}) => ({
+  model: 'alpha',
+  metric: 'code.pass',
+  lane: 'verified',
+  value: 50,
+  stderr: null,
+  confidence: 1,
+  eval_date: '2025-01-10',
+  provenance: prov(901),
+  ...extra,
+});
+const price = (extra: Record<string, unknown> = {}) => ({
+  model: 'alpha',
+  lane: 'verified',
+  input_per_million: 1,
+  output_per_million: 2,
+  observed_at: '2025-01-01T00:00:00Z',
+  provenance: prov(902),
+  ...extra,
+});
 
 // Observations may reach tomorrow (zones, clocks) but not a typo's year 2205: it would become the publication time.
 const TOMORROW = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 const FUTURE = `is later than ${TOMORROW}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
 const NOW = new Date().toISOString();
 
-interface Case { files: Record<string, string>; expected: string[] }
+interface Case {
+  files: Record<string, string>;
+  expected: string[];
+}
 const CASES: Record<string, Case> = {
   'duplicate slugs (same basename in two folders of models/)': {
     files: { 'models/vendor/alpha.yaml': modelYaml(11) },
-    expected: ['models/vendor/alpha.yaml: Duplicate slug "alpha" used by both models/alpha.yaml and models/vendor/alpha.yaml. Slugs must be unique.'],
+    expected: [
+      'models/vendor/alpha.yaml: Duplicate slug "alpha" used by both models/alpha.yaml and models/vendor/alpha.yaml. Slugs must be unique.',
+    ],
   },
   'duplicate ids': {
     files: { 'models/epsilon.yaml': modelYaml(2) },
-    expected: ['models/epsilon.yaml:1: Duplicate model id 2 used by both models/beta.yaml and models/epsilon.yaml. Ids must be unique.'],
+    expected: [
+      'models/epsilon.yaml:1: Duplicate model id 2 used by both models/beta.yaml and models/epsilon.yaml. Ids must be unique.',
+    ],
   },
-  'a duplicate id written as an alias (id: *n): the schema reads the anchor\'s value, so does the check': {
+  "a duplicate id written as an alias (id: *n): the schema reads the anchor's value, so does the check": {
     files: { 'models/eta.yaml': modelYaml(2, { id: null, max_output_tokens: 'max_output_tokens: &two 2\nid: *two' }) },
-    expected: ['models/eta.yaml:7: Duplicate model id 2 used by both models/beta.yaml and models/eta.yaml. Ids must be unique.'],
+    expected: [
+      'models/eta.yaml:7: Duplicate model id 2 used by both models/beta.yaml and models/eta.yaml. Ids must be unique.',
+    ],
   },
   // JSON.parse keeps the last of two values without a word: 6170 tokens/s, not the 61.7 measured first.
   'a key written twice in a JSON Lines record (at any depth); `\\":` inside a string is no key': {
     files: {
-      'measurements/speed/twice.jsonl': [
+      'measurements/speed/twice.jsonl': `${[
         JSON.stringify(run()).replace('"tokens_per_second":10', '"tokens_per_second":61.7,"tokens_per_second" :6170'),
         JSON.stringify(run({ private: { notes: 'quoted "a": b' } })),
         JSON.stringify(run()).replace('"source":"', '"source":"ghost","source":"'),
-      ].join('\n') + '\n',
+      ].join('\n')}\n`,
     },
     expected: [
       'measurements/speed/twice.jsonl:1: tokens_per_second: written twice in this record (JSON would keep the last one without a word): keep one',
@@ -94,13 +146,20 @@ const CASES: Record<string, Case> = {
   },
   'unknown metric keys': {
     files: { 'measurements/benchmarks/unknown-metric.jsonl': jsonl(result(), result({ metric: 'code.nope' })) },
-    expected: ['measurements/benchmarks/unknown-metric.jsonl:2: metric: unknown metric key "code.nope": declare it in metrics.yaml'],
+    expected: [
+      'measurements/benchmarks/unknown-metric.jsonl:2: metric: unknown metric key "code.nope": declare it in metrics.yaml',
+    ],
   },
   'measurements and overrides for unknown models': {
     files: {
       'measurements/prices/ghost.jsonl': jsonl(price({ model: 'ghost' })),
       'measurements/speed/ghost.jsonl': jsonl(run(), run(), run({ model: 'ghost' })),
-      'overrides/ghost.yaml': 'overrides:\n  - model: beta\n    reason: fine\n    provenance: { source: lab, evidence_sha256: "' + HASH(5) + '" }\n  - model: ghost\n    reason: typo\n    provenance: { source: lab, evidence_sha256: "' + HASH(6) + '" }\n',
+      'overrides/ghost.yaml':
+        'overrides:\n  - model: beta\n    reason: fine\n    provenance: { source: lab, evidence_sha256: "' +
+        HASH(5) +
+        '" }\n  - model: ghost\n    reason: typo\n    provenance: { source: lab, evidence_sha256: "' +
+        HASH(6) +
+        '" }\n',
     },
     expected: [
       'overrides/ghost.yaml:5: override #2: model: unknown model "ghost": no data/models/ghost.yaml',
@@ -118,7 +177,10 @@ const CASES: Record<string, Case> = {
   },
   'bad dates': {
     files: {
-      'models/bad-dates.yaml': modelYaml(20, { release_date: 'release_date: 2025-02-30', updated_at: 'updated_at: 2025-2-1' }),
+      'models/bad-dates.yaml': modelYaml(20, {
+        release_date: 'release_date: 2025-02-30',
+        updated_at: 'updated_at: 2025-2-1',
+      }),
       'measurements/speed/bad-dates.jsonl': jsonl(run({ measured_at: '2025-01-05T10:00:00' })),
       'measurements/benchmarks/bad-dates.jsonl': jsonl(result({ eval_date: '2025-13-01' })),
       'measurements/prices/bad-dates.jsonl': jsonl(price({ observed_at: 'yesterday' })),
@@ -133,9 +195,18 @@ const CASES: Record<string, Case> = {
   },
   'knowledge cutoffs that are no month or day of the calendar (they were published as they stood)': {
     files: {
-      'models/cutoff-month.yaml': modelYaml(27, { capabilities: 'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: "2025-13"' }),
-      'models/cutoff-day.yaml': modelYaml(28, { capabilities: 'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: "2024-02-30"' }),
-      'models/cutoff-fine.yaml': modelYaml(29, { capabilities: 'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: "2024-02-29"' }),
+      'models/cutoff-month.yaml': modelYaml(27, {
+        capabilities:
+          'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: "2025-13"',
+      }),
+      'models/cutoff-day.yaml': modelYaml(28, {
+        capabilities:
+          'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: "2024-02-30"',
+      }),
+      'models/cutoff-fine.yaml': modelYaml(29, {
+        capabilities:
+          'capabilities:\n  input: [text]\n  output: [text]\n  reasoning: false\n  tool_call: true\n  structured_output: null\n  attachment: false\n  temperature: true\n  open_weights: false\n  knowledge_cutoff: "2024-02-29"',
+      }),
     },
     expected: [
       'models/cutoff-day.yaml:21: model "cutoff-day": capabilities.knowledge_cutoff: must be YYYY-MM or YYYY-MM-DD, a real month or day',
@@ -160,8 +231,8 @@ const CASES: Record<string, Case> = {
   'non-finite numbers (JSON 1e999 and YAML .inf parse to Infinity)': {
     files: {
       'models/infinite.yaml': modelYaml(34, { max_output_tokens: 'max_output_tokens: .inf' }),
-      'measurements/benchmarks/infinite.jsonl': JSON.stringify(result()).replace('"value":50', '"value":1e999') + '\n',
-      'measurements/speed/infinite.jsonl': JSON.stringify(run()).replace('"first_token_latency_ms":100', '"first_token_latency_ms":-1e999') + '\n',
+      'measurements/benchmarks/infinite.jsonl': `${JSON.stringify(result()).replace('"value":50', '"value":1e999')}\n`,
+      'measurements/speed/infinite.jsonl': `${JSON.stringify(run()).replace('"first_token_latency_ms":100', '"first_token_latency_ms":-1e999')}\n`,
     },
     expected: [
       'models/infinite.yaml:7: model "infinite": max_output_tokens: must be a finite number, not Infinity',
@@ -169,21 +240,33 @@ const CASES: Record<string, Case> = {
       'measurements/benchmarks/infinite.jsonl:1: value: must be a finite number, not Infinity',
     ],
   },
-  'implausibly large numbers (sums, means and rounding would overflow them to Infinity, published as null); the bounds themselves are fine': {
-    files: {
-      'models/huge.yaml': modelYaml(26, { context_window_tokens: 'context_window_tokens: 2000000000', max_output_tokens: 'max_output_tokens: 1e308' }),
-      'measurements/speed/huge.jsonl': jsonl(run({ tokens_per_second: 1.7e308 }), run({ first_token_latency_ms: 9e7 }), run({ tokens_per_second: 1e6, first_token_latency_ms: 86_400_000 })),
-      'measurements/prices/huge.jsonl': jsonl(price({ output_per_million: 1e308 }), price({ input_per_million: 2e6 }), price({ input_per_million: 1e6, output_per_million: 1e6 })),
+  'implausibly large numbers (sums, means and rounding would overflow them to Infinity, published as null); the bounds themselves are fine':
+    {
+      files: {
+        'models/huge.yaml': modelYaml(26, {
+          context_window_tokens: 'context_window_tokens: 2000000000',
+          max_output_tokens: 'max_output_tokens: 1e308',
+        }),
+        'measurements/speed/huge.jsonl': jsonl(
+          run({ tokens_per_second: 1.7e308 }),
+          run({ first_token_latency_ms: 9e7 }),
+          run({ tokens_per_second: 1e6, first_token_latency_ms: 86_400_000 }),
+        ),
+        'measurements/prices/huge.jsonl': jsonl(
+          price({ output_per_million: 1e308 }),
+          price({ input_per_million: 2e6 }),
+          price({ input_per_million: 1e6, output_per_million: 1e6 }),
+        ),
+      },
+      expected: [
+        'models/huge.yaml:6: model "huge": context_window_tokens: cannot be more than 1,000,000,000 tokens: a typo or a unit mix-up?',
+        'models/huge.yaml:7: model "huge": max_output_tokens: cannot be more than 1,000,000,000 tokens: a typo or a unit mix-up?',
+        'measurements/speed/huge.jsonl:1: tokens_per_second: cannot be more than 1,000,000 tokens per second: a typo or a unit mix-up?',
+        'measurements/speed/huge.jsonl:2: first_token_latency_ms: cannot be more than 86,400,000 ms (a day): a typo or a unit mix-up?',
+        'measurements/prices/huge.jsonl:1: output_per_million: cannot be more than 1,000,000 USD per million tokens: a typo or a unit mix-up?',
+        'measurements/prices/huge.jsonl:2: input_per_million: cannot be more than 1,000,000 USD per million tokens: a typo or a unit mix-up?',
+      ],
     },
-    expected: [
-      'models/huge.yaml:6: model "huge": context_window_tokens: cannot be more than 1,000,000,000 tokens: a typo or a unit mix-up?',
-      'models/huge.yaml:7: model "huge": max_output_tokens: cannot be more than 1,000,000,000 tokens: a typo or a unit mix-up?',
-      'measurements/speed/huge.jsonl:1: tokens_per_second: cannot be more than 1,000,000 tokens per second: a typo or a unit mix-up?',
-      'measurements/speed/huge.jsonl:2: first_token_latency_ms: cannot be more than 86,400,000 ms (a day): a typo or a unit mix-up?',
-      'measurements/prices/huge.jsonl:1: output_per_million: cannot be more than 1,000,000 USD per million tokens: a typo or a unit mix-up?',
-      'measurements/prices/huge.jsonl:2: input_per_million: cannot be more than 1,000,000 USD per million tokens: a typo or a unit mix-up?',
-    ],
-  },
   'unknown lanes': {
     files: {
       'models/laneless.yaml': modelYaml(23, { lane: 'lane: beta' }),
@@ -204,10 +287,15 @@ const CASES: Record<string, Case> = {
   },
   'unknown provenance source': {
     files: {
-      'models/unsourced.yaml': modelYaml(25, { provenance: `provenance:\n  source: nowhere\n  evidence_sha256: "${HASH(25)}"` }),
+      'models/unsourced.yaml': modelYaml(25, {
+        provenance: `provenance:\n  source: nowhere\n  evidence_sha256: "${HASH(25)}"`,
+      }),
       'measurements/benchmarks/unsourced.jsonl': jsonl(result({ provenance: prov(903, 'nowhere') })),
       // The source on its own line, below the record's first: the problem is reported there.
-      'overrides/unsourced.yaml': 'overrides:\n  - model: beta\n    reason: fine\n    provenance:\n      source: nowhere\n      evidence_sha256: "' + HASH(904) + '"\n',
+      'overrides/unsourced.yaml':
+        'overrides:\n  - model: beta\n    reason: fine\n    provenance:\n      source: nowhere\n      evidence_sha256: "' +
+        HASH(904) +
+        '"\n',
     },
     expected: [
       'overrides/unsourced.yaml:5: override #1: provenance.source: unknown source "nowhere": declare it in sources.yaml',
@@ -228,10 +316,13 @@ const CASES: Record<string, Case> = {
   },
   'a YAML alias bomb (a few lines that expand to billions of nodes) is a problem of its file, not a crash': {
     files: {
-      'models/bomb.yaml': 'a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n',
+      'models/bomb.yaml':
+        'a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n',
       'measurements/speed/bomb.jsonl': jsonl(run({ model: 'bomb' })),
     },
-    expected: ['models/bomb.yaml:2: YAML: too many aliases (*name): they would expand to a resource-exhausting size; write the values out'],
+    expected: [
+      'models/bomb.yaml:2: YAML: too many aliases (*name): they would expand to a resource-exhausting size; write the values out',
+    ],
   },
   'an empty file and a missing field say so in words (not "expected object, received null")': {
     files: {
@@ -247,31 +338,38 @@ const CASES: Record<string, Case> = {
       'overrides/blank.yaml: the file is empty (or holds only comments)',
     ],
   },
-  'files outside the expected places, each named (with where it probably belongs); documentation (.md) at the top and in the data folders is fine': {
-    files: {
-      'README.md': '# notes on this data\n',
-      'models/README.md': '# one file per model\n',
-      'overrides.yaml': 'overrides:\n  - model: gamma\n    reason: launch name\n    name: Gamma Prime\n    provenance: { source: lab, evidence_sha256: "' + HASH(7) + '" }\n',
-      'override/gamma.yaml': 'overrides: []\n',
-      'site.yml': 'name: typo\n',
-      'speed.jsonl': jsonl(run()),
-      'notes.txt': 'to do\n',
-      'models/epsilon.json': '{}\n',
+  'files outside the expected places, each named (with where it probably belongs); documentation (.md) at the top and in the data folders is fine':
+    {
+      files: {
+        'README.md': '# notes on this data\n',
+        'models/README.md': '# one file per model\n',
+        'overrides.yaml':
+          'overrides:\n  - model: gamma\n    reason: launch name\n    name: Gamma Prime\n    provenance: { source: lab, evidence_sha256: "' +
+          HASH(7) +
+          '" }\n',
+        'override/gamma.yaml': 'overrides: []\n',
+        'site.yml': 'name: typo\n',
+        'speed.jsonl': jsonl(run()),
+        'notes.txt': 'to do\n',
+        'models/epsilon.json': '{}\n',
+      },
+      expected: [
+        'models/epsilon.json: unexpected file: models and overrides are .yaml, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
+        'notes.txt: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/',
+        'override/gamma.yaml: unexpected file: override/ is not a folder of the data (models/, overrides/, measurements/); it probably belongs in overrides/',
+        'overrides.yaml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in overrides/',
+        'site.yml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; did you mean site.yaml?',
+        'speed.jsonl: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in measurements/speed/',
+      ],
     },
-    expected: [
-      'models/epsilon.json: unexpected file: models and overrides are .yaml, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
-      'notes.txt: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/',
-      'override/gamma.yaml: unexpected file: override/ is not a folder of the data (models/, overrides/, measurements/); it probably belongs in overrides/',
-      'overrides.yaml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in overrides/',
-      'site.yml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; did you mean site.yaml?',
-      'speed.jsonl: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in measurements/speed/',
-    ],
-  },
   'observations in the future (a typo in the year); today is fine': {
     files: {
       'models/future.yaml': modelYaml(40, { updated_at: 'updated_at: 2205-02-01' }),
       'measurements/speed/future.jsonl': jsonl(run({ measured_at: NOW }), run({ measured_at: '2205-02-03T08:04:59Z' })),
-      'measurements/benchmarks/future.jsonl': jsonl(result({ eval_date: '2205-01-10' }), result({ eval_date: NOW.slice(0, 10) })),
+      'measurements/benchmarks/future.jsonl': jsonl(
+        result({ eval_date: '2205-01-10' }),
+        result({ eval_date: NOW.slice(0, 10) }),
+      ),
       'measurements/prices/future.jsonl': jsonl(price({ observed_at: '2205-01-01T00:00:00+14:00' })),
     },
     expected: [
@@ -293,7 +391,9 @@ describe('validation reports each kind of problem precisely', () => {
     });
   }
   it('a bad JSON Lines line is named by its line number (blank lines count)', async () => {
-    const lines = await issuesWith({ 'measurements/speed/garbled.jsonl': jsonl(run(), '', '{"model": "alpha", oops', run()) });
+    const lines = await issuesWith({
+      'measurements/speed/garbled.jsonl': jsonl(run(), '', '{"model": "alpha", oops', run()),
+    });
     expect(lines).toHaveLength(1);
     // The text after "not valid JSON:" is V8's JSON.parse message, which differs between Node versions.
     expect(lines[0]).toMatch(/^measurements\/speed\/garbled\.jsonl:3: not valid JSON: \S/);
@@ -302,7 +402,8 @@ describe('validation reports each kind of problem precisely', () => {
     await withTemp(async (tmp) => {
       const dir = path.join(tmp, 'data');
       await writeFixture(dir, smallCatalog());
-      const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+      const bytes = (...parts: (string | number[])[]) =>
+        Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
       // "Caf\xc3(": a Latin-1 "é" cut short; line 2 of the file starts at byte 7 ("id: 30\n").
       const [before, after] = modelYaml(30).split('Test Model');
       await writeFile(path.join(dir, 'models/latin1.yaml'), bytes(`${before}Caf`, [0xc3, 0x28], after!));
@@ -310,7 +411,10 @@ describe('validation reports each kind of problem precisely', () => {
       // the stray continuation byte 0x80 is not.
       const line1 = JSON.stringify(run({ private: { notes: 'lossy \uFFFD upstream' } }));
       const [head, tail] = JSON.stringify(run({ private: { notes: 'Ж\uFFFD!' } })).split('!');
-      await writeFile(path.join(dir, 'measurements/speed/lossy.jsonl'), bytes(`${line1}\n${head}`, [0x80], `${tail}\n`));
+      await writeFile(
+        path.join(dir, 'measurements/speed/lossy.jsonl'),
+        bytes(`${line1}\n${head}`, [0x80], `${tail}\n`),
+      );
       const col = [...head!].length + 1;
       const offset = Buffer.byteLength(`${line1}\n${head}`);
       expect(await problems(dir)).toEqual([
@@ -375,7 +479,10 @@ describe('validation reports each kind of problem precisely', () => {
       await writeFile(path.join(dir, 'models/README.md'), '# one file per model\n');
       await writeFile(path.join(dir, 'measurements/speed/NOTES.md'), 'how the runs were made\n');
       expect(await revision()).toBe(before);
-      await writeFile(path.join(dir, 'models/alpha.yaml'), `${await readFile(path.join(dir, 'models/alpha.yaml'), 'utf8')}# reviewed\n`);
+      await writeFile(
+        path.join(dir, 'models/alpha.yaml'),
+        `${await readFile(path.join(dir, 'models/alpha.yaml'), 'utf8')}# reviewed\n`,
+      );
       expect(await revision()).not.toBe(before);
     });
   });
@@ -386,7 +493,11 @@ describe('validation reports each kind of problem precisely', () => {
       spec.sources = [...DEFAULT_SOURCES, { ...DEFAULT_SOURCES[0]!, name: 'Lab again' }];
       spec.metrics = [...spec.metrics!, metric('code.pass', { label: 'again' })];
       await writeFixture(dir, spec);
-      const lastLine = async (file: string, start: string) => (await readFile(path.join(dir, file), 'utf8')).split('\n').map((l, i) => (l.startsWith(start) ? i + 1 : 0)).reduce((a, b) => Math.max(a, b));
+      const lastLine = async (file: string, start: string) =>
+        (await readFile(path.join(dir, file), 'utf8'))
+          .split('\n')
+          .map((l, i) => (l.startsWith(start) ? i + 1 : 0))
+          .reduce((a, b) => Math.max(a, b));
       expect(await problems(dir)).toEqual([
         `sources.yaml:${await lastLine('sources.yaml', '  - id: lab')}: Duplicate source id "lab". Each source id must be unique.`,
         `metrics.yaml:${await lastLine('metrics.yaml', '  - key: code.pass')}: Duplicate metric key "code.pass". Each metric key must be unique.`,
@@ -415,8 +526,11 @@ describe('validation reports each kind of problem precisely', () => {
     await withTemp(async (dir) => {
       await writeFixture(dir, smallCatalog());
       // The first entry's id as an alias of its name's anchor: a valid file, each record naming it a valid reference.
-      await writeFile(path.join(dir, 'sources.yaml'), 'sources:\n  - name: &lab lab\n    id: *lab\n    url: https://example.org/lab\n    license: MIT\n    redistributable: true\n'
-        + '  - id: closed\n    name: Closed\n    url: https://example.org/closed\n    license: NOASSERTION\n    redistributable: false\n');
+      await writeFile(
+        path.join(dir, 'sources.yaml'),
+        'sources:\n  - name: &lab lab\n    id: *lab\n    url: https://example.org/lab\n    license: MIT\n    redistributable: true\n' +
+          '  - id: closed\n    name: Closed\n    url: https://example.org/closed\n    license: NOASSERTION\n    redistributable: false\n',
+      );
       expect(await problems(dir)).toEqual([]);
     });
   });
@@ -424,7 +538,9 @@ describe('validation reports each kind of problem precisely', () => {
   it('a field of the wrong type, unknown fields (each on its own line) and a missing file are reported too', async () => {
     await withTemp(async (dir) => {
       const spec: FixtureSpec = smallCatalog();
-      spec.models = [model('alpha', 1, { context_window_tokens: '1000', colour: 'red', private: { notes: 'x', note: 'typo' } })];
+      spec.models = [
+        model('alpha', 1, { context_window_tokens: '1000', colour: 'red', private: { notes: 'x', note: 'typo' } }),
+      ];
       spec.speed = [run({ tps: 1 })];
       spec.benchmarks = spec.prices = spec.overrides = [];
       await writeFixture(dir, spec);
@@ -465,7 +581,12 @@ describe('the CLI', () => {
       expect(r.stdout).toBe('');
       const lines = r.stderr.trimEnd().split('\n');
       expect(lines[0]).toBe(`modelpub: ${bad.length} problems in the source data:`);
-      expect(lines.slice(1).map((l) => l.trim()).sort()).toEqual([...bad].sort());
+      expect(
+        lines
+          .slice(1)
+          .map((l) => l.trim())
+          .sort(),
+      ).toEqual([...bad].sort());
     });
   });
 
@@ -475,7 +596,9 @@ describe('the CLI', () => {
       const r = await runCli(['validate', '--data', dir]);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
-      expect(r.stdout).toContain(`${dir}: valid. 4 models, 2 metrics, 3 speed runs, 7 benchmark results, 4 price observations, 1 display-only overrides`);
+      expect(r.stdout).toContain(
+        `${dir}: valid. 4 models, 2 metrics, 3 speed runs, 7 benchmark results, 4 price observations, 1 display-only overrides`,
+      );
     });
   });
 
@@ -491,7 +614,14 @@ describe('the CLI', () => {
       const r = await runCli(['build', '--data', badDir, '--out', out, '--quiet']);
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
-      expect(r.stderr.trimEnd().split('\n').slice(1).map((l) => l.trim()).sort()).toEqual([...bad].sort());
+      expect(
+        r.stderr
+          .trimEnd()
+          .split('\n')
+          .slice(1)
+          .map((l) => l.trim())
+          .sort(),
+      ).toEqual([...bad].sort());
       expect(await snapshot(out)).toEqual(before);
       await expect(build({ dataDir: badDir, outDir: out })).rejects.toBeInstanceOf(ValidationError);
       expect(await snapshot(out)).toEqual(before);

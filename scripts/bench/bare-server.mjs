@@ -9,9 +9,31 @@ import { readFileSync } from 'node:fs';
 const [port, mapFile, mode] = process.argv.slice(2);
 const bodies = new Map();
 for (const [url, file] of JSON.parse(readFileSync(mapFile, 'utf8'))) bodies.set(url, readFileSync(file));
-const extra = mode === undefined ? [] : ['access-control-allow-origin', '*', 'access-control-expose-headers', 'ETag, Last-Modified, Retry-After, RateLimit, RateLimit-Policy, X-Publication-Revision, X-Schema-Version',
-  'etag', '"0123456789abcdef0123456789abcdef"', 'last-modified', 'Sun, 22 Nov 2026 00:00:00 GMT', 'cache-control', 'private, max-age=300',
-  'x-publication-revision', 'r-0123456789ab', 'x-schema-version', '1.0.0', 'ratelimit-policy', '"daily";q=1000;w=86400', 'vary', 'x-api-key', 'ratelimit', '"daily";r=999;t=43200'];
+const extra =
+  mode === undefined
+    ? []
+    : [
+        'access-control-allow-origin',
+        '*',
+        'access-control-expose-headers',
+        'ETag, Last-Modified, Retry-After, RateLimit, RateLimit-Policy, X-Publication-Revision, X-Schema-Version',
+        'etag',
+        '"0123456789abcdef0123456789abcdef"',
+        'last-modified',
+        'Sun, 22 Nov 2026 00:00:00 GMT',
+        'cache-control',
+        'private, max-age=300',
+        'x-publication-revision',
+        'r-0123456789ab',
+        'x-schema-version',
+        '1.0.0',
+        'ratelimit-policy',
+        '"daily";q=1000;w=86400',
+        'vary',
+        'x-api-key',
+        'ratelimit',
+        '"daily";r=999;t=43200',
+      ];
 const keys = new Map();
 const counts = new Map();
 const server = createServer((req, res) => {
@@ -25,7 +47,13 @@ const server = createServer((req, res) => {
     counts.set(owner.id, n);
     extra[extra.length - 1] = `"daily";r=${1e8 - n};t=${Math.ceil((86_400_000 - (Date.now() % 86_400_000)) / 1000)}`;
   }
-  res.writeHead(200, [...extra, 'content-type', 'application/json; charset=utf-8', 'content-length', String(body.length)]);
+  res.writeHead(200, [
+    ...extra,
+    'content-type',
+    'application/json; charset=utf-8',
+    'content-length',
+    String(body.length),
+  ]);
   res.end(body);
 });
 server.keepAliveTimeout = 65_000;

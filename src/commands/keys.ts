@@ -4,7 +4,10 @@ import { openStore, redactUrl } from '../gateway/stores/index.js';
 
 export async function keysCreate(o: { store: string; label: string }): Promise<void> {
   // A key made in memory: would vanish with this command, and could never be used.
-  if (o.store === 'memory:') throw new UsageError('--store memory: keeps keys for one process only, and this one ends now: use sqlite:PATH or redis://HOST:PORT.');
+  if (o.store === 'memory:')
+    throw new UsageError(
+      '--store memory: keeps keys for one process only, and this one ends now: use sqlite:PATH or redis://HOST:PORT.',
+    );
   if (o.label.trim() === '') throw new UsageError('--label is empty: say who the key is for.');
   const store = await openStore(o.store);
   try {
@@ -21,7 +24,8 @@ export async function keysList(o: { store: string }): Promise<void> {
   try {
     const keys = await store.listKeys();
     if (!keys.length) console.log('no keys');
-    for (const k of keys) console.log(`${k.id}\t${k.label}\tcreated ${k.created_at}${k.revoked_at ? `\trevoked ${k.revoked_at}` : ''}`);
+    for (const k of keys)
+      console.log(`${k.id}\t${k.label}\tcreated ${k.created_at}${k.revoked_at ? `\trevoked ${k.revoked_at}` : ''}`);
   } finally {
     await store.close();
   }
@@ -32,8 +36,13 @@ export async function keysRevoke(o: { store: string; id: string }): Promise<void
   try {
     const at = new Date().toISOString();
     const k = await store.revokeKey(o.id, at);
-    if (!k) throw new UsageError(`no key with id ${o.id} in ${redactUrl(o.store)} (\`modelpub keys list\` shows the ids)`);
-    console.log(k.revoked_at === at ? `revoked ${k.id} (${k.label})` : `${k.id} (${k.label}) was already revoked at ${k.revoked_at}`);
+    if (!k)
+      throw new UsageError(`no key with id ${o.id} in ${redactUrl(o.store)} (\`modelpub keys list\` shows the ids)`);
+    console.log(
+      k.revoked_at === at
+        ? `revoked ${k.id} (${k.label})`
+        : `${k.id} (${k.label}) was already revoked at ${k.revoked_at}`,
+    );
   } finally {
     await store.close();
   }

@@ -4,11 +4,28 @@ import { closeOnSignals, startCluster, startGateway, type GatewayOptions } from 
 export const DEFAULT_STORE = 'sqlite:var/gateway.db';
 
 export interface ServeCommandOptions {
-  dir?: string; origin?: string; port: number; host: string; store: string; workers?: number; quota: number; cacheMb: number; pollMs: number; log: GatewayOptions['logLevel'];
+  dir?: string;
+  origin?: string;
+  port: number;
+  host: string;
+  store: string;
+  workers?: number;
+  quota: number;
+  cacheMb: number;
+  pollMs: number;
+  log: GatewayOptions['logLevel'];
 }
 
 export const gatewayOptions = (o: ServeCommandOptions): GatewayOptions => ({
-  dir: o.dir, origin: o.origin, port: o.port, host: o.host, store: o.store, quota: o.quota, cacheBytes: o.cacheMb * 1024 * 1024, pollMs: o.pollMs, logLevel: o.log,
+  dir: o.dir,
+  origin: o.origin,
+  port: o.port,
+  host: o.host,
+  store: o.store,
+  quota: o.quota,
+  cacheBytes: o.cacheMb * 1024 * 1024,
+  pollMs: o.pollMs,
+  logLevel: o.log,
 });
 
 export async function serveCommand(o: ServeCommandOptions): Promise<void> {

@@ -6,11 +6,26 @@
 // synchronously from the first byte to res.end(): each step returns its answer, or a promise only when it must wait
 // (a store lookup, a lease refill, a disk or origin read), and the next step runs when it is known.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { API_PREFIX, fileFor, MAX_SLUG_LENGTH, parseRequest, type ApiRequest, type InvalidParam, type ParseResult } from '../routes.js';
+import {
+  API_PREFIX,
+  fileFor,
+  MAX_SLUG_LENGTH,
+  parseRequest,
+  type ApiRequest,
+  type InvalidParam,
+  type ParseResult,
+} from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
-import { CACHE_CONTROL, CORS_HEADERS, useSlot, type CacheSlot, type FileInfo, type Publication } from './publication.js';
+import {
+  CACHE_CONTROL,
+  CORS_HEADERS,
+  useSlot,
+  type CacheSlot,
+  type FileInfo,
+  type Publication,
+} from './publication.js';
 import type { Admission } from './quota.js';
 import { SendBuffers } from './send-buffers.js';
 import { parseHttpDate } from './validators.js';
@@ -28,18 +43,28 @@ const ALLOW = 'GET, HEAD, OPTIONS';
 const PREFLIGHT_HEADERS = [
   // `*`: any header a page's fetch wrapper adds (Content-Type, X-Client-Version) passes, as answers carry no
   // credentials; the names before it are for browsers older than the wildcard.
-  ...CORS_HEADERS, 'access-control-allow-methods', ALLOW, 'access-control-allow-headers', 'x-api-key, if-none-match, if-modified-since, *',
-  'access-control-max-age', '86400', 'allow', ALLOW,
+  ...CORS_HEADERS,
+  'access-control-allow-methods',
+  ALLOW,
+  'access-control-allow-headers',
+  'x-api-key, if-none-match, if-modified-since, *',
+  'access-control-max-age',
+  '86400',
+  'allow',
+  ALLOW,
 ];
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** What a 404 tells the developer: which of path, slug form or lane was wrong (one `not_found` code for all). */
 const NO_PATH = 'No such path: this API answers /api/v1/models and /api/v1/models/{slug}.';
 const NOT_A_SLUG = `No model has this slug: slugs are lower-case letters, digits and single hyphens, at most ${MAX_SLUG_LENGTH} characters, as in the slug field of a list item (gpt-4o).`;
-const notInLane = (lane: QueryLane): string => lane === 'all'
-  ? 'No published model has this slug.'
-  : `No published model has this slug in lane ${lane}${lane === 'verified' ? ' (the default)' : ''}; lane=all covers every model.`;
+const notInLane = (lane: QueryLane): string =>
+  lane === 'all'
+    ? 'No published model has this slug.'
+    : `No published model has this slug in lane ${lane}${lane === 'verified' ? ' (the default)' : ''}; lane=all covers every model.`;
 
-export interface KeyRecordLike { id: string }
+export interface KeyRecordLike {
+  id: string;
+}
 export interface KeyLookup {
   /** The answer if known without the store (undefined otherwise). */
   peek(key: string): KeyRecordLike | null | undefined;
@@ -52,7 +77,10 @@ export interface QuotaCheck {
   /** Gives back the unit of an admitted request that could not be answered. */
   refund(keyId: string, a: Admission): void;
 }
-export interface RequestLog { info(o: object): void; error(o: object, msg?: string): void }
+export interface RequestLog {
+  info(o: object): void;
+  error(o: object, msg?: string): void;
+}
 
 export interface GatewayDeps {
   /** The live publication; read once per request. */
@@ -102,15 +130,24 @@ function parseUrl(rawUrl: string): ParsedUrl {
   let url: URL;
   try {
     // Origin-form targets are paths: '//x/api/...' is the path '//x/api/...', not a URL of host x.
-    url = rawUrl.startsWith('/') ? new URL(`http://gateway.invalid${rawUrl}`) : new URL(rawUrl, 'http://gateway.invalid');
+    url = rawUrl.startsWith('/')
+      ? new URL(`http://gateway.invalid${rawUrl}`)
+      : new URL(rawUrl, 'http://gateway.invalid');
   } catch {
     return { route: 'other', result: 'bad_request', preflight: false, pub: null, info: null, body: undefined };
   }
   const result = parseRequest(url.pathname, url.searchParams);
-  const route: Route = result.ok ? result.request.kind : url.pathname === API_PREFIX ? 'list' : url.pathname.startsWith(`${API_PREFIX}/`) ? 'detail' : 'other';
+  const route: Route = result.ok
+    ? result.request.kind
+    : url.pathname === API_PREFIX
+      ? 'list'
+      : url.pathname.startsWith(`${API_PREFIX}/`)
+        ? 'detail'
+        : 'other';
   // A slug that is not canonical (/api/v1/models/GPT-4o) still passes the preflight: a page then reads the GET's 404
   // problem body, not a CORS network error.
-  const preflight = route === 'list' || (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
+  const preflight =
+    route === 'list' || (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
   return { route, result, preflight, pub: null, info: null, body: undefined };
 }
 
@@ -138,15 +175,25 @@ export function createHandler(d: GatewayDeps) {
     if (!d.log) return;
     // The answer is sent by then; a failing log call must not touch the response (nor become an unhandled rejection).
     try {
-      d.log.info({ method: x.req.method, route: x.route, status, ms: Math.round((performance.now() - x.started) * 100) / 100, key: x.keyPrint });
-    } catch { /* the logger's own problem */ }
+      d.log.info({
+        method: x.req.method,
+        route: x.route,
+        status,
+        ms: Math.round((performance.now() - x.started) * 100) / 100,
+        key: x.keyPrint,
+      });
+    } catch {
+      /* the logger's own problem */
+    }
   }
 
   function fail(x: Exchange, err: unknown): void {
     // Never a 500: an unexpected failure here is the publication or the store being unreadable.
     try {
       d.log?.error({ err: String(err), route: x.route }, 'request failed');
-    } catch { /* as above */ }
+    } catch {
+      /* as above */
+    }
     if (x.admission !== undefined) d.quota.refund(x.keyId!, x.admission); // not answered: not counted
     // A problem answer only on an untouched response: a writeHead() that threw half-way has already set the status
     // line (and for a 304, no body), so the connection is closed instead.
@@ -160,7 +207,8 @@ export function createHandler(d: GatewayDeps) {
     const { req, res } = x;
     const method = req.method ?? '';
     const preflight = method === 'OPTIONS';
-    if (!preflight && method !== 'GET' && method !== 'HEAD') return problem(res, req, 'method_not_allowed', ['allow', ALLOW]);
+    if (!preflight && method !== 'GET' && method !== 'HEAD')
+      return problem(res, req, 'method_not_allowed', ['allow', ALLOW]);
     const rawUrl = req.url ?? '/';
     if (rawUrl.length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
     const parsed = urls.get(rawUrl);
@@ -168,7 +216,9 @@ export function createHandler(d: GatewayDeps) {
     // A preflight is for one of the two operations' paths; a path that does not exist is 404 for OPTIONS too.
     if (parsed.result === 'bad_request') return problem(res, req, preflight ? 'not_found' : 'bad_request');
     if (preflight ? !parsed.preflight : !parsed.result.ok && parsed.result.status === 404) {
-      return problem(res, req, 'not_found', [], { detail: parsed.route === 'detail' && parsed.preflight ? NOT_A_SLUG : NO_PATH });
+      return problem(res, req, 'not_found', [], {
+        detail: parsed.route === 'detail' && parsed.preflight ? NOT_A_SLUG : NO_PATH,
+      });
     }
     if (preflight) {
       x.route = 'preflight';
@@ -189,13 +239,21 @@ export function createHandler(d: GatewayDeps) {
     if (d.log) x.keyPrint = owner ? owner.id.slice(2) : d.fingerprint(key);
     if (!owner) return problem(x.res, x.req, 'invalid_api_key');
     const result = parsed.result as ParseResult;
-    if (!result.ok) return problem(x.res, x.req, 'invalid_parameter', [], result.status === 400 ? { invalid: result.invalid } : {});
+    if (!result.ok)
+      return problem(x.res, x.req, 'invalid_parameter', [], result.status === 400 ? { invalid: result.invalid } : {});
     const admission = d.quota.tryAdmit(owner.id);
-    if (admission === undefined) return d.quota.admit(owner.id).then((a) => admitted(x, owner.id, a, parsed, result.request));
+    if (admission === undefined)
+      return d.quota.admit(owner.id).then((a) => admitted(x, owner.id, a, parsed, result.request));
     return admitted(x, owner.id, admission, parsed, result.request);
   }
 
-  function admitted(x: Exchange, keyId: string, a: Admission, parsed: ParsedUrl, request: ApiRequest): number | Promise<number> {
+  function admitted(
+    x: Exchange,
+    keyId: string,
+    a: Admission,
+    parsed: ParsedUrl,
+    request: ApiRequest,
+  ): number | Promise<number> {
     const { req, res } = x;
     if (!a.ok) return problem(res, req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
     x.keyId = keyId;
@@ -213,7 +271,8 @@ export function createHandler(d: GatewayDeps) {
     }
     const info = parsed.info;
     if (info === null) {
-      if (request.kind === 'detail') return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
+      if (request.kind === 'detail')
+        return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
       const made = composedCached(pub, request);
       if (made) return heads.send(req, res, pub, made, made.body, a);
       return composeList(pub, request).then((f) => heads.send(req, res, pub, f, f.body, a));
@@ -225,17 +284,31 @@ export function createHandler(d: GatewayDeps) {
   }
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
-    const x: Exchange = { req, res, route: 'other', keyPrint: undefined, started: d.log ? performance.now() : 0, keyId: undefined, admission: undefined };
+    const x: Exchange = {
+      req,
+      res,
+      route: 'other',
+      keyPrint: undefined,
+      started: d.log ? performance.now() : 0,
+      keyId: undefined,
+      admission: undefined,
+    };
     let status: number | Promise<number>;
     try {
       // node:http gives a response its socket only when the answers before it are sent: without one, it waits.
-      status = res.socket === null && queuedBehind(req, res) > MAX_QUEUED_PER_CONNECTION
-        ? problem(res, req, 'too_many_pipelined', ['connection', 'close'])
-        : start(x);
+      status =
+        res.socket === null && queuedBehind(req, res) > MAX_QUEUED_PER_CONNECTION
+          ? problem(res, req, 'too_many_pipelined', ['connection', 'close'])
+          : start(x);
     } catch (err) {
-      return fail(x, err);
+      fail(x, err);
+      return;
     }
-    if (isPromise(status)) status.then((s) => logged(x, s), (err: unknown) => fail(x, err));
+    if (isPromise(status))
+      status.then(
+        (s) => logged(x, s),
+        (err: unknown) => fail(x, err),
+      );
     else logged(x, status);
   };
 }
@@ -266,21 +339,51 @@ const rateHeaders = (a: Admission): string[] => ['ratelimit-policy', policyOf(a.
  */
 class ResponseHeads {
   private readonly ok = [
-    ...CORS_HEADERS, 'etag', '', 'last-modified', '', 'cache-control', CACHE_CONTROL, 'x-publication-revision', '',
-    'x-schema-version', '', 'ratelimit-policy', '', 'ratelimit', '', 'vary', 'x-api-key',
-    'content-type', JSON_TYPE, 'content-length', '',
+    ...CORS_HEADERS,
+    'etag',
+    '',
+    'last-modified',
+    '',
+    'cache-control',
+    CACHE_CONTROL,
+    'x-publication-revision',
+    '',
+    'x-schema-version',
+    '',
+    'ratelimit-policy',
+    '',
+    'ratelimit',
+    '',
+    'vary',
+    'x-api-key',
+    'content-type',
+    JSON_TYPE,
+    'content-length',
+    '',
   ];
   private readonly notModified = this.ok.slice(0, this.ok.indexOf('content-type'));
   private readonly slot = (name: string) => this.ok.indexOf(name) + 1;
   private readonly at = {
-    etag: this.slot('etag'), lastModified: this.slot('last-modified'), revision: this.slot('x-publication-revision'),
-    schema: this.slot('x-schema-version'), policy: this.slot('ratelimit-policy'), rate: this.slot('ratelimit'), length: this.slot('content-length'),
+    etag: this.slot('etag'),
+    lastModified: this.slot('last-modified'),
+    revision: this.slot('x-publication-revision'),
+    schema: this.slot('x-schema-version'),
+    policy: this.slot('ratelimit-policy'),
+    rate: this.slot('ratelimit'),
+    length: this.slot('content-length'),
   };
   private policyLimit = -1;
   private policy = '';
   private readonly buffers = new SendBuffers();
 
-  send(req: IncomingMessage, res: ServerResponse, pub: Publication, f: FileInfo, body: Buffer | readonly Buffer[], a: Admission): number {
+  send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    pub: Publication,
+    f: FileInfo,
+    body: Buffer | readonly Buffer[],
+    a: Admission,
+  ): number {
     const unchanged = notModified(req, f);
     const list = unchanged ? this.notModified : this.ok;
     const at = this.at;
@@ -311,7 +414,11 @@ class ResponseHeads {
 
 /** The prebuilt file that answers a request in a publication; null when it is composed (lists) or unknown (details). */
 function prebuilt(pub: Publication, r: ApiRequest): FileInfo | null {
-  const path = fileFor(r, { pageSizes: pub.meta.pageSizes, pages: (l) => Math.max(1, Math.ceil((pub.meta.totals[`${l.lane}.${l.displayOnly ? 'display' : 'public'}`] ?? 0) / l.pageSize)) });
+  const path = fileFor(r, {
+    pageSizes: pub.meta.pageSizes,
+    pages: (l) =>
+      Math.max(1, Math.ceil((pub.meta.totals[`${l.lane}.${l.displayOnly ? 'display' : 'public'}`] ?? 0) / l.pageSize)),
+  });
   return path === null ? null : pub.info(path);
 }
 
@@ -335,7 +442,13 @@ export function notModified(req: IncomingMessage, f: FileInfo): boolean {
   return false;
 }
 
-function problem(res: ServerResponse, req: IncomingMessage, code: ProblemCode, headers: string[] = [], extra: { detail?: string; invalid?: InvalidParam[] } = {}): number {
+function problem(
+  res: ServerResponse,
+  req: IncomingMessage,
+  code: ProblemCode,
+  headers: string[] = [],
+  extra: { detail?: string; invalid?: InvalidParam[] } = {},
+): number {
   const status = PROBLEMS[code].status;
   const body = problemBody(code, extra);
   res.writeHead(status, problemHeaders(body, headers));

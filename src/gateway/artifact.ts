@@ -6,7 +6,10 @@ import type { ArtifactModel } from '../pipeline/render.js';
 import { httpDate } from './validators.js';
 
 /** A model's list item as UTF-8, a comma in front: whole, and without its closing brace (compose.ts splices sections in). */
-export interface ItemPieces { full: Buffer; open: Buffer }
+export interface ItemPieces {
+  full: Buffer;
+  open: Buffer;
+}
 
 export interface ListArtifact {
   publicationRevision: string;
@@ -36,10 +39,27 @@ export interface ListArtifact {
  * The gateway's additions to a list artifact as the build wrote it, made once when it is loaded. Artifacts written
  * before they held the attribution (an older build still being served) take the publication's.
  */
-export function loadedArtifact(raw: Omit<ListArtifact, 'entry' | 'items' | 'sections' | 'searchIndex' | 'lastModified' | 'attributionJson' | 'validatorPrefix'>, entry: ManifestEntry, publicationAttribution: unknown): ListArtifact {
+export function loadedArtifact(
+  raw: Omit<
+    ListArtifact,
+    'entry' | 'items' | 'sections' | 'searchIndex' | 'lastModified' | 'attributionJson' | 'validatorPrefix'
+  >,
+  entry: ManifestEntry,
+  publicationAttribution: unknown,
+): ListArtifact {
   const attributionJson = JSON.stringify(raw.attribution ?? publicationAttribution);
   // The artifact's hash covers its own attribution; one taken from the publication must enter the validator itself.
-  const validatorPrefix = createHash('sha256').update(raw.attribution === undefined ? `${entry.sha256}\n${attributionJson}\n` : `${entry.sha256}\n`);
-  return { ...raw, entry, items: new Map(), sections: new Map(), searchIndex: new Map(), lastModified: httpDate(entry.last_modified), attributionJson, validatorPrefix };
+  const validatorPrefix = createHash('sha256').update(
+    raw.attribution === undefined ? `${entry.sha256}\n${attributionJson}\n` : `${entry.sha256}\n`,
+  );
+  return {
+    ...raw,
+    entry,
+    items: new Map(),
+    sections: new Map(),
+    searchIndex: new Map(),
+    lastModified: httpDate(entry.last_modified),
+    attributionJson,
+    validatorPrefix,
+  };
 }
-

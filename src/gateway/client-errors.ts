@@ -6,14 +6,19 @@ import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
 
-export interface ClientErrorLog { info(o: object): void }
+export interface ClientErrorLog {
+  info(o: object): void;
+}
 
 /** The problem a parser or timeout error stands for. */
 export function problemFor(err: Error & { code?: string }): ProblemCode {
   switch (err.code) {
-    case 'HPE_HEADER_OVERFLOW': return 'headers_too_large';
-    case 'ERR_HTTP_REQUEST_TIMEOUT': return 'request_timeout';
-    default: return 'bad_request';
+    case 'HPE_HEADER_OVERFLOW':
+      return 'headers_too_large';
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 'request_timeout';
+    default:
+      return 'bad_request';
   }
 }
 
@@ -58,7 +63,8 @@ export function onClientError(log: ClientErrorLog | null) {
     const answered = writable && !inFlight;
     if (answered) {
       // The parser's code says what was wrong with the bytes, and holds nothing the client did not send.
-      const detail = code === 'bad_request' && err.code ? `The request is not valid HTTP/1.1 (${err.code}).` : undefined;
+      const detail =
+        code === 'bad_request' && err.code ? `The request is not valid HTTP/1.1 (${err.code}).` : undefined;
       socket.end(rawProblem(code, detail), () => socket.destroy());
     } else if (writable) {
       endAfterAnswers(socket);
@@ -67,6 +73,8 @@ export function onClientError(log: ClientErrorLog | null) {
     }
     try {
       log?.info({ route: 'unparsed', status: answered ? PROBLEMS[code].status : null, err: err.code ?? err.message });
-    } catch { /* the logger's own problem */ }
+    } catch {
+      /* the logger's own problem */
+    }
   };
 }

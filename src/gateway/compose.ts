@@ -32,7 +32,7 @@ function pieces(a: ListArtifact, locale: Locale): Map<string, ItemPieces> {
   if (!m) {
     m = new Map();
     for (const [slug, model] of Object.entries(a.models)) {
-      const full = Buffer.from(',' + JSON.stringify(model.item[locale]));
+      const full = Buffer.from(`,${JSON.stringify(model.item[locale])}`);
       m.set(slug, { full, open: full.subarray(0, -1) });
     }
     a.items.set(locale, m);
@@ -44,7 +44,11 @@ function sectionPieces(a: ListArtifact, slug: string): Record<Include, Buffer> {
   let s = a.sections.get(slug);
   if (!s) {
     const json = sectionsJson(a.models[slug]!.sections);
-    s = { benchmarks: Buffer.from(',' + json.benchmarks), capabilities: Buffer.from(',' + json.capabilities), pricing: Buffer.from(',' + json.pricing) };
+    s = {
+      benchmarks: Buffer.from(`,${json.benchmarks}`),
+      capabilities: Buffer.from(`,${json.capabilities}`),
+      pricing: Buffer.from(`,${json.pricing}`),
+    };
     a.sections.set(slug, s);
   }
   return s;
@@ -60,8 +64,21 @@ const MARK = '\u0000'; // never in JSON text unescaped: marks where the items go
  * joins the pieces into a reused send buffer instead (SendBuffers). The envelope gets a buffer of its own (not a slice
  * of Node's shared pool, which a cached page would keep alive whole).
  */
-function pagePieces(a: ListArtifact, locale: Locale, include: readonly Include[], slugs: string[], page: number, pageSize: number, total: number): Buffer[] {
-  const { head, tail } = envelopeParts(a.schemaVersion, locale, a.attributionJson, listDataJson(slugs.length ? [MARK] : [], page, pageSize, total));
+function pagePieces(
+  a: ListArtifact,
+  locale: Locale,
+  include: readonly Include[],
+  slugs: string[],
+  page: number,
+  pageSize: number,
+  total: number,
+): Buffer[] {
+  const { head, tail } = envelopeParts(
+    a.schemaVersion,
+    locale,
+    a.attributionJson,
+    listDataJson(slugs.length ? [MARK] : [], page, pageSize, total),
+  );
   const text = head + JSON.stringify(a.publicationRevision) + tail;
   const at = slugs.length ? text.indexOf(MARK) : text.length;
   const before = text.slice(0, at);
@@ -98,9 +115,16 @@ export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: So
     const { name, slug: compactSlug, fromWords, search } = index.get(slug)!;
     const named = joined !== '' && fromWords.includes(atWord);
     if (!named && !words.every((w) => search.text[locale].includes(w))) continue;
-    const tier = named ? (name === joined || compactSlug === joined ? 0 : name.startsWith(joined) || compactSlug.startsWith(joined) ? 1 : 2)
-      // Inside a word, or a name written without spaces (通义千问 for 千问): as typed, still a name match.
-      : search.name.includes(query) || search.slug.includes(query) ? 2 : 3;
+    const tier = named
+      ? name === joined || compactSlug === joined
+        ? 0
+        : name.startsWith(joined) || compactSlug.startsWith(joined)
+          ? 1
+          : 2
+      : // Inside a word, or a name written without spaces (通义千问 for 千问): as typed, still a name match.
+        search.name.includes(query) || search.slug.includes(query)
+        ? 2
+        : 3;
     tiers[tier]!.push(slug);
   }
   return tiers.flat();
@@ -112,7 +136,8 @@ const lettersAndDigits = (folded: string): string => folded.replace(/[^\p{L}\p{N
  * A name as letters and digits, from each of its words on: `nemotron nano 12b` gives nemotronnano12b, nano12b and
  * 12b, so a query is found where a word starts (nano12 finds it, o1 does not: an accident of the joined letters).
  */
-const tailsFromWords = (folded: string): string[] => [...folded.matchAll(/[\p{L}\p{N}]+/gu)].map((w) => lettersAndDigits(folded.slice(w.index)));
+const tailsFromWords = (folded: string): string[] =>
+  [...folded.matchAll(/[\p{L}\p{N}]+/gu)].map((w) => lettersAndDigits(folded.slice(w.index)));
 
 function searchIndex(a: ListArtifact): ListArtifact['searchIndex'] {
   if (a.searchIndex.size === 0) {
@@ -120,7 +145,12 @@ function searchIndex(a: ListArtifact): ListArtifact['searchIndex'] {
       // One string, each tail after a line feed (never in a tail): one includes() per model finds a tail that
       // starts with the query.
       const fromWords = [...tailsFromWords(search.name), ...tailsFromWords(search.slug)].map((t) => `\n${t}`).join('');
-      a.searchIndex.set(slug, { name: lettersAndDigits(search.name), slug: lettersAndDigits(search.slug), fromWords, search });
+      a.searchIndex.set(slug, {
+        name: lettersAndDigits(search.name),
+        slug: lettersAndDigits(search.slug),
+        fromWords,
+        search,
+      });
     }
   }
   return a.searchIndex;
@@ -137,7 +167,8 @@ const SEARCH_RULES = 'search 2: names and slugs also without separators, from a 
 const SEARCH_RULES_SINCE = '2026-11-24T00:00:00.000Z';
 const SEARCH_RULES_SINCE_HTTP = httpDate(SEARCH_RULES_SINCE);
 
-const composedKey = (r: ListRequest) => `${r.locale}.${r.lane}.${r.displayOnly}.${includeKey(r.include)}.${r.sort}.${r.pageSize}.${r.page}.${r.q ?? ''}`;
+const composedKey = (r: ListRequest) =>
+  `${r.locale}.${r.lane}.${r.displayOnly}.${includeKey(r.include)}.${r.sort}.${r.pageSize}.${r.page}.${r.q ?? ''}`;
 
 /** A composed answer made earlier and still in memory: lets the request path stay synchronous. */
 export function composedCached(pub: Publication, r: ListRequest): ComposedFile | undefined {
@@ -162,9 +193,13 @@ export async function composeList(pub: Publication, r: ListRequest): Promise<Com
   for (const c of body) bytes += c.length;
   // The body is a function of the artifact, the attribution and the canonical request: a hash of those is a strong
   // validator (same inputs, same bytes) without hashing the body itself. The first two are hashed once per artifact.
-  const validator = a.validatorPrefix.copy().update(r.q === null ? cacheKey : `${SEARCH_RULES}\n${cacheKey}`).digest('hex');
+  const validator = a.validatorPrefix
+    .copy()
+    .update(r.q === null ? cacheKey : `${SEARCH_RULES}\n${cacheKey}`)
+    .digest('hex');
   const etag = etagOf(validator);
-  const lastModified = r.q !== null && a.entry.last_modified < SEARCH_RULES_SINCE ? SEARCH_RULES_SINCE_HTTP : a.lastModified;
+  const lastModified =
+    r.q !== null && a.entry.last_modified < SEARCH_RULES_SINCE ? SEARCH_RULES_SINCE_HTTP : a.lastModified;
   const served: ComposedFile = {
     entry: { ...a.entry, path: cacheKey, sha256: validator, bytes },
     etag,

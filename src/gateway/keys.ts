@@ -41,9 +41,15 @@ export function isWellFormedKey(key: string): boolean {
  * Makes a key, stores its record and returns both. The key itself is returned once, here, and stored nowhere: show it
  * to the operator and forget it.
  */
-export async function createKey(store: QuotaStore, label: string, now: Date = new Date()): Promise<{ key: string; record: KeyRecord }> {
-  if (label.length > MAX_LABEL) throw new UsageError(`A key label has at most ${MAX_LABEL} characters; this one has ${label.length}.`);
-  if (/[\u0000-\u001f\u007f]/.test(label)) throw new UsageError('A key label cannot contain control characters (newlines, tabs, ...).');
+export async function createKey(
+  store: QuotaStore,
+  label: string,
+  now: Date = new Date(),
+): Promise<{ key: string; record: KeyRecord }> {
+  if (label.length > MAX_LABEL)
+    throw new UsageError(`A key label has at most ${MAX_LABEL} characters; this one has ${label.length}.`);
+  if (/[\u0000-\u001f\u007f]/.test(label))
+    throw new UsageError('A key label cannot contain control characters (newlines, tabs, ...).');
   // Ids are 32 bits of the hash: a clash is rare (about 1 in 4 million with 2,000 keys) and costs a new draw.
   for (let attempt = 0; ; attempt++) {
     const key = generateKey();
@@ -74,7 +80,9 @@ export async function revokeKey(store: QuotaStore, idOrKey: string, now: Date = 
     if (!rec) return null;
     id = rec.id;
   } else if (!ID_PATTERN.test(id)) {
-    throw new UsageError(`"${id}" is neither a key id (k_ and 8 hex digits, as \`modelpub keys list\` shows) nor a key (mp_...).`);
+    throw new UsageError(
+      `"${id}" is neither a key id (k_ and 8 hex digits, as \`modelpub keys list\` shows) nor a key (mp_...).`,
+    );
   }
   return store.revokeKey(id, now.toISOString());
 }
@@ -89,7 +97,10 @@ export interface KeyCacheOptions {
   now?: () => number;
 }
 
-interface Entry { record: KeyRecord | null; until: number }
+interface Entry {
+  record: KeyRecord | null;
+  until: number;
+}
 
 /**
  * Answers "which valid key is this?" for the request path. The store is asked by SHA-256 (it holds nothing else);
@@ -110,7 +121,10 @@ export class KeyCache {
   private readonly maxEntries: number;
   private readonly now: () => number;
 
-  constructor(private readonly store: QuotaStore, opts: KeyCacheOptions = {}) {
+  constructor(
+    private readonly store: QuotaStore,
+    opts: KeyCacheOptions = {},
+  ) {
     this.ttlMs = opts.ttlMs ?? 10_000;
     this.negativeTtlMs = opts.negativeTtlMs ?? 1_000;
     this.maxEntries = Math.max(1, opts.maxEntries ?? 10_000);

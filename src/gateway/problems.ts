@@ -7,22 +7,56 @@ export const PROBLEM_TYPE = 'application/problem+json';
 export const PROBLEMS = {
   missing_api_key: { status: 401, title: 'API key required', detail: 'Send your key in the x-api-key header.' },
   invalid_api_key: { status: 401, title: 'API key not valid', detail: 'The x-api-key is unknown or revoked.' },
-  invalid_parameter: { status: 400, title: 'Invalid query parameter', detail: 'One or more query parameters are not valid; see invalid_params.' },
+  invalid_parameter: {
+    status: 400,
+    title: 'Invalid query parameter',
+    detail: 'One or more query parameters are not valid; see invalid_params.',
+  },
   bad_request: { status: 400, title: 'Bad request', detail: 'The request line could not be read.' },
   request_timeout: { status: 408, title: 'Request timeout', detail: 'The request did not arrive in full in time.' },
   not_found: { status: 404, title: 'Not found', detail: 'No such model or path.' },
-  method_not_allowed: { status: 405, title: 'Method not allowed', detail: 'This API answers GET, HEAD and OPTIONS only.' },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    detail: 'This API answers GET, HEAD and OPTIONS only.',
+  },
   uri_too_long: { status: 414, title: 'URI too long', detail: 'The request target is longer than this API accepts.' },
-  headers_too_large: { status: 431, title: 'Request header fields too large', detail: 'The request line and headers are longer than this API accepts.' },
-  quota_exceeded: { status: 429, title: 'Daily quota exceeded', detail: 'This key has used its requests for the current UTC day; see Retry-After.' },
-  unavailable: { status: 503, title: 'Service unavailable', detail: 'The publication or the key and quota store could not be read; try again shortly.' },
-  too_many_pipelined: { status: 503, title: 'Too many pipelined requests', detail: 'Too many requests wait for their answers on this connection; it closes after this answer: send the rest on a new connection.' },
+  headers_too_large: {
+    status: 431,
+    title: 'Request header fields too large',
+    detail: 'The request line and headers are longer than this API accepts.',
+  },
+  quota_exceeded: {
+    status: 429,
+    title: 'Daily quota exceeded',
+    detail: 'This key has used its requests for the current UTC day; see Retry-After.',
+  },
+  unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    detail: 'The publication or the key and quota store could not be read; try again shortly.',
+  },
+  too_many_pipelined: {
+    status: 503,
+    title: 'Too many pipelined requests',
+    detail:
+      'Too many requests wait for their answers on this connection; it closes after this answer: send the rest on a new connection.',
+  },
 } as const;
 export type ProblemCode = keyof typeof PROBLEMS;
 
 /** The headers of every problem answer (`extra` after the CORS ones): the handler's and those for unparsable requests. */
 export function problemHeaders(body: string, extra: readonly string[] = []): string[] {
-  return [...CORS_HEADERS, ...extra, 'content-type', PROBLEM_TYPE, 'content-length', String(Buffer.byteLength(body)), 'cache-control', 'no-store'];
+  return [
+    ...CORS_HEADERS,
+    ...extra,
+    'content-type',
+    PROBLEM_TYPE,
+    'content-length',
+    String(Buffer.byteLength(body)),
+    'cache-control',
+    'no-store',
+  ];
 }
 
 export function problemBody(code: ProblemCode, extra: { detail?: string; invalid?: InvalidParam[] } = {}): string {
@@ -32,7 +66,9 @@ export function problemBody(code: ProblemCode, extra: { detail?: string; invalid
     title: p.title,
     status: p.status,
     // Each bad parameter in the detail too: clients often show only title and detail.
-    detail: extra.detail ?? (extra.invalid?.length ? extra.invalid.map((i) => `${i.name}: ${i.reason}`).join('; ') + '.' : p.detail),
+    detail:
+      extra.detail ??
+      (extra.invalid?.length ? `${extra.invalid.map((i) => `${i.name}: ${i.reason}`).join('; ')}.` : p.detail),
     code,
     ...(extra.invalid ? { invalid_params: extra.invalid } : {}),
   });

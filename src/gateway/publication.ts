@@ -22,7 +22,11 @@ export interface ComposedFile extends FileInfo {
 }
 
 /** One cached value. Its holder may keep the slot to skip the map next time: `value` is undefined once evicted. */
-export interface CacheSlot<V> { value: V | undefined; readonly bytes: number; hit: boolean }
+export interface CacheSlot<V> {
+  value: V | undefined;
+  readonly bytes: number;
+  hit: boolean;
+}
 
 /** A held slot's value, marked as used for eviction (what get() does); undefined without a slot or once evicted. */
 export function useSlot<V>(slot: CacheSlot<V> | undefined): V | undefined {
@@ -39,7 +43,10 @@ export class ByteCache<V> {
   private map = new Map<string, CacheSlot<V>>();
   private bytes = 0;
   /** sizeOf: what an entry costs, key included (keys can be client-chosen, e.g. a search query). */
-  constructor(readonly maxBytes: number, private readonly sizeOf: (v: V, key: string) => number) {}
+  constructor(
+    readonly maxBytes: number,
+    private readonly sizeOf: (v: V, key: string) => number,
+  ) {}
   get(key: string): V | undefined {
     return useSlot(this.map.get(key));
   }
@@ -66,7 +73,9 @@ export class ByteCache<V> {
       }
     }
   }
-  get size(): number { return this.bytes; }
+  get size(): number {
+    return this.bytes;
+  }
 }
 
 /**
@@ -135,11 +144,12 @@ const COMPOSED_CACHE_BYTES = 16 << 20;
 const composedCost = (f: ComposedFile) => 8 * f.body.length + f.body[0]!.buffer.byteLength + 64;
 const SEARCH_CACHE_BYTES = 4 << 20;
 
-
 /** CORS for browser clients: any origin may read the API (a key is needed anyway), and these headers too. */
 export const CORS_HEADERS = [
-  'access-control-allow-origin', '*',
-  'access-control-expose-headers', 'ETag, Last-Modified, Retry-After, RateLimit, RateLimit-Policy, X-Publication-Revision, X-Schema-Version',
+  'access-control-allow-origin',
+  '*',
+  'access-control-expose-headers',
+  'ETag, Last-Modified, Retry-After, RateLimit, RateLimit-Policy, X-Publication-Revision, X-Schema-Version',
 ] as const;
 /** Keyed, per-key rate-limited answers: browsers and apps may reuse them for five minutes, shared caches must not. */
 export const CACHE_CONTROL = 'private, max-age=300';
@@ -148,11 +158,17 @@ export class Publication {
   private infos = new Map<string, FileInfo>();
   private artifacts = new Map<string, Promise<ListArtifact>>();
   /** Composed answers (q, other page sizes), by canonical request: within a byte budget, dropped with the publication. */
-  readonly composed = new ByteCache<ComposedFile>(COMPOSED_CACHE_BYTES, (f, key) => composedCost(f) + 2 * key.length + 512);
+  readonly composed = new ByteCache<ComposedFile>(
+    COMPOSED_CACHE_BYTES,
+    (f, key) => composedCost(f) + 2 * key.length + 512,
+  );
   /** Composed answers are cached from their second request on (see Doorkeeper). */
   readonly composedSeen = new Doorkeeper();
   /** Search results (ordered slugs) by lane, variant, locale, sort and query: a query's pages and includes share one. */
-  readonly searches = new ByteCache<string[]>(SEARCH_CACHE_BYTES, (order, key) => 200 + 2 * key.length + 8 * order.length);
+  readonly searches = new ByteCache<string[]>(
+    SEARCH_CACHE_BYTES,
+    (order, key) => 200 + 2 * key.length + 8 * order.length,
+  );
 
   private constructor(
     readonly id: string,
@@ -164,29 +180,46 @@ export class Publication {
   ) {}
 
   static async load(origin: Origin, id: string, cache: BodyCache, { verify = false } = {}): Promise<Publication> {
-    const [manifestBytes, metaBytes] = await Promise.all([origin.read(id, 'manifest.json'), origin.read(id, 'publication.json')]);
+    const [manifestBytes, metaBytes] = await Promise.all([
+      origin.read(id, 'manifest.json'),
+      origin.read(id, 'publication.json'),
+    ]);
     const manifest = parseJsonFile(Manifest, manifestBytes, `publication ${id}: manifest.json`);
     const meta = parseJsonFile(PublicationMeta, metaBytes, `publication ${id}: publication.json`);
-    if (meta.publicationRevision !== manifest.publicationRevision) throw new Error(`publication ${id}: manifest and publication.json disagree on the revision`);
+    if (meta.publicationRevision !== manifest.publicationRevision)
+      throw new Error(`publication ${id}: manifest and publication.json disagree on the revision`);
     // From a remote host the two files may come from two builds of one revision (an upload under way): the hash
     // publication.json gives its manifest tells.
-    if (verify && meta.manifestSha256 !== undefined && createHash('sha256').update(manifestBytes).digest('hex') !== meta.manifestSha256) {
-      throw new Error(`publication ${id}: manifest.json is not the one publication.json names (the host is switching publications)`);
+    if (
+      verify &&
+      meta.manifestSha256 !== undefined &&
+      createHash('sha256').update(manifestBytes).digest('hex') !== meta.manifestSha256
+    ) {
+      throw new Error(
+        `publication ${id}: manifest.json is not the one publication.json names (the host is switching publications)`,
+      );
     }
     // Both go out as response headers (the revision's schema allows only safe characters; the schema version is free
     // text): a value node:http would refuse must stop the publication here, not a response.
-    for (const [name, value] of [['X-Publication-Revision', meta.publicationRevision], ['X-Schema-Version', meta.schemaVersion]] as const) {
+    for (const [name, value] of [
+      ['X-Publication-Revision', meta.publicationRevision],
+      ['X-Schema-Version', meta.schemaVersion],
+    ] as const) {
       try {
         validateHeaderValue(name, value);
       } catch {
-        throw new Error(`publication ${id}: publication.json's value for ${name}, ${JSON.stringify(value)}, cannot be sent as an HTTP header`);
+        throw new Error(
+          `publication ${id}: publication.json's value for ${name}, ${JSON.stringify(value)}, cannot be sent as an HTTP header`,
+        );
       }
     }
     const entries = new ManifestIndex(manifest.files);
     return new Publication(id, meta, entries, origin, cache, verify);
   }
 
-  get revision(): string { return this.meta.publicationRevision; }
+  get revision(): string {
+    return this.meta.publicationRevision;
+  }
 
   /** A file's validators, or null when the manifest has no such path. Made once per path. */
   info(path: string): FileInfo | null {
@@ -218,7 +251,9 @@ export class Publication {
   /** With a remote origin, bytes read must be the manifest's: else the host has switched publications under us. */
   private checkBytes(bytes: Buffer, entry: ManifestEntry): void {
     if (this.verify && createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
-      throw new Error(`origin returned other bytes for ${entry.path} than publication ${this.revision} lists: it has switched publications`);
+      throw new Error(
+        `origin returned other bytes for ${entry.path} than publication ${this.revision} lists: it has switched publications`,
+      );
     }
   }
 

@@ -124,15 +124,20 @@ export class QuotaLimiter {
   private takeCount = 0;
 
   /** The store stays the caller's: close() does not close it. */
-  constructor(private readonly store: QuotaStore, opts: QuotaOptions = {}) {
+  constructor(
+    private readonly store: QuotaStore,
+    opts: QuotaOptions = {},
+  ) {
     this.limit = opts.limit ?? 1000;
     this.maxLease = opts.maxLease ?? Math.max(100, Math.floor(this.limit / 1000));
     this.exhaustedRecheckMs = opts.exhaustedRecheckMs ?? 1000;
     this.now = opts.now ?? Date.now;
     this.refillAt = Math.floor(this.maxLease / 4);
     this.aheadFrom = AHEAD_LEASES * this.maxLease;
-    if (!Number.isSafeInteger(this.limit) || this.limit < 0) throw new RangeError(`quota limit must be a non-negative integer, got ${this.limit}`);
-    if (!Number.isSafeInteger(this.maxLease) || this.maxLease < 1) throw new RangeError(`maxLease must be a positive integer, got ${this.maxLease}`);
+    if (!Number.isSafeInteger(this.limit) || this.limit < 0)
+      throw new RangeError(`quota limit must be a non-negative integer, got ${this.limit}`);
+    if (!Number.isSafeInteger(this.maxLease) || this.maxLease < 1)
+      throw new RangeError(`maxLease must be a positive integer, got ${this.maxLease}`);
   }
 
   /** How many store.take() calls this limiter has made: how often the request path reached the store. */
@@ -160,7 +165,14 @@ export class QuotaLimiter {
         lease.waiting--;
       }
       // Nothing left today (unless the day turned while waiting: then try the new day's quota).
-      if (got === 0 && this.leases.get(keyId) === lease) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: secondsToUtcMidnight(this.now()), day: lease.day };
+      if (got === 0 && this.leases.get(keyId) === lease)
+        return {
+          ok: false,
+          limit: this.limit,
+          remaining: 0,
+          resetSeconds: secondsToUtcMidnight(this.now()),
+          day: lease.day,
+        };
       // Units arrived: spend one if the other waiters have left any, else take again.
     }
   }
@@ -174,16 +186,35 @@ export class QuotaLimiter {
     const lease = this.leaseFor(keyId, t);
     if (lease.units > 0) {
       lease.units--;
-      if (lease.units <= this.refillAt && lease.refill === null && !lease.aheadFailed && this.far(lease) && !this.closed) {
+      if (
+        lease.units <= this.refillAt &&
+        lease.refill === null &&
+        !lease.aheadFailed &&
+        this.far(lease) &&
+        !this.closed
+      ) {
         // No request waits for this take unless the lease runs dry first; such requests fail with it (503), as with
         // any take. The store's error reaches them, and the log, that way; here it only stops further background takes.
         (lease.refill = this.refill(keyId, lease)).catch(() => {
           lease.aheadFailed = true;
         });
       }
-      return { ok: true, limit: this.limit, remaining: this.remaining(lease), resetSeconds: Math.ceil((this.dayEnd - t) / 1000), day: lease.day };
+      return {
+        ok: true,
+        limit: this.limit,
+        remaining: this.remaining(lease),
+        resetSeconds: Math.ceil((this.dayEnd - t) / 1000),
+        day: lease.day,
+      };
     }
-    if (t - lease.exhaustedAt < this.exhaustedRecheckMs) return { ok: false, limit: this.limit, remaining: 0, resetSeconds: Math.ceil((this.dayEnd - t) / 1000), day: lease.day };
+    if (t - lease.exhaustedAt < this.exhaustedRecheckMs)
+      return {
+        ok: false,
+        limit: this.limit,
+        remaining: 0,
+        resetSeconds: Math.ceil((this.dayEnd - t) / 1000),
+        day: lease.day,
+      };
     return undefined;
   }
 
@@ -198,7 +229,10 @@ export class QuotaLimiter {
     const lease = this.leases.get(keyId);
     if (lease === undefined || lease.day !== a.day) return;
     if (lease.refill === null && lease.units < this.maxLease && this.far(lease)) lease.units++;
-    else this.store.release(keyId, a.day, 1).catch(() => { /* lost: the key is under-admitted by one, never over */ });
+    else
+      this.store.release(keyId, a.day, 1).catch(() => {
+        /* lost: the key is under-admitted by one, never over */
+      });
   }
 
   /**
@@ -229,7 +263,16 @@ export class QuotaLimiter {
     }
     let lease = this.leases.get(keyId);
     if (!lease) {
-      lease = { day: this.day, units: 0, granted: -1, exhaustedAt: -Infinity, refill: null, waiting: 0, short: false, aheadFailed: false };
+      lease = {
+        day: this.day,
+        units: 0,
+        granted: -1,
+        exhaustedAt: -Infinity,
+        refill: null,
+        waiting: 0,
+        short: false,
+        aheadFailed: false,
+      };
       this.leases.set(keyId, lease);
     }
     return lease;
@@ -237,7 +280,8 @@ export class QuotaLimiter {
 
   private async refill(keyId: string, lease: Lease): Promise<number> {
     try {
-      let want = lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));
+      let want =
+        lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));
       // Near the limit, after a burst outran the previous lease, take only what the waiting requests will spend at once
       // (see the top). Every waiting request needs a unit: the lease is empty whenever waiting requests start a take.
       if (lease.short && !this.far(lease)) want = Math.min(want, lease.waiting);

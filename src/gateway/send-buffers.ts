@@ -14,7 +14,10 @@
 export class SendBuffers {
   private readonly free = new Map<number, Buffer[]>();
   /** perSize: spare buffers kept per size; largest: bigger answers get a buffer of their own, not pooled. */
-  constructor(private readonly perSize = 8, private readonly largest = 1 << 20) {}
+  constructor(
+    private readonly perSize = 8,
+    private readonly largest = 1 << 20,
+  ) {}
 
   /** A buffer of at least `bytes` (a power of two of 16 KiB or more, when pooled). Its contents are not zeroed. */
   take(bytes: number): Buffer {

@@ -44,10 +44,18 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const origin: Origin = o.origin ? httpOrigin(o.origin) : dirOrigin(o.dir ?? 'dist');
   const cache = new BodyCache(o.cacheBytes);
   const verify = Boolean(o.origin);
-  let current = await origin.currentId().then((id) => Publication.load(origin, id, cache, { verify })).catch(async (e: Error & { code?: string }) => {
-    throw new Error(`no publication to serve at ${origin.description}: ${e.message}.${o.origin || (e.code !== 'ENOENT' && e.code !== 'ENOTDIR') ? '' : await dirHint(o.dir ?? 'dist')}`);
-  });
-  const log = o.logLevel === 'silent' ? null : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
+  let current = await origin
+    .currentId()
+    .then((id) => Publication.load(origin, id, cache, { verify }))
+    .catch(async (e: Error & { code?: string }) => {
+      throw new Error(
+        `no publication to serve at ${origin.description}: ${e.message}.${o.origin || (e.code !== 'ENOENT' && e.code !== 'ENOTDIR') ? '' : await dirHint(o.dir ?? 'dist')}`,
+      );
+    });
+  const log =
+    o.logLevel === 'silent'
+      ? null
+      : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
   const store = o.storeInstance ?? (await openStore(o.store));
   const keys = new KeyCache(store);
   const quota = new QuotaLimiter(store, { limit: o.quota });
@@ -80,13 +88,27 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const pollTimer = setInterval(poll, o.pollMs);
   pollTimer.unref();
 
-  const handler = createHandler({ publication: () => current, keys, quota, log: log as RequestLog | null, fingerprint, onUnavailable: pollEarly });
+  const handler = createHandler({
+    publication: () => current,
+    keys,
+    quota,
+    log: log as RequestLog | null,
+    fingerprint,
+    onUnavailable: pollEarly,
+  });
   const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000 }, handler);
   server.keepAliveTimeout = 65_000;
   server.on('clientError', onClientError(log));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: Error & { code?: string }) => {
-      const why = e.code === 'EADDRINUSE' ? 'the address is in use' : e.code === 'EACCES' ? 'not permitted' : e.code === 'EADDRNOTAVAIL' ? 'no such local address' : e.message;
+      const why =
+        e.code === 'EADDRINUSE'
+          ? 'the address is in use'
+          : e.code === 'EACCES'
+            ? 'not permitted'
+            : e.code === 'EADDRNOTAVAIL'
+              ? 'no such local address'
+              : e.message;
       reject(new Error(`cannot listen on ${o.host}:${o.port} (--host, --port): ${why}`, { cause: e }));
     });
     server.listen(o.port, o.host, () => resolve());
@@ -115,15 +137,23 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
 async function dirHint(dir: string): Promise<string> {
   const s = await outDirState(dir).catch(() => null);
   switch (s?.kind) {
-    case 'missing': case 'ours': return ` Run \`modelpub build --out ${dir}\` first.`;
-    case 'not-a-folder': return ' --dir names a file: give the folder a build wrote (its --out), or one of its releases.';
-    case 'foreign': return ' That folder holds other files: give the folder a build wrote (its --out), or one of its releases.';
-    default: return ''; // a path through a file, a link to nothing, a folder it may not read: the error above says enough
+    case 'missing':
+    case 'ours':
+      return ` Run \`modelpub build --out ${dir}\` first.`;
+    case 'not-a-folder':
+      return ' --dir names a file: give the folder a build wrote (its --out), or one of its releases.';
+    case 'foreign':
+      return ' That folder holds other files: give the folder a build wrote (its --out), or one of its releases.';
+    default:
+      return ''; // a path through a file, a link to nothing, a folder it may not read: the error above says enough
   }
 }
 
 /** A worker's start failure, as it tells the primary. */
-interface StartFailure { failed: string; usage: boolean }
+interface StartFailure {
+  failed: string;
+  usage: boolean;
+}
 
 /**
  * Run `workers` processes sharing one port; each holds its own leases against the shared store. A worker that cannot
@@ -134,7 +164,8 @@ interface StartFailure { failed: string; usage: boolean }
  */
 export async function startCluster(o: GatewayOptions, workers: number, announce: (url: string) => void): Promise<void> {
   if (cluster.isPrimary) {
-    if (o.store.startsWith('memory:')) throw new UsageError('--workers needs a shared store (sqlite:PATH or redis://HOST:PORT), not memory:');
+    if (o.store.startsWith('memory:'))
+      throw new UsageError('--workers needs a shared store (sqlite:PATH or redis://HOST:PORT), not memory:');
     let ready = 0;
     let url = '';
     let stopping = false;
@@ -174,7 +205,11 @@ export async function startCluster(o: GatewayOptions, workers: number, announce:
       }
       // Before every worker listens, an exit is a start that failed. The worker said why, unless it crashed: its
       // message, sent just before it exited, is given a moment to arrive first.
-      if (!url) return void setTimeout(() => startFailed(`a gateway worker exited before it was listening (${signal ?? `exit code ${code}`})`, 1), 200);
+      if (!url)
+        return void setTimeout(
+          () => startFailed(`a gateway worker exited before it was listening (${signal ?? `exit code ${code}`})`, 1),
+          200,
+        );
       retryMs = Math.min(30_000, retryMs ? 2 * retryMs : 1000);
       console.error(`worker ${w.process.pid} exited (${signal ?? code}); starting another in ${retryMs / 1000} s`);
       setTimeout(() => stopping || cluster.fork(), retryMs);
@@ -188,7 +223,10 @@ export async function startCluster(o: GatewayOptions, workers: number, announce:
     g = await startGateway(o);
   } catch (e) {
     // The primary prints it (once for all workers) and decides; the IPC channel would keep this process alive.
-    const failure: StartFailure = { failed: (process.env.MODELPUB_DEBUG && (e as Error).stack) || (e as Error).message, usage: e instanceof UsageError };
+    const failure: StartFailure = {
+      failed: (process.env.MODELPUB_DEBUG && (e as Error).stack) || (e as Error).message,
+      usage: e instanceof UsageError,
+    };
     process.send?.(failure, () => process.exit(1));
     return;
   }

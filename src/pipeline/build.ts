@@ -9,12 +9,36 @@ import { compute, type Computed } from './compute/index.js';
 import { loadTree } from './load.js';
 import { createProgress, type Progress } from './progress.js';
 import {
-  checkOutDir, claimOutDir, clearStaleStaging, lockOutDir, pruneReleases, readPrevious, stagingDirFor, switchTo, type PublicationMeta,
+  checkOutDir,
+  claimOutDir,
+  clearStaleStaging,
+  lockOutDir,
+  pruneReleases,
+  readPrevious,
+  stagingDirFor,
+  switchTo,
+  type PublicationMeta,
 } from './publish.js';
-import { attributionOf, envelopeParts, listDataJson, renderVariant, sectionsJson, withSections, type ArtifactModel, type VariantParts } from './render.js';
+import {
+  attributionOf,
+  envelopeParts,
+  listDataJson,
+  renderVariant,
+  sectionsJson,
+  withSections,
+  type ArtifactModel,
+  type VariantParts,
+} from './render.js';
 import { validateTree, type SourceData } from './validate.js';
 import { UsageError } from '../errors.js';
-import { latestLastModified, secondAfter, writeBodies, type PendingBody, type PreviousRelease, type WriteStats } from './write.js';
+import {
+  latestLastModified,
+  secondAfter,
+  writeBodies,
+  type PendingBody,
+  type PreviousRelease,
+  type WriteStats,
+} from './write.js';
 
 export const TOOL_VERSION = '0.1.0';
 
@@ -48,7 +72,10 @@ export interface BuildResult {
 function notBeforeData(forced: string, newestInData: string): void {
   const t = new Date(forced).toISOString();
   const newest = new Date(newestInData).toISOString();
-  if (t < newest) throw new UsageError(`--published-at ${t} is before the newest date in the data, ${newest}: a publication cannot predate what it publishes.`);
+  if (t < newest)
+    throw new UsageError(
+      `--published-at ${t} is before the newest date in the data, ${newest}: a publication cannot predate what it publishes.`,
+    );
 }
 
 /**
@@ -61,11 +88,18 @@ function notBeforeData(forced: string, newestInData: string): void {
  * body is ever later than its publication: that is what lets the next build bound every time any path ever had,
  * removed paths included, by the previous publication alone.
  */
-function publicationTimes(forced: string | undefined, newestInData: string, previous: PreviousRelease | null, revision: string): { changedAt: string; publishedAt: (newlyModified: number) => string } {
+function publicationTimes(
+  forced: string | undefined,
+  newestInData: string,
+  previous: PreviousRelease | null,
+  revision: string,
+): { changedAt: string; publishedAt: (newlyModified: number) => string } {
   if (forced !== undefined) {
     const t = new Date(forced).toISOString();
     if (previous && t < previous.publishedAt) {
-      throw new UsageError(`--published-at ${t} is before the previous publication's time ${previous.publishedAt}: Last-Modified would go back. Give a later time, or leave --published-at out.`);
+      throw new UsageError(
+        `--published-at ${t} is before the previous publication's time ${previous.publishedAt}: Last-Modified would go back. Give a later time, or leave --published-at out.`,
+      );
     }
     return { changedAt: t, publishedAt: () => t };
   }
@@ -73,17 +107,24 @@ function publicationTimes(forced: string | undefined, newestInData: string, prev
   if (!previous) return { changedAt: t, publishedAt: () => t };
   const moved = secondAfter(t, latestLastModified(previous));
   const kept = t < previous.publishedAt ? previous.publishedAt : t;
-  return { changedAt: moved, publishedAt: (newlyModified) => (newlyModified > 0 || previous.revision !== revision ? moved : kept) };
+  return {
+    changedAt: moved,
+    publishedAt: (newlyModified) => (newlyModified > 0 || previous.revision !== revision ? moved : kept),
+  };
 }
 
 /** Why a forced --published-at cannot publish a changed body, and what to give instead. */
 const tooEarly = (t: string, file: string, latest: string) =>
-  `--published-at ${t} is not in a later second than ${latest}, the latest Last-Modified of the previous publication, and ${file} changed or is new (it may have been published before, and removed): `
-  + `its Last-Modified must be later than any it may have had, or If-Modified-Since would answer 304 for its new bytes. Give --published-at ${secondAfter(t, latest)} or later, or leave it out.`;
+  `--published-at ${t} is not in a later second than ${latest}, the latest Last-Modified of the previous publication, and ${file} changed or is new (it may have been published before, and removed): ` +
+  `its Last-Modified must be later than any it may have had, or If-Modified-Since would answer 304 for its new bytes. Give --published-at ${secondAfter(t, latest)} or later, or leave it out.`;
 
 /** The revision a build of `data` publishes unless --revision names one: the same data, schema and tool, the same id. */
 export const dataRevision = (data: SourceData): string =>
-  'r' + createHash('sha256').update(`${data.digest}\n${data.site.schema_version}\n${TOOL_VERSION}`).digest('hex').slice(0, 12);
+  'r' +
+  createHash('sha256')
+    .update(`${data.digest}\n${data.site.schema_version}\n${TOOL_VERSION}`)
+    .digest('hex')
+    .slice(0, 12);
 
 export async function loadAndValidate(dataDir: string): Promise<SourceData> {
   return validateTree(await loadTree(dataDir));
@@ -93,7 +134,10 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
   const t0 = performance.now();
   // The revision names the release folder and goes in a header: a bad one must not get as far as a path.
   const badRevision = o.revision === undefined ? undefined : RevisionId.safeParse(o.revision).error;
-  if (badRevision) throw new UsageError(`--revision ${JSON.stringify(o.revision)} is not a revision id: ${badRevision.issues[0]!.message}.`);
+  if (badRevision)
+    throw new UsageError(
+      `--revision ${JSON.stringify(o.revision)} is not a revision id: ${badRevision.issues[0]!.message}.`,
+    );
   await checkOutDir(o.outDir);
   const progress = o.progress ?? createProgress(null);
   progress.phase('load + validate');
@@ -112,40 +156,65 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     const times = publicationTimes(o.publishedAt, data.latestInstant, previous, revision);
     const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
     const totals: Record<string, number> = {};
-    for (const lane of QUERY_LANES) for (const disp of ['public', 'display']) totals[`${lane}.${disp}`] = computed.lanes[lane].models.length;
+    for (const lane of QUERY_LANES)
+      for (const disp of ['public', 'display']) totals[`${lane}.${disp}`] = computed.lanes[lane].models.length;
 
     staging = stagingDirFor(o.outDir, revision);
     await rm(staging, { recursive: true, force: true });
     const total = countBodies(computed, pageSizes);
     progress.phase('render + write', total);
     const { entries, stats } = await writeBodies(bodies(computed, pageSizes), {
-      stagingDir: staging, revision, changedAt: times.changedAt, previous, tooEarly, onProgress: (n) => progress.tick(n),
+      stagingDir: staging,
+      revision,
+      changedAt: times.changedAt,
+      previous,
+      tooEarly,
+      onProgress: (n) => progress.tick(n),
     });
     const publishedAt = times.publishedAt(stats.newlyModified);
     progress.phase('manifest');
     const manifest: Manifest = { schemaVersion, publicationRevision: revision, publishedAt, files: entries };
     const manifestBytes = Buffer.from(JSON.stringify(manifest));
     const meta: PublicationMeta = {
-      schemaVersion, publicationRevision: revision, publishedAt, pageSizes, totals, attribution: attributionOf(data.site),
+      schemaVersion,
+      publicationRevision: revision,
+      publishedAt,
+      pageSizes,
+      totals,
+      attribution: attributionOf(data.site),
       manifestSha256: createHash('sha256').update(manifestBytes).digest('hex'),
     };
     const now = new Map(entries.map((e) => [e.path, e.sha256]));
     const changes: ChangeList = {
-      publicationRevision: revision, previousRevision: previous?.revision ?? null,
+      publicationRevision: revision,
+      previousRevision: previous?.revision ?? null,
       added: entries.filter((e) => !previous?.entries.has(e.path)).map((e) => e.path),
-      changed: entries.filter((e) => { const p = previous?.entries.get(e.path); return p && p.sha256 !== e.sha256; }).map((e) => e.path),
+      changed: entries
+        .filter((e) => {
+          const p = previous?.entries.get(e.path);
+          return p && p.sha256 !== e.sha256;
+        })
+        .map((e) => e.path),
       removed: previous ? [...previous.entries.keys()].filter((p) => !now.has(p)).sort() : [],
     };
     await writeFile(path.join(staging, 'manifest.json'), manifestBytes);
     await writeFile(path.join(staging, 'changes.json'), JSON.stringify(changes));
-    await writeFile(path.join(staging, 'publication.json'), JSON.stringify(meta, null, 2) + '\n');
+    await writeFile(path.join(staging, 'publication.json'), `${JSON.stringify(meta, null, 2)}\n`);
     await o.beforeSwitch?.();
     progress.phase('switch');
     const releaseDir = await switchTo(o.outDir, staging, revision);
     staging = null;
     await pruneReleases(o.outDir, [releaseDir, ...(previous ? [previous.dir] : [])]);
     progress.end();
-    return { revision, releaseDir, publishedAt, files: entries.length, stats, changes, seconds: (performance.now() - t0) / 1000 };
+    return {
+      revision,
+      releaseDir,
+      publishedAt,
+      files: entries.length,
+      stats,
+      changes,
+      seconds: (performance.now() - t0) / 1000,
+    };
   } finally {
     if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});
     await unlock();
@@ -157,12 +226,17 @@ function countBodies(c: Computed, pageSizes: number[]): number {
   for (const lane of QUERY_LANES) {
     const models = c.lanes[lane].models.length;
     const pages = pageSizes.reduce((s, size) => s + Math.max(1, Math.ceil(models / size)), 0);
-    n += 2 * (models * LOCALES.length * INCLUDE_SUBSETS.length + LOCALES.length * INCLUDE_SUBSETS.length * SORTS.length * pages + 1);
+    n +=
+      2 *
+      (models * LOCALES.length * INCLUDE_SUBSETS.length +
+        LOCALES.length * INCLUDE_SUBSETS.length * SORTS.length * pages +
+        1);
   }
   return n;
 }
 
-export const artifactFile = (lane: string, displayOnly: boolean) => `artifacts/${lane}.${displayOnly ? 'display' : 'public'}.json`;
+export const artifactFile = (lane: string, displayOnly: boolean) =>
+  `artifacts/${lane}.${displayOnly ? 'display' : 'public'}.json`;
 
 /** Every body of the publication, one variant (lane x display-only) at a time so memory stays bounded. */
 function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
@@ -177,7 +251,12 @@ function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
         for (const locale of LOCALES) {
           const detail = JSON.stringify(m.detail[locale]);
           for (const include of INCLUDE_SUBSETS) {
-            const { head, tail } = envelopeParts(schemaVersion, locale, attribution, withSections(detail, sections.get(slug)!, include));
+            const { head, tail } = envelopeParts(
+              schemaVersion,
+              locale,
+              attribution,
+              withSections(detail, sections.get(slug)!, include),
+            );
             yield { path: detailFile({ slug, locale, lane, displayOnly, include }), head, tail };
           }
         }
@@ -185,13 +264,20 @@ function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
       for (const locale of LOCALES) {
         const items = new Map(Object.entries(parts.models).map(([slug, m]) => [slug, JSON.stringify(m.item[locale])]));
         for (const include of INCLUDE_SUBSETS) {
-          const withInc = new Map([...items].map(([slug, j]) => [slug, withSections(j, itemSections.get(slug)!, include)]));
+          const withInc = new Map(
+            [...items].map(([slug, j]) => [slug, withSections(j, itemSections.get(slug)!, include)]),
+          );
           for (const sort of SORTS) {
             const ordered = parts.orders[sort].map((s) => withInc.get(s)!);
             for (const pageSize of pageSizes) {
               const pages = Math.max(1, Math.ceil(ordered.length / pageSize));
               for (let page = 1; page <= pages; page++) {
-                const data = listDataJson(ordered.slice((page - 1) * pageSize, page * pageSize), page, pageSize, ordered.length);
+                const data = listDataJson(
+                  ordered.slice((page - 1) * pageSize, page * pageSize),
+                  page,
+                  pageSize,
+                  ordered.length,
+                );
                 const { head, tail } = envelopeParts(schemaVersion, locale, attribution, data);
                 yield { path: listFile({ locale, lane, displayOnly, include, sort, page, pageSize }), head, tail };
               }
@@ -204,7 +290,10 @@ function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
   }
 }
 
-export function sectionJsons(parts: VariantParts, which: 'sections' | 'itemSections'): Map<string, Record<Include, string>> {
+export function sectionJsons(
+  parts: VariantParts,
+  which: 'sections' | 'itemSections',
+): Map<string, Record<Include, string>> {
   return new Map(Object.entries(parts.models).map(([slug, m]) => [slug, sectionsJson(m[which])]));
 }
 
@@ -213,12 +302,24 @@ export function sectionJsons(parts: VariantParts, which: 'sections' | 'itemSecti
 // artifact's, so everything in the page must come from the artifact, or a change of attribution alone would give
 // pages under the old revision with the new attribution (bytes that no build wrote).
 // And the prebuilt page sizes (schema/json-schema.ts ListArtifact says why).
-function artifactBody(parts: VariantParts, schemaVersion: string, attributionJson: string, pageSizes: number[], lane: string, displayOnly: boolean): PendingBody {
+function artifactBody(
+  parts: VariantParts,
+  schemaVersion: string,
+  attributionJson: string,
+  pageSizes: number[],
+  lane: string,
+  displayOnly: boolean,
+): PendingBody {
   return {
     path: artifactFile(lane, displayOnly),
     head: '{"kind":"modelpub.list-artifact","publicationRevision":',
     tail: `,"schemaVersion":${JSON.stringify(schemaVersion)},"attribution":${attributionJson},"prebuiltPageSizes":${JSON.stringify(pageSizes)},"orders":${JSON.stringify(parts.orders)},"models":${JSON.stringify(
-      Object.fromEntries(Object.entries(parts.models).map(([slug, m]): [string, ArtifactModel] => [slug, { item: m.item, sections: m.itemSections, search: m.search }])),
+      Object.fromEntries(
+        Object.entries(parts.models).map(([slug, m]): [string, ArtifactModel] => [
+          slug,
+          { item: m.item, sections: m.itemSections, search: m.search },
+        ]),
+      ),
     )}}`,
   };
 }

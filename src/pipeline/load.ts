@@ -41,7 +41,17 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
   // Every file, not only the expected ones: a file in the wrong place (data/overrides.yaml) would otherwise be
   // skipped without a word, and the build would publish without it.
   const tree: LoadedTree = {
-    dataDir, site: null, sources: null, metrics: null, models: [], overrides: [], speed: [], benchmarks: [], prices: [], digest: '', issues: [],
+    dataDir,
+    site: null,
+    sources: null,
+    metrics: null,
+    models: [],
+    overrides: [],
+    speed: [],
+    benchmarks: [],
+    prices: [],
+    digest: '',
+    issues: [],
   };
   const loops = await checkLinks(dataDir, tree.issues);
   const ignore = loops.flatMap((l) => [fg.escapePath(l), `${fg.escapePath(l)}/**`]);
@@ -54,22 +64,36 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     // revision to build and publish (a .md in a folder that is not the data's is still an unexpected file).
     if (file.endsWith('.md') && (atTop || (FOLDERS as readonly string[]).includes(top!))) continue;
     const yaml = file.endsWith('.yaml') || file.endsWith('.yml');
-    const jsonl = file.endsWith('.jsonl') && top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '');
+    const jsonl =
+      file.endsWith('.jsonl') &&
+      top === 'measurements' &&
+      (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '');
     // A file that is not data is named from its first bytes only: it may be anything, of any size.
     if (atTop ? !TOP_FILES.includes(file) : !(FOLDERS as readonly string[]).includes(top!)) {
-      const where = atTop ? `the top of the data folder holds only ${TOP_FILES.join(', ')}, documentation (.md) and the folders ${FOLDER_LIST}` : `${top}/ is not a folder of the data (${FOLDER_LIST})`;
-      tree.issues.push({ file, message: `unexpected file: ${where}${likelyHome(file, await readHead(path.join(dataDir, file)))}` });
+      const where = atTop
+        ? `the top of the data folder holds only ${TOP_FILES.join(', ')}, documentation (.md) and the folders ${FOLDER_LIST}`
+        : `${top}/ is not a folder of the data (${FOLDER_LIST})`;
+      tree.issues.push({
+        file,
+        message: `unexpected file: ${where}${likelyHome(file, await readHead(path.join(dataDir, file)))}`,
+      });
       continue;
     }
     if (!yaml && !jsonl) {
-      tree.issues.push({ file, message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}` });
+      tree.issues.push({
+        file,
+        message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}`,
+      });
       continue;
     }
     // Text longer than V8's longest string cannot be decoded: without this, the run ended naming no file.
     const { size } = await stat(path.join(dataDir, file));
     if (size > constants.MAX_STRING_LENGTH) {
       const mb = (n: number) => (n / 2 ** 20).toFixed(0);
-      tree.issues.push({ file, message: `too large: ${mb(size)} MB, more than the ${mb(constants.MAX_STRING_LENGTH)} MB a data file can hold; split it into several files` });
+      tree.issues.push({
+        file,
+        message: `too large: ${mb(size)} MB, more than the ${mb(constants.MAX_STRING_LENGTH)} MB a data file can hold; split it into several files`,
+      });
       continue;
     }
     const bytes = await readFile(path.join(dataDir, file));
@@ -89,8 +113,13 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
       parseJsonl(file, text, tree[kind as (typeof MEASUREMENT_KINDS)[number]], tree.issues);
     }
   }
-  for (const [name, y] of [['site.yaml', tree.site], ['sources.yaml', tree.sources], ['metrics.yaml', tree.metrics]] as const) {
-    if (!y && !tree.issues.some((i) => i.file === name)) tree.issues.push({ file: name, message: 'missing: every data folder has one' });
+  for (const [name, y] of [
+    ['site.yaml', tree.site],
+    ['sources.yaml', tree.sources],
+    ['metrics.yaml', tree.metrics],
+  ] as const) {
+    if (!y && !tree.issues.some((i) => i.file === name))
+      tree.issues.push({ file: name, message: 'missing: every data folder has one' });
   }
   tree.digest = hash.digest('hex');
   return tree;
@@ -103,7 +132,13 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
  */
 async function checkLinks(dataDir: string, issues: SourceIssue[]): Promise<string[]> {
   const loops: string[] = [];
-  const entries = await fg(['**/*'], { cwd: dataDir, onlyFiles: false, followSymbolicLinks: false, dot: false, objectMode: true });
+  const entries = await fg(['**/*'], {
+    cwd: dataDir,
+    onlyFiles: false,
+    followSymbolicLinks: false,
+    dot: false,
+    objectMode: true,
+  });
   for (const e of entries.sort((a, b) => (a.path < b.path ? -1 : 1))) {
     if (!e.dirent.isSymbolicLink()) continue;
     const abs = path.join(dataDir, e.path);
@@ -115,7 +150,10 @@ async function checkLinks(dataDir: string, issues: SourceIssue[]): Promise<strin
     const parent = await realpath(path.dirname(abs));
     const rel = path.relative(target, parent); // '' or 'a/b' when the target is the parent or holds it
     if (!rel.startsWith('..') && !path.isAbsolute(rel)) {
-      issues.push({ file: e.path, message: 'a symbolic link to a folder that holds it (a loop, never read): remove it' });
+      issues.push({
+        file: e.path,
+        message: 'a symbolic link to a folder that holds it (a loop, never read): remove it',
+      });
       loops.push(e.path);
     }
   }
@@ -147,11 +185,21 @@ function likelyHome(file: string, head4k: Buffer): string {
     const stem = name.replace(/\.ya?ml$/, '').replace(/s$/, '');
     const top = TOP_FILES.find((t) => t.replace(/s?\.yaml$/, '') === stem);
     if (top) return top === file ? '' : `; did you mean ${top}?`;
-    home = name.includes('override') || /^overrides\s*:/m.test(head) ? 'overrides/' : /^id\s*:/m.test(head) ? 'models/' : undefined;
+    home =
+      name.includes('override') || /^overrides\s*:/m.test(head)
+        ? 'overrides/'
+        : /^id\s*:/m.test(head)
+          ? 'models/'
+          : undefined;
   } else if (name.endsWith('.jsonl') || name.endsWith('.json')) {
-    home = name.includes('speed') || head.includes('"tokens_per_second"') ? 'measurements/speed/'
-      : name.includes('bench') || head.includes('"metric"') ? 'measurements/benchmarks/'
-        : name.includes('price') || head.includes('"input_per_million"') ? 'measurements/prices/' : undefined;
+    home =
+      name.includes('speed') || head.includes('"tokens_per_second"')
+        ? 'measurements/speed/'
+        : name.includes('bench') || head.includes('"metric"')
+          ? 'measurements/benchmarks/'
+          : name.includes('price') || head.includes('"input_per_million"')
+            ? 'measurements/prices/'
+            : undefined;
     if (home && name.endsWith('.json')) home += ' (as .jsonl, one record per line)';
   }
   return home && !file.startsWith(home) ? `; it probably belongs in ${home}` : '';
@@ -180,7 +228,11 @@ function decodeUtf8(file: string, bytes: Buffer, issues: SourceIssue[]): string 
     const lineStart = text.lastIndexOf('\n', i - 1) + 1;
     const line = text.slice(0, lineStart).split('\n').length;
     const column = [...text.slice(lineStart, i)].length + 1;
-    issues.push({ file, line, message: `not valid UTF-8: byte 0x${bytes[offset]?.toString(16)} at column ${column} (byte offset ${offset}) starts no valid character; save the file as UTF-8` });
+    issues.push({
+      file,
+      line,
+      message: `not valid UTF-8: byte 0x${bytes[offset]?.toString(16)} at column ${column} (byte offset ${offset}) starts no valid character; save the file as UTF-8`,
+    });
     return null;
   }
 }
@@ -189,7 +241,8 @@ function parseYaml(file: string, text: string, issues: SourceIssue[]): YamlSourc
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length) {
-    for (const e of doc.errors) issues.push({ file, line: lines.linePos(e.pos[0]).line, message: `YAML: ${e.message.split('\n')[0]}` });
+    for (const e of doc.errors)
+      issues.push({ file, line: lines.linePos(e.pos[0]).line, message: `YAML: ${e.message.split('\n')[0]}` });
     return null;
   }
   return { file, doc, lines };
@@ -214,7 +267,13 @@ function parseJsonl(file: string, text: string, out: JsonlRecord[], issues: Sour
     }
     const twice = keysWrittenTwice(raw, value);
     if (twice.length === 0) out.push({ file, line, value });
-    for (const field of twice) issues.push({ file, line, field, message: 'written twice in this record (JSON would keep the last one without a word): keep one' });
+    for (const field of twice)
+      issues.push({
+        file,
+        line,
+        field,
+        message: 'written twice in this record (JSON would keep the last one without a word): keep one',
+      });
   }
 }
 
@@ -225,7 +284,7 @@ function parseJsonl(file: string, text: string, out: JsonlRecord[], issues: Sour
  */
 function keysWrittenTwice(raw: string, value: unknown): string[] {
   let marks = 0;
-  for (const re = /"\s*:/g; re.exec(raw) !== null;) marks++;
+  for (const re = /"\s*:/g; re.exec(raw) !== null; ) marks++;
   if (marks <= keyCount(value)) return [];
   const twice: string[] = [];
   visit(parseDocument(raw, { uniqueKeys: false }), {
@@ -233,7 +292,12 @@ function keysWrittenTwice(raw: string, value: unknown): string[] {
       const seen = new Set<unknown>();
       for (const { key } of map.items) {
         const name = isScalar(key) ? key.value : key;
-        if (seen.has(name)) twice.push([...ancestors.filter(isPair).map((p) => String(isScalar(p.key) ? p.key.value : p.key)), String(name)].join('.'));
+        if (seen.has(name))
+          twice.push(
+            [...ancestors.filter(isPair).map((p) => String(isScalar(p.key) ? p.key.value : p.key)), String(name)].join(
+              '.',
+            ),
+          );
         seen.add(name);
       }
     },

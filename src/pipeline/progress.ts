@@ -33,7 +33,9 @@ export function createProgress(stream: NodeJS.WriteStream | null = process.stder
         lastDraw = now;
         const width = 30;
         const filled = Math.round((done / total) * width);
-        stream.write(`\r\x1b[2K${name} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${secs()} s`);
+        stream.write(
+          `\r\x1b[2K${name} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${secs()} s`,
+        );
       } else {
         const decile = Math.floor((done / total) * 10);
         if (decile > lastDecile && decile < 10) {

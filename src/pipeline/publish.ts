@@ -3,7 +3,20 @@
 //   <out>/current -> releases/<n>-<revision>  the live publication; replaced by rename(2), so readers see old or new, never a mix
 //   <out>/releases/<n>-<revision>/            one complete publication: api/, artifacts/, manifest.json, changes.json, publication.json
 //   <out>/.staging-*               a build in progress; a killed build leaves one behind, removed by the next build
-import { link, lstat, mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
@@ -19,7 +32,6 @@ const CURRENT = 'current';
 const RELEASES = 'releases';
 const LOCK = '.build.lock';
 
-
 /**
  * What is at a folder, as far as a build writing there is concerned: nothing yet, a folder a build may write to
  * (empty, or marked as modelpub's), or something it must not touch. One answer for `build --out` (checkOutDir) and
@@ -31,12 +43,16 @@ export type OutDirState =
   | { kind: 'unusable'; error: Error };
 
 export async function outDirState(out: string): Promise<OutDirState> {
-  let st;
+  let st: Awaited<ReturnType<typeof lstat>>;
   try {
     st = await lstat(out);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? { kind: 'missing' } : code === 'ENOTDIR' ? { kind: 'through-file' } : { kind: 'unusable', error: e as Error };
+    return code === 'ENOENT'
+      ? { kind: 'missing' }
+      : code === 'ENOTDIR'
+        ? { kind: 'through-file' }
+        : { kind: 'unusable', error: e as Error };
   }
   const target = st.isSymbolicLink() ? await stat(out).catch(() => null) : st;
   if (!target) return { kind: 'dangling-link' };
@@ -53,21 +69,35 @@ export async function outDirState(out: string): Promise<OutDirState> {
 export async function checkOutDir(out: string): Promise<boolean> {
   const s = await outDirState(out);
   switch (s.kind) {
-    case 'missing': return false;
-    case 'ours': return true;
+    case 'missing':
+      return false;
+    case 'ours':
+      return true;
     // Told now, not after the data is loaded, when making the folder fails (README.md/dist: mkdir's ENOTDIR).
-    case 'through-file': throw new UsageError(`--out ${out} goes through a file: a part of that path before its last is not a folder`);
-    case 'unusable': throw new UsageError(`--out ${out} cannot be used: ${s.error.message}`);
-    case 'dangling-link': throw new UsageError(`--out ${out} is a symbolic link to nothing: make the folder it names, or give another --out`);
-    case 'not-a-folder': throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
-    case 'foreign': throw new UsageError(`--out ${out} holds files that modelpub did not write (${s.names.slice(0, 3).join(', ')}${s.names.length > 3 ? ', …' : ''}): choose an empty or new folder`);
+    case 'through-file':
+      throw new UsageError(`--out ${out} goes through a file: a part of that path before its last is not a folder`);
+    case 'unusable':
+      throw new UsageError(`--out ${out} cannot be used: ${s.error.message}`);
+    case 'dangling-link':
+      throw new UsageError(
+        `--out ${out} is a symbolic link to nothing: make the folder it names, or give another --out`,
+      );
+    case 'not-a-folder':
+      throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
+    case 'foreign':
+      throw new UsageError(
+        `--out ${out} holds files that modelpub did not write (${s.names.slice(0, 3).join(', ')}${s.names.length > 3 ? ', …' : ''}): choose an empty or new folder`,
+      );
   }
 }
 
 /** checkOutDir, then create the folder if needed and mark it as modelpub's. */
 export async function claimOutDir(out: string): Promise<void> {
   if (!(await checkOutDir(out))) makeDirs(out);
-  await writeFile(path.join(out, MARKER), JSON.stringify({ format: 1, note: 'written by modelpub build; do not put other files here' }) + '\n');
+  await writeFile(
+    path.join(out, MARKER),
+    `${JSON.stringify({ format: 1, note: 'written by modelpub build; do not put other files here' })}\n`,
+  );
 }
 
 /**
@@ -77,7 +107,8 @@ export async function claimOutDir(out: string): Promise<void> {
  */
 export async function lockOutDir(out: string): Promise<() => Promise<void>> {
   const file = path.join(await realpath(out), LOCK); // one key per folder, however --out spells it (a link to it too)
-  if (held.has(file)) throw new UsageError(`another build (pid ${process.pid}) is publishing into ${out}; wait for it to finish`);
+  if (held.has(file))
+    throw new UsageError(`another build (pid ${process.pid}) is publishing into ${out}; wait for it to finish`);
   held.add(file);
   try {
     const unlock = await takeLock(out, file);
@@ -105,7 +136,8 @@ async function takeLock(out: string, file: string): Promise<() => Promise<void>>
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         const pid = Number(await readFile(file, 'utf8').catch(() => ''));
-        if (pid && pid !== process.pid && pidAlive(pid)) throw new UsageError(`another build (pid ${pid}) is publishing into ${out}; wait for it to finish`);
+        if (pid && pid !== process.pid && pidAlive(pid))
+          throw new UsageError(`another build (pid ${pid}) is publishing into ${out}; wait for it to finish`);
         await rm(file, { force: true });
       }
     }
@@ -135,7 +167,13 @@ export async function readPrevious(out: string): Promise<(PreviousRelease & { me
   if (!dir) return null;
   const manifest = await readLiveFile(out, dir, Manifest, 'manifest.json');
   const meta = await readLiveFile(out, dir, PublicationMeta, 'publication.json');
-  return { dir, revision: manifest.publicationRevision, publishedAt: meta.publishedAt, entries: new Map<string, ManifestEntry>(manifest.files.map((f) => [f.path, f])), meta };
+  return {
+    dir,
+    revision: manifest.publicationRevision,
+    publishedAt: meta.publishedAt,
+    entries: new Map<string, ManifestEntry>(manifest.files.map((f) => [f.path, f])),
+    meta,
+  };
 }
 
 /** The revision of the live release of a build's --out; null when it has none. */
@@ -149,14 +187,17 @@ async function readLiveFile<T>(out: string, dir: string, schema: z.ZodType<T>, n
     return parseJsonFile(schema, await readFile(path.join(dir, name), 'utf8'), path.join(dir, name));
   } catch (e) {
     // A release this build cannot read (e.g. a revision id an older modelpub allowed, now refused) cannot be continued.
-    throw new UsageError(`the live release of --out ${out} cannot be read: ${(e as Error).message}. Build into a new --out.`);
+    throw new UsageError(
+      `the live release of --out ${out} cannot be read: ${(e as Error).message}. Build into a new --out.`,
+    );
   }
 }
 
 /** Remove staging folders of builds that died; they are ours by name. */
 export async function clearStaleStaging(out: string): Promise<void> {
   for (const name of await readdir(out)) {
-    if (name.startsWith('.staging-') || name.startsWith('.current-')) await rm(path.join(out, name), { recursive: true, force: true });
+    if (name.startsWith('.staging-') || name.startsWith('.current-'))
+      await rm(path.join(out, name), { recursive: true, force: true });
     // A lock file of its own that a build killed while locking left behind (a live one is about to be linked).
     const locking = /^\.build\.lock-(\d+)$/.exec(name);
     if (locking && !pidAlive(Number(locking[1]))) await rm(path.join(out, name), { force: true });

@@ -58,7 +58,10 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
   for (const m of view.models) {
     const o = ov(m.slug);
     const stats = view.stats.get(m.slug) ?? NO_TESTS;
-    const perf = { average_tokens_per_second: stats.average_tokens_per_second, average_first_token_latency: stats.average_first_token_latency };
+    const perf = {
+      average_tokens_per_second: stats.average_tokens_per_second,
+      average_first_token_latency: stats.average_first_token_latency,
+    };
     const price = view.prices.get(m.slug) ?? null;
     const placements = view.placements.get(m.slug) ?? [];
     const entries = placements.map((p) => benchmarkEntry(p, nameOf));
@@ -69,9 +72,19 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
     const name = o?.name ?? m.name;
     const description = (l: Locale) => o?.description?.[l] ?? m.description[l];
     const common = (l: Locale) => ({
-      id: m.id, slug: m.slug, name, service_url: `${base}/model/${m.slug}`, description: description(l), developer: m.developer,
-      release_date: toInstant(m.release_date), context_window_tokens: m.context_window_tokens, max_output_tokens: m.max_output_tokens,
-      documentation_url, hub_url, stats: { ...stats }, performance_summary: perf,
+      id: m.id,
+      slug: m.slug,
+      name,
+      service_url: `${base}/model/${m.slug}`,
+      description: description(l),
+      developer: m.developer,
+      release_date: toInstant(m.release_date),
+      context_window_tokens: m.context_window_tokens,
+      max_output_tokens: m.max_output_tokens,
+      documentation_url,
+      hub_url,
+      stats: { ...stats },
+      performance_summary: perf,
     });
     const item = {} as ModelParts['item'];
     const detail = {} as ModelParts['detail'];
@@ -80,8 +93,10 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
       detail[l] = {
         ...common(l),
         pricing_summary: price && {
-          input_price_per_million: price.input_price_per_million, output_price_per_million: price.output_price_per_million,
-          blended_price_per_million: price.blended_price_per_million, updated_at: price.updated_at,
+          input_price_per_million: price.input_price_per_million,
+          output_price_per_million: price.output_price_per_million,
+          blended_price_per_million: price.blended_price_per_million,
+          updated_at: price.updated_at,
         },
         benchmark_count: entries.length,
         benchmark_summary: summary,
@@ -91,8 +106,19 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
     const groups = new Map<string, { benchmark: string; group: string; metrics: unknown[] }>();
     for (const [i, p] of placements.entries()) {
       const e = entries[i]!;
-      const g = groups.get(p.board.metric.benchmark) ?? { benchmark: p.board.metric.benchmark, group: p.board.metric.group, metrics: [] };
-      g.metrics.push({ metric_key: e.metric_key, label: e.label, value: e.value, unit: e.unit, rank: e.rank, ranked_count: e.ranked_count });
+      const g = groups.get(p.board.metric.benchmark) ?? {
+        benchmark: p.board.metric.benchmark,
+        group: p.board.metric.group,
+        metrics: [],
+      };
+      g.metrics.push({
+        metric_key: e.metric_key,
+        label: e.label,
+        value: e.value,
+        unit: e.unit,
+        rank: e.rank,
+        ranked_count: e.ranked_count,
+      });
       groups.set(p.board.metric.benchmark, g);
     }
     const category_performance = GROUP_ORDER.filter((g) => available.has(g)).map((g) => {
@@ -100,7 +126,10 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
       const total = available.get(g)!;
       const scores = mine.map((p) => percentile(p.board.rows[p.index]!.rank, p.board.rows.length));
       return {
-        group: g, metrics_available: total, metrics_covered: mine.length, coverage: round(mine.length / total, 4),
+        group: g,
+        metrics_available: total,
+        metrics_covered: mine.length,
+        coverage: round(mine.length / total, 4),
         score: scores.length ? round(scores.reduce((a, b) => a + b, 0) / scores.length, 2) : null,
       };
     });
@@ -108,16 +137,29 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
     const capabilities = { capabilities: c.capabilities.get(m.slug)! };
     const pricing = {
       pricing: price && {
-        input_price_per_million: price.input_price_per_million, output_price_per_million: price.output_price_per_million,
-        blended_price_per_million: price.blended_price_per_million, updated_at: price.updated_at,
-        currency: 'USD', blended_weighting: '3:1 input:output', observations: price.observations, sources: price.sources,
+        input_price_per_million: price.input_price_per_million,
+        output_price_per_million: price.output_price_per_million,
+        blended_price_per_million: price.blended_price_per_million,
+        updated_at: price.updated_at,
+        currency: 'USD',
+        blended_weighting: '3:1 input:output',
+        observations: price.observations,
+        sources: price.sources,
       },
     };
     models[m.slug] = {
-      item, detail,
+      item,
+      detail,
       sections: { benchmarks: { benchmarks: entries, benchmark_groups, category_performance }, capabilities, pricing },
       itemSections: { benchmarks: { benchmark_groups, category_performance }, capabilities, pricing },
-      search: { name: foldText(name), slug: m.slug, text: Object.fromEntries(LOCALES.map((l) => [l, foldText(`${name}\n${m.slug}\n${description(l)}`)])) as Record<Locale, string> },
+      search: {
+        name: foldText(name),
+        slug: m.slug,
+        text: Object.fromEntries(LOCALES.map((l) => [l, foldText(`${name}\n${m.slug}\n${description(l)}`)])) as Record<
+          Locale,
+          string
+        >,
+      },
     };
   }
   const orders = Object.fromEntries(SORTS.map((s) => [s, orderSlugs(view, s, nameOf)])) as Record<Sort, string[]>;
@@ -129,9 +171,19 @@ function benchmarkEntry(p: Placement, nameOf: (slug: string) => string) {
   const metric = p.board.metric;
   const date = toInstant(row.eval_date);
   return {
-    metric_key: metric.key, label: metric.label, group: metric.group, value: row.value, unit: metric.unit,
-    rank: row.rank, ranked_count: p.board.rows.length, higher_is_better: metric.higher_is_better, is_aggregate: metric.aggregate,
-    eval_date: date, stderr: row.stderr, confidence: row.confidence, updated_at: date,
+    metric_key: metric.key,
+    label: metric.label,
+    group: metric.group,
+    value: row.value,
+    unit: metric.unit,
+    rank: row.rank,
+    ranked_count: p.board.rows.length,
+    higher_is_better: metric.higher_is_better,
+    is_aggregate: metric.aggregate,
+    eval_date: date,
+    stderr: row.stderr,
+    confidence: row.confidence,
+    updated_at: date,
     nearby_models: nearby(p).map((n) => ({ slug: n.slug, name: nameOf(n.slug), value: n.value, rank: n.rank })),
   };
 }
@@ -143,26 +195,46 @@ export const innerJson = (o: Record<string, unknown>): string => JSON.stringify(
 
 /** Each include section of a model as `innerJson`, ready for withSections. */
 export const sectionsJson = (s: Record<Include, Record<string, unknown>>): Record<Include, string> => ({
-  benchmarks: innerJson(s.benchmarks), capabilities: innerJson(s.capabilities), pricing: innerJson(s.pricing),
+  benchmarks: innerJson(s.benchmarks),
+  capabilities: innerJson(s.capabilities),
+  pricing: innerJson(s.pricing),
 });
 
 /** An object with the include sections spliced in, in canonical include order. */
-export function withSections(objJson: string, sectionJson: Partial<Record<Include, string>>, include: readonly Include[]): string {
+export function withSections(
+  objJson: string,
+  sectionJson: Partial<Record<Include, string>>,
+  include: readonly Include[],
+): string {
   if (!include.length) return objJson;
   let out = objJson.slice(0, -1);
-  for (const inc of INCLUDES) if (include.includes(inc)) out += ',' + sectionJson[inc];
-  return out + '}';
+  for (const inc of INCLUDES) if (include.includes(inc)) out += `,${sectionJson[inc]}`;
+  return `${out}}`;
 }
 
-export interface Envelope { schemaVersion: string; locale: Locale; attribution: { required: true; name: string; url: string; text: string } }
+export interface Envelope {
+  schemaVersion: string;
+  locale: Locale;
+  attribution: { required: true; name: string; url: string; text: string };
+}
 
-export const attributionOf = (site: SiteFile) => ({ required: true as const, name: site.name, url: site.url, text: `Source: ${site.name} (${site.url})` });
+export const attributionOf = (site: SiteFile) => ({
+  required: true as const,
+  name: site.name,
+  url: site.url,
+  text: `Source: ${site.name} (${site.url})`,
+});
 
 /**
  * A body is `head + revision + tail`. The tail holds everything but the revision, so its hash tells whether the
  * content changed since the previous publication (and the body then keeps its old revision and bytes).
  */
-export function envelopeParts(schemaVersion: string, locale: Locale, attributionJson: string, dataJson: string): { head: string; tail: string } {
+export function envelopeParts(
+  schemaVersion: string,
+  locale: Locale,
+  attributionJson: string,
+  dataJson: string,
+): { head: string; tail: string } {
   return {
     head: `{"schemaVersion":${JSON.stringify(schemaVersion)},"publicationRevision":`,
     tail: `,"tier":"${TIER}","locale":"${locale}","attribution":${attributionJson},"data":${dataJson}}`,

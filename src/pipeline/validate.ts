@@ -5,12 +5,25 @@ import { isAlias, isMap, isScalar, isSeq, visit } from 'yaml';
 import type { z } from 'zod';
 import { ValidationError, type SourceIssue } from '../errors.js';
 import {
-  BenchmarkResult, MetricsFile, ModelRecord, OverridesFile, PriceObservation, SiteFile, SourcesFile, SpeedRun, Slug,
-  type DisplayOverride, type Metric, type Source,
+  BenchmarkResult,
+  MetricsFile,
+  ModelRecord,
+  OverridesFile,
+  PriceObservation,
+  SiteFile,
+  SourcesFile,
+  SpeedRun,
+  Slug,
+  type DisplayOverride,
+  type Metric,
+  type Source,
 } from '../schema/source.js';
 import { lineOf, type JsonlRecord, type LoadedTree, type YamlSource } from './load.js';
 
-export interface ModelEntry extends ModelRecord { slug: string; file: string }
+export interface ModelEntry extends ModelRecord {
+  slug: string;
+  file: string;
+}
 export interface SourceData {
   site: z.infer<typeof SiteFile>;
   sources: Source[];
@@ -25,22 +38,33 @@ export interface SourceData {
   latestInstant: string;
 }
 
-const fieldOf = (p: readonly PropertyKey[]) => p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('') || undefined;
+const fieldOf = (p: readonly PropertyKey[]) =>
+  p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('') || undefined;
 
 /**
  * The messages zod writes itself are for programmers ("Invalid input: expected string, received undefined"); a
  * missing field is "required" (the schemas' own messages take precedence over this).
  */
-const plainErrors = { error: (iss: { code: string; input?: unknown }) => (iss.code === 'invalid_type' && iss.input === undefined ? 'required' : undefined) };
+const plainErrors = {
+  error: (iss: { code: string; input?: unknown }) =>
+    iss.code === 'invalid_type' && iss.input === undefined ? 'required' : undefined,
+};
 
 /** zod reports unknown keys once, at the object; split them so that each names its own field (and line). */
 function located(issues: z.core.$ZodIssue[]): { path: PropertyKey[]; message: string }[] {
-  return issues.flatMap((iss) => iss.code === 'unrecognized_keys'
-    ? iss.keys.map((k) => ({ path: [...iss.path, k], message: 'unknown field: not in the schema (a typo?)' }))
-    : [{ path: iss.path, message: iss.message }]);
+  return issues.flatMap((iss) =>
+    iss.code === 'unrecognized_keys'
+      ? iss.keys.map((k) => ({ path: [...iss.path, k], message: 'unknown field: not in the schema (a typo?)' }))
+      : [{ path: iss.path, message: iss.message }],
+  );
 }
 
-function checkYaml<T extends z.ZodType>(schema: T, y: YamlSource, issues: SourceIssue[], record?: (p: readonly PropertyKey[]) => string | undefined): z.infer<T> | null {
+function checkYaml<T extends z.ZodType>(
+  schema: T,
+  y: YamlSource,
+  issues: SourceIssue[],
+  record?: (p: readonly PropertyKey[]) => string | undefined,
+): z.infer<T> | null {
   let js: unknown;
   try {
     js = y.doc.toJS();
@@ -48,8 +72,17 @@ function checkYaml<T extends z.ZodType>(schema: T, y: YamlSource, issues: Source
     // The yaml library refuses to expand aliases past a limit (an "alias bomb": a few lines, billions of nodes).
     if (!(e instanceof ReferenceError)) throw e;
     let line: number | undefined;
-    visit(y.doc, { Alias: (_, node) => { if (node.range) line = y.lines.linePos(node.range[0]).line; return visit.BREAK; } });
-    issues.push({ file: y.file, line, message: 'YAML: too many aliases (*name): they would expand to a resource-exhausting size; write the values out' });
+    visit(y.doc, {
+      Alias: (_, node) => {
+        if (node.range) line = y.lines.linePos(node.range[0]).line;
+        return visit.BREAK;
+      },
+    });
+    issues.push({
+      file: y.file,
+      line,
+      message: 'YAML: too many aliases (*name): they would expand to a resource-exhausting size; write the values out',
+    });
     return null;
   }
   if (js === null || js === undefined) {
@@ -59,18 +92,30 @@ function checkYaml<T extends z.ZodType>(schema: T, y: YamlSource, issues: Source
   const r = schema.safeParse(js, plainErrors);
   if (r.success) return r.data;
   for (const iss of located(r.error.issues)) {
-    issues.push({ file: y.file, line: lineOf(y, iss.path), record: record?.(iss.path), field: fieldOf(iss.path), message: iss.message });
+    issues.push({
+      file: y.file,
+      line: lineOf(y, iss.path),
+      record: record?.(iss.path),
+      field: fieldOf(iss.path),
+      message: iss.message,
+    });
   }
   return null;
 }
 
-interface Located<T> { value: T; file: string; line: number }
+interface Located<T> {
+  value: T;
+  file: string;
+  line: number;
+}
 function checkJsonl<T extends z.ZodType>(schema: T, rows: JsonlRecord[], issues: SourceIssue[]): Located<z.infer<T>>[] {
   const out: Located<z.infer<T>>[] = [];
   for (const row of rows) {
     const r = schema.safeParse(row.value, plainErrors);
     if (r.success) out.push({ value: r.data, file: row.file, line: row.line });
-    else for (const iss of located(r.error.issues)) issues.push({ file: row.file, line: row.line, field: fieldOf(iss.path), message: iss.message });
+    else
+      for (const iss of located(r.error.issues))
+        issues.push({ file: row.file, line: row.line, field: fieldOf(iss.path), message: iss.message });
   }
   return out;
 }
@@ -82,12 +127,34 @@ const slugOfFile = (file: string) => path.posix.basename(file).replace(/\.ya?ml$
 export function validateTree(tree: LoadedTree): SourceData {
   const issues: SourceIssue[] = [...tree.issues];
   const site = tree.site && checkYaml(SiteFile, tree.site, issues);
-  const sourcesFile = tree.sources && checkYaml(SourcesFile, tree.sources, issues, (p) => (p[0] === 'sources' && typeof p[1] === 'number' ? `source #${p[1] + 1}` : undefined));
-  const metricsFile = tree.metrics && checkYaml(MetricsFile, tree.metrics, issues, (p) => (p[0] === 'metrics' && typeof p[1] === 'number' ? `metric #${p[1] + 1}` : undefined));
+  const sourcesFile =
+    tree.sources &&
+    checkYaml(SourcesFile, tree.sources, issues, (p) =>
+      p[0] === 'sources' && typeof p[1] === 'number' ? `source #${p[1] + 1}` : undefined,
+    );
+  const metricsFile =
+    tree.metrics &&
+    checkYaml(MetricsFile, tree.metrics, issues, (p) =>
+      p[0] === 'metrics' && typeof p[1] === 'number' ? `metric #${p[1] + 1}` : undefined,
+    );
   const sources = sourcesFile?.sources ?? [];
   const metrics = metricsFile?.metrics ?? [];
-  uniqueBy(sources, (s) => s.id, 'source id', 'sources.yaml', issues, (i) => lineOf(tree.sources!, ['sources', i, 'id']));
-  uniqueBy(metrics, (m) => m.key, 'metric key', 'metrics.yaml', issues, (i) => lineOf(tree.metrics!, ['metrics', i, 'key']));
+  uniqueBy(
+    sources,
+    (s) => s.id,
+    'source id',
+    'sources.yaml',
+    issues,
+    (i) => lineOf(tree.sources!, ['sources', i, 'id']),
+  );
+  uniqueBy(
+    metrics,
+    (m) => m.key,
+    'metric key',
+    'metrics.yaml',
+    issues,
+    (i) => lineOf(tree.metrics!, ['metrics', i, 'key']),
+  );
 
   const models: ModelEntry[] = [];
   // Models whose files have problems already reported (unparseable, or invalid below): records naming them get no
@@ -99,7 +166,10 @@ export function validateTree(tree: LoadedTree): SourceData {
   for (const y of tree.models) {
     const slug = slugOfFile(y.file);
     if (!Slug.safeParse(slug).success) {
-      issues.push({ file: y.file, message: `file name "${slug}" is not a slug (lowercase letters, digits and single hyphens): the slug is the file name` });
+      issues.push({
+        file: y.file,
+        message: `file name "${slug}" is not a slug (lowercase letters, digits and single hyphens): the slug is the file name`,
+      });
       continue;
     }
     // An aliased id (id: *n) as its anchor's value, as the schema check reads it: else a duplicate went unseen.
@@ -112,12 +182,22 @@ export function validateTree(tree: LoadedTree): SourceData {
   const bySlug = <T extends { slug: string }>(a: T, b: T) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
   models.sort(bySlug);
   named.sort(bySlug);
-  duplicates(named, (m) => m.slug, (k, a, b) => `Duplicate slug "${k}" used by both ${a.file} and ${b.file}. Slugs must be unique.`, issues);
+  duplicates(
+    named,
+    (m) => m.slug,
+    (k, a, b) => `Duplicate slug "${k}" used by both ${a.file} and ${b.file}. Slugs must be unique.`,
+    issues,
+  );
   const withId = named.filter((m) => typeof m.id === 'number' || typeof m.id === 'string');
-  duplicates(withId, (m) => String(m.id), (k, a, b) => `Duplicate model id ${k} used by both ${a.file} and ${b.file}. Ids must be unique.`, issues, (m) => lineOf(m.y, ['id']));
+  duplicates(
+    withId,
+    (m) => String(m.id),
+    (k, a, b) => `Duplicate model id ${k} used by both ${a.file} and ${b.file}. Ids must be unique.`,
+    issues,
+    (m) => lineOf(m.y, ['id']),
+  );
   const yamlOf = new Map(tree.models.map((y) => [y.file, y]));
   const modelLine = (m: ModelEntry, at: PropertyKey[]) => lineOf(yamlOf.get(m.file)!, at);
-
 
   const speed = checkJsonl(SpeedRun, tree.speed, issues);
   const benchmarks = checkJsonl(BenchmarkResult, tree.benchmarks, issues);
@@ -127,36 +207,87 @@ export function validateTree(tree: LoadedTree): SourceData {
   const sourceIds = namesIn(tree.sources, 'sources', 'id');
   const metricKeys = namesIn(tree.metrics, 'metrics', 'key');
   /** `lineOf`: the line of a field of a record that spans several (YAML), when it differs from the record's. */
-  function refsOk(model: string | null, source: string, at: Omit<SourceIssue, 'message'>, lineOf?: (field: string[]) => number | undefined): boolean {
+  function refsOk(
+    model: string | null,
+    source: string,
+    at: Omit<SourceIssue, 'message'>,
+    lineOf?: (field: string[]) => number | undefined,
+  ): boolean {
     let ok = true;
     const where = (field: string) => ({ ...at, line: lineOf?.(field.split('.')) ?? at.line, field });
     if (model !== null && !slugs.has(model)) {
-      if (!invalidSlugs.has(model)) issues.push({ ...where('model'), message: `unknown model "${model}": no data/models/${model}.yaml` });
+      if (!invalidSlugs.has(model))
+        issues.push({ ...where('model'), message: `unknown model "${model}": no data/models/${model}.yaml` });
       ok = false;
     }
-    if (sourceIds && !sourceIds.has(source)) { issues.push({ ...where('provenance.source'), message: `unknown source "${source}": declare it in sources.yaml` }); ok = false; }
+    if (sourceIds && !sourceIds.has(source)) {
+      issues.push({ ...where('provenance.source'), message: `unknown source "${source}": declare it in sources.yaml` });
+      ok = false;
+    }
     return ok;
   }
   const overrides: DisplayOverride[] = [];
   for (const y of tree.overrides) {
-    const f = checkYaml(OverridesFile, y, issues, (p) => (typeof p[1] === 'number' ? `override #${p[1] + 1}` : undefined));
-    if (f) f.overrides.forEach((o, i) => { overrides.push(o); refsOk(o.model, o.provenance.source, { file: y.file, line: lineOf(y, ['overrides', i]), record: `override #${i + 1}` }, (field) => lineOf(y, ['overrides', i, ...field])); });
+    const f = checkYaml(OverridesFile, y, issues, (p) =>
+      typeof p[1] === 'number' ? `override #${p[1] + 1}` : undefined,
+    );
+    if (f)
+      f.overrides.forEach((o, i) => {
+        overrides.push(o);
+        refsOk(
+          o.model,
+          o.provenance.source,
+          { file: y.file, line: lineOf(y, ['overrides', i]), record: `override #${i + 1}` },
+          (field) => lineOf(y, ['overrides', i, ...field]),
+        );
+      });
   }
-  for (const m of models) refsOk(null, m.provenance.source, { file: m.file, line: modelLine(m, ['provenance', 'source']), record: `model "${m.slug}"` });
-  for (const parsed of [speed, benchmarks, prices] as Located<{ model: string; provenance: { source: string }; metric?: string }>[][]) {
+  for (const m of models)
+    refsOk(null, m.provenance.source, {
+      file: m.file,
+      line: modelLine(m, ['provenance', 'source']),
+      record: `model "${m.slug}"`,
+    });
+  for (const parsed of [speed, benchmarks, prices] as Located<{
+    model: string;
+    provenance: { source: string };
+    metric?: string;
+  }>[][]) {
     for (const { value: rec, file, line } of parsed) {
       refsOk(rec.model, rec.provenance.source, { file, line });
       if (rec.metric !== undefined && metricKeys && !metricKeys.has(rec.metric)) {
-        issues.push({ file, line, field: 'metric', message: `unknown metric key "${rec.metric}": declare it in metrics.yaml` });
+        issues.push({
+          file,
+          line,
+          field: 'metric',
+          message: `unknown metric key "${rec.metric}": declare it in metrics.yaml`,
+        });
       }
     }
   }
   // Every observation time, as an instant: the newest is the publication time, and none may lie in the future.
   const observed: Observation[] = [
-    ...models.map((m) => ({ at: toInstant(m.updated_at), where: () => ({ file: m.file, line: modelLine(m, ['updated_at']), record: `model "${m.slug}"`, field: 'updated_at' }) })),
-    ...speed.map((r) => ({ at: toInstant(r.value.measured_at), where: () => ({ file: r.file, line: r.line, field: 'measured_at' }) })),
-    ...benchmarks.map((r) => ({ at: toInstant(r.value.eval_date), where: () => ({ file: r.file, line: r.line, field: 'eval_date' }) })),
-    ...prices.map((r) => ({ at: toInstant(r.value.observed_at), where: () => ({ file: r.file, line: r.line, field: 'observed_at' }) })),
+    ...models.map((m) => ({
+      at: toInstant(m.updated_at),
+      where: () => ({
+        file: m.file,
+        line: modelLine(m, ['updated_at']),
+        record: `model "${m.slug}"`,
+        field: 'updated_at',
+      }),
+    })),
+    ...speed.map((r) => ({
+      at: toInstant(r.value.measured_at),
+      where: () => ({ file: r.file, line: r.line, field: 'measured_at' }),
+    })),
+    ...benchmarks.map((r) => ({
+      at: toInstant(r.value.eval_date),
+      where: () => ({ file: r.file, line: r.line, field: 'eval_date' }),
+    })),
+    ...prices.map((r) => ({
+      at: toInstant(r.value.observed_at),
+      where: () => ({ file: r.file, line: r.line, field: 'observed_at' }),
+    })),
   ];
   futureObservations(observed, issues);
   if (issues.length || !site) throw new ValidationError(issues);
@@ -164,8 +295,16 @@ export function validateTree(tree: LoadedTree): SourceData {
   const latest = observed.reduce((newest, o) => (o.at > newest ? o.at : newest), '0000-01-01T00:00:00.000Z');
   const values = <T>(rows: Located<T>[]) => rows.map((r) => r.value);
   return {
-    site, sources, metrics, models, overrides, digest: tree.digest, latestInstant: latest,
-    speed: values(speed), benchmarks: values(benchmarks), prices: values(prices),
+    site,
+    sources,
+    metrics,
+    models,
+    overrides,
+    digest: tree.digest,
+    latestInstant: latest,
+    speed: values(speed),
+    benchmarks: values(benchmarks),
+    prices: values(prices),
   };
 }
 
@@ -178,21 +317,42 @@ function namesIn(y: YamlSource | null, list: string, field: string): Set<string>
   // An alias (id: *name) is its anchor's value, as the schema check reads it: else a valid file's id went unseen.
   const entries = unaliased(y, y.doc.get(list, true));
   if (!isSeq(entries)) return null;
-  return new Set(entries.items.flatMap((e) => {
-    const entry = unaliased(y, e);
-    const name = isMap(entry) ? unaliased(y, entry.get(field, true)) : undefined;
-    return isScalar(name) && typeof name.value === 'string' ? [name.value] : [];
-  }));
+  return new Set(
+    entries.items.flatMap((e) => {
+      const entry = unaliased(y, e);
+      const name = isMap(entry) ? unaliased(y, entry.get(field, true)) : undefined;
+      return isScalar(name) && typeof name.value === 'string' ? [name.value] : [];
+    }),
+  );
 }
 
 /** A YAML node, or the node its alias names. */
 const unaliased = (y: YamlSource, node: unknown): unknown => (isAlias(node) ? node.resolve(y.doc) : node);
 
 /** Duplicates within one file's list; `at`: the line of the i-th item's key. */
-function uniqueBy<T>(items: T[], key: (t: T) => string, what: string, file: string, issues: SourceIssue[], at: (i: number) => number | undefined) {
-  duplicates(items.map((t, i) => ({ t, i, file })), (e) => key(e.t), (k) => `Duplicate ${what} "${k}". Each ${what} must be unique.`, issues, (e) => at(e.i));
+function uniqueBy<T>(
+  items: T[],
+  key: (t: T) => string,
+  what: string,
+  file: string,
+  issues: SourceIssue[],
+  at: (i: number) => number | undefined,
+) {
+  duplicates(
+    items.map((t, i) => ({ t, i, file })),
+    (e) => key(e.t),
+    (k) => `Duplicate ${what} "${k}". Each ${what} must be unique.`,
+    issues,
+    (e) => at(e.i),
+  );
 }
-function duplicates<T extends { file: string }>(items: T[], key: (t: T) => string, msg: (k: string, a: T, b: T) => string, issues: SourceIssue[], line?: (t: T) => number | undefined) {
+function duplicates<T extends { file: string }>(
+  items: T[],
+  key: (t: T) => string,
+  msg: (k: string, a: T, b: T) => string,
+  issues: SourceIssue[],
+  line?: (t: T) => number | undefined,
+) {
   const first = new Map<string, T>();
   for (const t of items) {
     const k = key(t);
@@ -203,7 +363,10 @@ function duplicates<T extends { file: string }>(items: T[], key: (t: T) => strin
 }
 
 /** An observation time (an instant, toInstant) and where it is written, for a problem about it. */
-interface Observation { at: string; where: () => Omit<SourceIssue, 'message'> }
+interface Observation {
+  at: string;
+  where: () => Omit<SourceIssue, 'message'>;
+}
 
 /**
  * Observation times become the publication's time, which never goes back (docs/publication.md): one in the future,

@@ -14,7 +14,11 @@ import type { ManifestEntry } from '../schema/api.js';
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** A body to publish: `head + JSON(revision) + tail` (see render.envelopeParts). */
-export interface PendingBody { path: string; head: string; tail: string }
+export interface PendingBody {
+  path: string;
+  head: string;
+  tail: string;
+}
 
 export interface PreviousRelease {
   dir: string;
@@ -24,7 +28,10 @@ export interface PreviousRelease {
 }
 
 export interface WriteStats {
-  files: number; uniqueBodies: number; bytesWritten: number; linkedFromPrevious: number;
+  files: number;
+  uniqueBodies: number;
+  bytesWritten: number;
+  linkedFromPrevious: number;
   /** Bodies that got `changedAt` (changed, or at a path the previous publication does not have). */
   newlyModified: number;
 }
@@ -68,7 +75,10 @@ export function latestLastModified(p: PreviousRelease): string {
   return latest;
 }
 
-export async function writeBodies(bodies: Iterable<PendingBody>, o: WriteOptions): Promise<{ entries: ManifestEntry[]; stats: WriteStats }> {
+export async function writeBodies(
+  bodies: Iterable<PendingBody>,
+  o: WriteOptions,
+): Promise<{ entries: ManifestEntry[]; stats: WriteStats }> {
   const entries: ManifestEntry[] = [];
   const firstPathOf = new Map<string, Promise<string>>(); // sha256 -> path of the file holding those bytes
   const dirs = new Map<string, Promise<unknown>>();
@@ -82,59 +92,79 @@ export async function writeBodies(bodies: Iterable<PendingBody>, o: WriteOptions
     return p;
   };
   let done = 0;
-  await pMap(bodies, async (b) => {
-    if (refused) return;
-    const prev = o.previous?.entries.get(b.path);
-    let revision = o.revision;
-    let lastModified = o.changedAt;
-    let bytes: string | null = null;
-    let hash = '';
-    if (prev && prev.revision !== o.revision) {
-      const kept = b.head + JSON.stringify(prev.revision) + b.tail;
-      const keptHash = sha256(kept);
-      if (keptHash === prev.sha256) {
-        [revision, lastModified, bytes, hash] = [prev.revision, prev.last_modified, kept, keptHash];
-      }
-    }
-    if (bytes === null) {
-      bytes = b.head + JSON.stringify(revision) + b.tail;
-      hash = sha256(bytes);
-      // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
-      // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
-      // no manifest any more, so changedAt must be past every time the previous publication shows, not just past
-      // this path's (HTTP dates count whole seconds).
-      if (prev && prev.sha256 === hash) {
-        lastModified = prev.last_modified;
-      } else {
-        if (!laterSecond) { refused ??= b.path; return; }
-        stats.newlyModified++;
-      }
-    }
-    const target = path.join(o.stagingDir, b.path);
-    await ensureDir(path.dirname(target));
-    const first = firstPathOf.get(hash);
-    if (first) {
-      await link(await first, target);
-    } else {
-      const body = bytes;
-      const written = (async () => {
-        if (prev && prev.sha256 === hash && o.previous) {
-          // Unchanged since the previous publication: share its file (or rewrite the same bytes if it is gone).
-          const linked = await link(path.join(o.previous.dir, b.path), target).then(() => true, () => false);
-          if (linked) { stats.linkedFromPrevious++; return target; }
+  await pMap(
+    bodies,
+    async (b) => {
+      if (refused) return;
+      const prev = o.previous?.entries.get(b.path);
+      let revision = o.revision;
+      let lastModified = o.changedAt;
+      let bytes: string | null = null;
+      let hash = '';
+      if (prev && prev.revision !== o.revision) {
+        const kept = b.head + JSON.stringify(prev.revision) + b.tail;
+        const keptHash = sha256(kept);
+        if (keptHash === prev.sha256) {
+          [revision, lastModified, bytes, hash] = [prev.revision, prev.last_modified, kept, keptHash];
         }
-        await writeFile(target, body);
-        stats.bytesWritten += Buffer.byteLength(body);
-        return target;
-      })();
-      firstPathOf.set(hash, written);
-      stats.uniqueBodies++;
-      await written;
-    }
-    entries.push({ path: b.path, sha256: hash, bytes: Buffer.byteLength(bytes), content_type: JSON_TYPE, revision, last_modified: lastModified });
-    stats.files++;
-    o.onProgress?.(++done);
-  }, { concurrency: o.concurrency ?? 32 });
+      }
+      if (bytes === null) {
+        bytes = b.head + JSON.stringify(revision) + b.tail;
+        hash = sha256(bytes);
+        // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
+        // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
+        // no manifest any more, so changedAt must be past every time the previous publication shows, not just past
+        // this path's (HTTP dates count whole seconds).
+        if (prev && prev.sha256 === hash) {
+          lastModified = prev.last_modified;
+        } else {
+          if (!laterSecond) {
+            refused ??= b.path;
+            return;
+          }
+          stats.newlyModified++;
+        }
+      }
+      const target = path.join(o.stagingDir, b.path);
+      await ensureDir(path.dirname(target));
+      const first = firstPathOf.get(hash);
+      if (first) {
+        await link(await first, target);
+      } else {
+        const body = bytes;
+        const written = (async () => {
+          if (prev && prev.sha256 === hash && o.previous) {
+            // Unchanged since the previous publication: share its file (or rewrite the same bytes if it is gone).
+            const linked = await link(path.join(o.previous.dir, b.path), target).then(
+              () => true,
+              () => false,
+            );
+            if (linked) {
+              stats.linkedFromPrevious++;
+              return target;
+            }
+          }
+          await writeFile(target, body);
+          stats.bytesWritten += Buffer.byteLength(body);
+          return target;
+        })();
+        firstPathOf.set(hash, written);
+        stats.uniqueBodies++;
+        await written;
+      }
+      entries.push({
+        path: b.path,
+        sha256: hash,
+        bytes: Buffer.byteLength(bytes),
+        content_type: JSON_TYPE,
+        revision,
+        last_modified: lastModified,
+      });
+      stats.files++;
+      o.onProgress?.(++done);
+    },
+    { concurrency: o.concurrency ?? 32 },
+  );
   // Thrown after every write in flight has ended, so that the caller can remove the staging folder for good.
   if (refused) {
     throw new UsageError(o.tooEarly(o.changedAt, refused, latest!));

@@ -18,9 +18,19 @@ const Instant = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
  * A publication revision id: it names a release folder and is sent in a header, so one path segment of ASCII
  * letters, digits, '.', '_' and '-' (not starting with a dot), at most 64 characters.
  */
-export const RevisionId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.', '_' or '-'");
+export const RevisionId = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+    "1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.', '_' or '-'",
+  );
 
-export const Attribution = z.strictObject({ required: z.literal(true), name: z.string(), url: z.string(), text: z.string() });
+export const Attribution = z.strictObject({
+  required: z.literal(true),
+  name: z.string(),
+  url: z.string(),
+  text: z.string(),
+});
 
 export const Stats = z.strictObject({
   total_tests: z.number().int().min(0),
@@ -32,7 +42,12 @@ export const Stats = z.strictObject({
 });
 export const PerformanceSummary = Stats.pick({ average_tokens_per_second: true, average_first_token_latency: true });
 
-export const NearbyModel = z.strictObject({ slug: z.string(), name: z.string(), value: z.number(), rank: z.number().int().min(1) });
+export const NearbyModel = z.strictObject({
+  slug: z.string(),
+  name: z.string(),
+  value: z.number(),
+  rank: z.number().int().min(1),
+});
 
 export const BenchmarkEntry = z.strictObject({
   metric_key: z.string(),
@@ -55,7 +70,16 @@ export type BenchmarkEntry = z.infer<typeof BenchmarkEntry>;
 export const BenchmarkGroup = z.strictObject({
   benchmark: z.string(),
   group: z.string(),
-  metrics: z.array(z.strictObject({ metric_key: z.string(), label: z.string(), value: z.number(), unit: z.string(), rank: z.number().int(), ranked_count: z.number().int() })),
+  metrics: z.array(
+    z.strictObject({
+      metric_key: z.string(),
+      label: z.string(),
+      value: z.number(),
+      unit: z.string(),
+      rank: z.number().int(),
+      ranked_count: z.number().int(),
+    }),
+  ),
 });
 export const CategoryPerformance = z.strictObject({
   group: z.string(),
@@ -93,12 +117,17 @@ export const Capabilities = z.strictObject({
 });
 
 export const PublicProvenance = z.strictObject({
-  sources: z.array(z.strictObject({
-    id: z.string(), name: z.string(), url: z.string(), license: z.string(),
-    records: z.number().int().min(1),
-    /** sha256 over the sorted evidence hashes of the records this response rests on */
-    evidence_digest: z.string(),
-  })),
+  sources: z.array(
+    z.strictObject({
+      id: z.string(),
+      name: z.string(),
+      url: z.string(),
+      license: z.string(),
+      records: z.number().int().min(1),
+      /** sha256 over the sorted evidence hashes of the records this response rests on */
+      evidence_digest: z.string(),
+    }),
+  ),
 });
 
 /** Sections added by `include` to list items; the detail's `benchmarks` also adds the full metric list. */
@@ -151,15 +180,16 @@ export const Pagination = z.strictObject({
   total_pages: z.number().int().min(0),
 });
 
-const envelope = <T extends z.ZodType>(data: T) => z.strictObject({
-  schemaVersion: z.string(),
-  /** The revision that last changed this body; the current one is in the X-Publication-Revision header. */
-  publicationRevision: RevisionId,
-  tier: z.literal('free'),
-  locale: Locale,
-  attribution: Attribution,
-  data,
-});
+const envelope = <T extends z.ZodType>(data: T) =>
+  z.strictObject({
+    schemaVersion: z.string(),
+    /** The revision that last changed this body; the current one is in the X-Publication-Revision header. */
+    publicationRevision: RevisionId,
+    tier: z.literal('free'),
+    locale: Locale,
+    attribution: Attribution,
+    data,
+  });
 export const ListResponse = envelope(z.strictObject({ models: z.array(ListItem), pagination: Pagination }));
 export const DetailResponse = envelope(ModelDetail);
 
@@ -214,6 +244,9 @@ export const PublicationMeta = z.strictObject({
    * SHA-256 of this release's manifest.json: what tells two builds of one revision apart (other page sizes, or a
    * --revision given again over other data), for a gateway polling a static host. Absent in releases of older builds.
    */
-  manifestSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  manifestSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
 });
 export type PublicationMeta = z.infer<typeof PublicationMeta>;

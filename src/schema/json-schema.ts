@@ -7,17 +7,44 @@
 // from the same building blocks.
 import { z } from 'zod';
 import {
-  Attribution, BenchmarkGroup, Capabilities, CategoryPerformance, ChangeList, DetailResponse, ListItem, ListResponse,
-  Manifest, PricingDetail, Problem, PublicationMeta, RevisionId, SORTS,
+  Attribution,
+  BenchmarkGroup,
+  Capabilities,
+  CategoryPerformance,
+  ChangeList,
+  DetailResponse,
+  ListItem,
+  ListResponse,
+  Manifest,
+  PricingDetail,
+  Problem,
+  PublicationMeta,
+  RevisionId,
+  SORTS,
 } from './api.js';
 import {
-  BenchmarkResult, LOCALES, MetricsFile, ModelRecord, OverridesFile, PriceObservation, SiteFile, Slug, SourcesFile, SpeedRun,
+  BenchmarkResult,
+  LOCALES,
+  MetricsFile,
+  ModelRecord,
+  OverridesFile,
+  PriceObservation,
+  SiteFile,
+  Slug,
+  SourcesFile,
+  SpeedRun,
 } from './source.js';
 
-const perLocale = <T extends z.ZodType>(t: T) => z.strictObject(Object.fromEntries(LOCALES.map((l) => [l, t])) as Record<(typeof LOCALES)[number], T>);
+const perLocale = <T extends z.ZodType>(t: T) =>
+  z.strictObject(Object.fromEntries(LOCALES.map((l) => [l, t])) as Record<(typeof LOCALES)[number], T>);
 
 /** A list item without its include sections: the artifact keeps those apart, per section. */
-const ArtifactItem = ListItem.omit({ benchmark_groups: true, category_performance: true, pricing: true, capabilities: true });
+const ArtifactItem = ListItem.omit({
+  benchmark_groups: true,
+  category_performance: true,
+  pricing: true,
+  capabilities: true,
+});
 
 /** artifacts/<lane>.<public|display>.json: what the gateway composes non-prebuilt list answers from (pipeline/build.ts artifactBody). */
 export const ListArtifact = z.strictObject({
@@ -32,23 +59,32 @@ export const ListArtifact = z.strictObject({
    * and their Last-Modified must come after every one the prebuilt pages had (If-Modified-Since), as for any body.
    */
   prebuiltPageSizes: z.array(z.number().int().min(1).max(100)),
-  orders: z.strictObject(Object.fromEntries(SORTS.map((s) => [s, z.array(Slug)])) as Record<(typeof SORTS)[number], z.ZodArray<typeof Slug>>),
-  models: z.record(Slug, z.strictObject({
-    item: perLocale(ArtifactItem),
-    sections: z.strictObject({
-      benchmarks: z.strictObject({
-        benchmark_groups: z.array(BenchmarkGroup),
-        category_performance: z.array(CategoryPerformance),
+  orders: z.strictObject(
+    Object.fromEntries(SORTS.map((s) => [s, z.array(Slug)])) as Record<(typeof SORTS)[number], z.ZodArray<typeof Slug>>,
+  ),
+  models: z.record(
+    Slug,
+    z.strictObject({
+      item: perLocale(ArtifactItem),
+      sections: z.strictObject({
+        benchmarks: z.strictObject({
+          benchmark_groups: z.array(BenchmarkGroup),
+          category_performance: z.array(CategoryPerformance),
+        }),
+        capabilities: z.strictObject({ capabilities: Capabilities }),
+        pricing: z.strictObject({ pricing: PricingDetail.nullable() }),
       }),
-      capabilities: z.strictObject({ capabilities: Capabilities }),
-      pricing: z.strictObject({ pricing: PricingDetail.nullable() }),
+      /** Folded (NFKD, marks removed, lower case) search text. */
+      search: z.strictObject({ name: z.string(), slug: Slug, text: perLocale(z.string()) }),
     }),
-    /** Folded (NFKD, marks removed, lower case) search text. */
-    search: z.strictObject({ name: z.string(), slug: Slug, text: perLocale(z.string()) }),
-  })),
+  ),
 });
 
-interface Entry { schema: z.ZodType; io: 'input' | 'output'; description: string }
+interface Entry {
+  schema: z.ZodType;
+  io: 'input' | 'output';
+  description: string;
+}
 
 /** Name -> zod schema. The name is the file name under schemas/ (without `.schema.json`). */
 export const SCHEMAS: Readonly<Record<string, Entry>> = {
@@ -59,16 +95,32 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
   ModelRecord: { schema: ModelRecord, io: 'input', description: 'data/models/<slug>.yaml (the slug is the file name)' },
   OverridesFile: { schema: OverridesFile, io: 'input', description: 'data/overrides/*.yaml: display-only overrides' },
   SpeedRun: { schema: SpeedRun, io: 'input', description: 'one line of data/measurements/speed/*.jsonl' },
-  BenchmarkResult: { schema: BenchmarkResult, io: 'input', description: 'one line of data/measurements/benchmarks/*.jsonl' },
-  PriceObservation: { schema: PriceObservation, io: 'input', description: 'one line of data/measurements/prices/*.jsonl' },
+  BenchmarkResult: {
+    schema: BenchmarkResult,
+    io: 'input',
+    description: 'one line of data/measurements/benchmarks/*.jsonl',
+  },
+  PriceObservation: {
+    schema: PriceObservation,
+    io: 'input',
+    description: 'one line of data/measurements/prices/*.jsonl',
+  },
   // published files
   ListResponse: { schema: ListResponse, io: 'output', description: 'GET /api/v1/models: api/v1/list/**.json' },
-  DetailResponse: { schema: DetailResponse, io: 'output', description: 'GET /api/v1/models/{slug}: api/v1/models/<slug>/*.json' },
+  DetailResponse: {
+    schema: DetailResponse,
+    io: 'output',
+    description: 'GET /api/v1/models/{slug}: api/v1/models/<slug>/*.json',
+  },
   Problem: { schema: Problem, io: 'output', description: 'error body (application/problem+json)' },
   Manifest: { schema: Manifest, io: 'output', description: 'manifest.json of a release' },
   ChangeList: { schema: ChangeList, io: 'output', description: 'changes.json of a release' },
   PublicationMeta: { schema: PublicationMeta, io: 'output', description: 'publication.json of a release' },
-  ListArtifact: { schema: ListArtifact, io: 'output', description: 'artifacts/<lane>.<public|display>.json of a release' },
+  ListArtifact: {
+    schema: ListArtifact,
+    io: 'output',
+    description: 'artifacts/<lane>.<public|display>.json of a release',
+  },
 };
 
 export type JsonSchema = Record<string, unknown>;
@@ -87,12 +139,21 @@ export function jsonSchemas(): Record<string, JsonSchema> {
 export function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
   }
   return v;
 }
 
 /** File name -> file text, as `npm run schemas` writes them under schemas/. */
 export function schemaFiles(): Record<string, string> {
-  return Object.fromEntries(Object.entries(jsonSchemas()).map(([name, s]) => [`${name}.schema.json`, JSON.stringify(sortKeys(s), null, 2) + '\n']));
+  return Object.fromEntries(
+    Object.entries(jsonSchemas()).map(([name, s]) => [
+      `${name}.schema.json`,
+      `${JSON.stringify(sortKeys(s), null, 2)}\n`,
+    ]),
+  );
 }

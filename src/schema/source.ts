@@ -12,19 +12,28 @@ export const RecordLane = z.enum(['verified', 'provisional'], {
 });
 export type RecordLane = z.infer<typeof RecordLane>;
 
-const Slug = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lowercase letters, digits and single hyphens');
+const Slug = z
+  .string()
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lowercase letters, digits and single hyphens');
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 hex digest (64 lowercase hex characters)');
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 /** A calendar date, as maintainers write it. */
 const IsoDate = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
 /** An instant; a timestamp without zone is rejected rather than guessed. */
-const IsoInstant = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp with a zone, e.g. 2024-04-15T08:04:59Z' });
+const IsoInstant = z.iso.datetime({
+  offset: true,
+  error: 'must be an ISO 8601 timestamp with a zone, e.g. 2024-04-15T08:04:59Z',
+});
 /**
  * zod 4 rejects NaN and ±Infinity (JSON `1e999`, YAML `.inf`) as an invalid type and `.finite()` is a no-op, so one
  * message function tells a missing value, a non-number and a non-finite number apart.
  */
 const numberError = (iss: { input?: unknown }) =>
-  iss.input === undefined ? 'required' : typeof iss.input === 'number' ? `must be a finite number, not ${iss.input}` : 'must be a number';
+  iss.input === undefined
+    ? 'required'
+    : typeof iss.input === 'number'
+      ? `must be a finite number, not ${iss.input}`
+      : 'must be a number';
 const NonNegative = () => z.number({ error: numberError }).min(0, 'cannot be negative');
 
 /**
@@ -39,9 +48,14 @@ export const LIMITS = {
   usd_per_million_tokens: 1e6, // one dollar a token; largest 600
 } as const;
 /** Non-negative and at most `max`; each bound aborts, so that a huge value gets one message, not "not whole" too. */
-const Bounded = (max: number, unit: string) => z.number({ error: numberError })
-  .min(0, { error: 'cannot be negative', abort: true })
-  .max(max, { error: `cannot be more than ${max.toLocaleString('en-US')} ${unit}: a typo or a unit mix-up?`, abort: true });
+const Bounded = (max: number, unit: string) =>
+  z
+    .number({ error: numberError })
+    .min(0, { error: 'cannot be negative', abort: true })
+    .max(max, {
+      error: `cannot be more than ${max.toLocaleString('en-US')} ${unit}: a typo or a unit mix-up?`,
+      abort: true,
+    });
 const TokenCount = Bounded(LIMITS.tokens, 'tokens').int('must be a whole number of tokens');
 
 /** Fields that may accompany any record and never reach the publication. */
@@ -112,12 +126,19 @@ export const CapabilityDeclaration = z.strictObject({
   attachment: z.boolean(),
   temperature: z.boolean(),
   open_weights: z.boolean(),
-  knowledge_cutoff: z.string().regex(/^\d{4}-\d{2}(-\d{2})?$/, 'must be YYYY-MM or YYYY-MM-DD')
-    .refine(realMonthOrDay, 'must be YYYY-MM or YYYY-MM-DD, a real month or day').nullable(),
+  knowledge_cutoff: z
+    .string()
+    .regex(/^\d{4}-\d{2}(-\d{2})?$/, 'must be YYYY-MM or YYYY-MM-DD')
+    .refine(realMonthOrDay, 'must be YYYY-MM or YYYY-MM-DD, a real month or day')
+    .nullable(),
 });
 
 const Description = (l: string) =>
-  z.string({ error: (iss) => (iss.input === undefined ? `the ${l} description is required` : `the ${l} description must be text`) })
+  z
+    .string({
+      error: (iss) =>
+        iss.input === undefined ? `the ${l} description is required` : `the ${l} description must be text`,
+    })
     .min(1, `the ${l} description is required`);
 export const LocalizedText = z.strictObject({ en: Description('en'), zh: Description('zh'), ru: Description('ru') });
 

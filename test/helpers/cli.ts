@@ -20,15 +20,31 @@ function newestMtime(dir: string): number {
 /** Compile src/ to lib/ if lib/ is missing or older than a source file. tsc emits even when some file has type errors. */
 export function ensureCompiled(): void {
   const cli = path.join(ROOT, 'lib/cli.js');
-  const libTime = (() => { try { return statSync(cli).mtimeMs; } catch { return 0; } })();
+  const libTime = (() => {
+    try {
+      return statSync(cli).mtimeMs;
+    } catch {
+      return 0;
+    }
+  })();
   if (libTime >= newestMtime(path.join(ROOT, 'src'))) return;
   try {
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', ROOT], { cwd: ROOT, stdio: 'pipe' });
-  } catch { /* type errors elsewhere still emit; the check below decides */ }
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', ROOT], {
+      cwd: ROOT,
+      stdio: 'pipe',
+    });
+  } catch {
+    /* type errors elsewhere still emit; the check below decides */
+  }
   statSync(cli);
 }
 
-export interface CliResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Run `node bin/modelpub.js ...args` to completion. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
@@ -36,13 +52,21 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
     const child = spawnCli(args, env);
     let stdout = '';
     let stderr = '';
-    child.stdout!.on('data', (d) => { stdout += d; });
-    child.stderr!.on('data', (d) => { stderr += d; });
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+    });
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }
 
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, CI: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, CI: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }

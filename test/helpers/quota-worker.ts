@@ -30,7 +30,8 @@ function sourcesOf(ts: typeof import('typescript'), entry: string, read: (rel: s
   const seen = new Set([entry]);
   for (const rel of seen) {
     for (const { fileName } of ts.preProcessFile(read(rel), true, true).importedFiles) {
-      if (fileName.startsWith('.')) seen.add(path.posix.join(path.posix.dirname(rel), fileName).replace(/\.js$/, '.ts'));
+      if (fileName.startsWith('.'))
+        seen.add(path.posix.join(path.posix.dirname(rel), fileName).replace(/\.js$/, '.ts'));
     }
   }
   return [...seen];
@@ -55,12 +56,16 @@ export async function compileWorker(): Promise<CompiledWorker> {
       reportDiagnostics: true,
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
     });
-    if (diagnostics?.length) throw new Error(`${rel}: ${ts.flattenDiagnosticMessageText(diagnostics[0]!.messageText, '\n')}`);
+    if (diagnostics?.length)
+      throw new Error(`${rel}: ${ts.flattenDiagnosticMessageText(diagnostics[0]!.messageText, '\n')}`);
     const dest = path.join(out, rel.replace(/\.ts$/, '.js'));
     await mkdir(path.dirname(dest), { recursive: true });
     await writeFile(dest, outputText);
   }
-  return { script: path.join(out, 'test/helpers/quota-worker.js'), cleanup: () => rm(out, { recursive: true, force: true }) };
+  return {
+    script: path.join(out, 'test/helpers/quota-worker.js'),
+    cleanup: () => rm(out, { recursive: true, force: true }),
+  };
 }
 
 export type WorkerMode = 'burst' | 'hold' | 'stream';
@@ -79,8 +84,17 @@ export interface Worker {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
 }
 
-export function startWorker(script: string, mode: WorkerMode, storeUrl: string, keyId: string, limit: number, n: number | string = 0): Worker {
-  const child = spawn(process.execPath, [script, mode, storeUrl, keyId, String(limit), String(n)], { stdio: ['pipe', 'pipe', 'pipe'] });
+export function startWorker(
+  script: string,
+  mode: WorkerMode,
+  storeUrl: string,
+  keyId: string,
+  limit: number,
+  n: number | string = 0,
+): Worker {
+  const child = spawn(process.execPath, [script, mode, storeUrl, keyId, String(limit), String(n)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const waiters: { match: (l: string) => boolean; resolve: (l: string) => void }[] = [];
   let stderr = '';
@@ -90,14 +104,16 @@ export function startWorker(script: string, mode: WorkerMode, storeUrl: string, 
   );
   createInterface({ input: child.stdout! }).on('line', (line) => {
     lines.push(line);
-    for (const w of waiters.splice(0)) (w.match(line) ? w.resolve(line) : waiters.push(w));
+    for (const w of waiters.splice(0)) w.match(line) ? w.resolve(line) : waiters.push(w);
   });
   const waitFor = (match: (l: string) => boolean) =>
     new Promise<string>((resolve, reject) => {
       const seen = lines.find(match);
       if (seen !== undefined) return resolve(seen);
       waiters.push({ match, resolve });
-      void exited.then((e) => reject(new Error(`worker exited (${e.code ?? e.signal}) before printing what was awaited:\n${e.stderr}`)));
+      void exited.then((e) =>
+        reject(new Error(`worker exited (${e.code ?? e.signal}) before printing what was awaited:\n${e.stderr}`)),
+      );
     });
   return {
     child,
@@ -113,7 +129,8 @@ export function startWorker(script: string, mode: WorkerMode, storeUrl: string, 
 
 async function main(argv: string[]): Promise<void> {
   const [mode, url, keyId, limitArg, nArg] = argv;
-  if (!mode || !url || !keyId) throw new Error('usage: quota-worker <burst|hold|stream> <store URL> <key id> <limit> [n | log file]');
+  if (!mode || !url || !keyId)
+    throw new Error('usage: quota-worker <burst|hold|stream> <store URL> <key id> <limit> [n | log file]');
   const limit = Number(limitArg);
   const n = Number(nArg ?? 0);
   const store = await openStore(url);

@@ -58,7 +58,9 @@ function ping(port: number): Promise<boolean> {
 }
 
 const exited = (child: ChildProcess) =>
-  new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  new Promise<void>((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
 
 /** Starts redis-server without persistence in a temporary folder and waits until it answers PING. */
 export async function startRedis(): Promise<RedisServer> {
@@ -67,12 +69,17 @@ export async function startRedis(): Promise<RedisServer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'modelpub-redis-'));
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      bin,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
     child.stdout?.on('data', (d) => (output += d));
     child.stderr?.on('data', (d) => (output += d));
     const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && child.exitCode === null && !(await ping(port))) await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() < deadline && child.exitCode === null && !(await ping(port)))
+      await new Promise((r) => setTimeout(r, 50));
     if (child.exitCode === null && (await ping(port))) {
       return {
         url: `redis://127.0.0.1:${port}`,

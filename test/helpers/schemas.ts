@@ -19,15 +19,25 @@ const validDate = (s: string) => {
 export function createAjv(): Ajv2020 {
   const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
   ajv.addFormat('date', { type: 'string', validate: validDate });
-  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => /^\d{4}-\d{2}-\d{2}T/.test(s) && validDate(s.slice(0, 10)) && !Number.isNaN(Date.parse(s)) });
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (s: string) => /^\d{4}-\d{2}-\d{2}T/.test(s) && validDate(s.slice(0, 10)) && !Number.isNaN(Date.parse(s)),
+  });
   ajv.addFormat('uri', { type: 'string', validate: (s: string) => URL.canParse(s) });
   return ajv;
 }
 
 /** The committed schema files: name (without .schema.json) -> parsed schema. */
 export function committedSchemas(): Record<string, Record<string, unknown>> {
-  return Object.fromEntries(readdirSync(SCHEMA_DIR).filter((f) => f.endsWith('.schema.json')).sort()
-    .map((f) => [f.slice(0, -'.schema.json'.length), JSON.parse(readFileSync(path.join(SCHEMA_DIR, f), 'utf8')) as Record<string, unknown>]));
+  return Object.fromEntries(
+    readdirSync(SCHEMA_DIR)
+      .filter((f) => f.endsWith('.schema.json'))
+      .sort()
+      .map((f) => [
+        f.slice(0, -'.schema.json'.length),
+        JSON.parse(readFileSync(path.join(SCHEMA_DIR, f), 'utf8')) as Record<string, unknown>,
+      ]),
+  );
 }
 
 /** Compiled validators of the committed schemas, by name. */
@@ -38,4 +48,7 @@ export function compileCommitted(): Record<string, ValidateFunction> {
 
 /** Ajv's errors as short readable lines (path: message), for assertion messages. */
 export const ajvErrors = (v: ValidateFunction): string =>
-  (v.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '/'}: ${e.message}${e.params ? ' ' + JSON.stringify(e.params) : ''}`).join('; ');
+  (v.errors ?? [])
+    .slice(0, 5)
+    .map((e) => `${e.instancePath || '/'}: ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`)
+    .join('; ');

@@ -3,8 +3,16 @@ import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 
-export interface TreeFile { sha256: string; bytes: number; ino: number }
-export interface Tree { files: Map<string, TreeFile>; links: Map<string, string>; dirs: Set<string> }
+export interface TreeFile {
+  sha256: string;
+  bytes: number;
+  ino: number;
+}
+export interface Tree {
+  files: Map<string, TreeFile>;
+  links: Map<string, string>;
+  dirs: Set<string>;
+}
 
 export const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 

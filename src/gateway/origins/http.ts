@@ -20,8 +20,13 @@ export function httpOrigin(base: string, { timeoutMs = 10_000 } = {}): Origin {
   return {
     description: root,
     async currentId() {
-      const meta = JSON.parse((await get('publication.json')).toString('utf8')) as { publicationRevision: string; manifestSha256?: string };
-      return meta.manifestSha256 === undefined ? meta.publicationRevision : `${meta.publicationRevision}/${meta.manifestSha256}`;
+      const meta = JSON.parse((await get('publication.json')).toString('utf8')) as {
+        publicationRevision: string;
+        manifestSha256?: string;
+      };
+      return meta.manifestSha256 === undefined
+        ? meta.publicationRevision
+        : `${meta.publicationRevision}/${meta.manifestSha256}`;
     },
     read: (_id, file) => get(file),
   };

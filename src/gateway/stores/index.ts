@@ -11,7 +11,8 @@ export { redactUrl } from './redact.js';
 /** Keys and counters in a file beside the gateway, kept across restarts. */
 export const DEFAULT_STORE_URL = 'sqlite:var/gateway.db';
 
-const ACCEPTED = 'sqlite:PATH (e.g. sqlite:var/gateway.db, the default), redis://HOST:PORT[/DB][?prefix=P] (or rediss://), or memory:';
+const ACCEPTED =
+  'sqlite:PATH (e.g. sqlite:var/gateway.db, the default), redis://HOST:PORT[/DB][?prefix=P] (or rediss://), or memory:';
 
 /**
  * Opens the store a URL names. The client library is imported only for the driver asked for.
@@ -30,8 +31,14 @@ export async function openStore(url: string, { mustExist = false } = {}): Promis
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length);
     if (file === '') throw new UsageError(`Store "sqlite:" names no file: use ${ACCEPTED}.`);
-    if (file.startsWith('//')) throw new UsageError(`Store "${url}": write sqlite:PATH without "//", e.g. sqlite:/srv/gateway.db for an absolute path.`);
-    if (mustExist && !existsSync(file)) throw new UsageError(`Store "${url}": there is no such file (\`modelpub keys create --store ${url}\` makes one).`);
+    if (file.startsWith('//'))
+      throw new UsageError(
+        `Store "${url}": write sqlite:PATH without "//", e.g. sqlite:/srv/gateway.db for an absolute path.`,
+      );
+    if (mustExist && !existsSync(file))
+      throw new UsageError(
+        `Store "${url}": there is no such file (\`modelpub keys create --store ${url}\` makes one).`,
+      );
     const { sqliteStore } = await import('./sqlite.js');
     return sqliteStore({ path: file }).catch((e: Error) => {
       throw new Error(`Store "${url}": ${e.message}`, { cause: e });
@@ -47,15 +54,25 @@ export async function openStore(url: string, { mustExist = false } = {}): Promis
     }
     // ioredis reads the database from the path and options from the query, and quietly falls back to database 0 for
     // a path it cannot use: keys and counters would land beside another application's data.
-    const db = u.pathname === '' || u.pathname === '/' ? 0 : /^\/\d{1,9}$/.test(u.pathname) ? Number(u.pathname.slice(1)) : NaN;
-    if (Number.isNaN(db)) throw new UsageError(`Store "${redactUrl(url)}": the database is a whole number, as in redis://HOST:PORT/0, not "${u.pathname.slice(1)}".`);
+    const db =
+      u.pathname === '' || u.pathname === '/' ? 0 : /^\/\d{1,9}$/.test(u.pathname) ? Number(u.pathname.slice(1)) : NaN;
+    if (Number.isNaN(db))
+      throw new UsageError(
+        `Store "${redactUrl(url)}": the database is a whole number, as in redis://HOST:PORT/0, not "${u.pathname.slice(1)}".`,
+      );
     const unknown = [...u.searchParams.keys()].filter((k) => k !== 'prefix');
-    if (unknown.length) throw new UsageError(`Store "${redactUrl(url)}": unknown option ${unknown.map((k) => `"${k}"`).join(', ')}; the one option is ?prefix=P.`);
+    if (unknown.length)
+      throw new UsageError(
+        `Store "${redactUrl(url)}": unknown option ${unknown.map((k) => `"${k}"`).join(', ')}; the one option is ?prefix=P.`,
+      );
     const prefix = u.searchParams.get('prefix') ?? undefined;
     u.searchParams.delete('prefix');
     return redisStore({ url: u.toString(), prefix, db });
   }
   const scheme = /^(sqlite|redis|rediss|memory):/i.exec(url)?.[1];
-  if (scheme) throw new UsageError(`Store "${redactUrl(url)}": write the scheme in lower case, ${scheme.toLowerCase()}:, as in ${ACCEPTED}.`);
+  if (scheme)
+    throw new UsageError(
+      `Store "${redactUrl(url)}": write the scheme in lower case, ${scheme.toLowerCase()}:, as in ${ACCEPTED}.`,
+    );
   throw new UsageError(`Unknown store "${redactUrl(url)}": use ${ACCEPTED}.`);
 }

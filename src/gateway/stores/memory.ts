@@ -1,5 +1,14 @@
 // `memory:`: one process, nothing survives it. For tests, and for trying the gateway without a database.
-import { DuplicateKeyError, checkDay, checkTake, checkUnits, previousDay, type KeyRecord, type QuotaStore, type TakeResult } from './types.js';
+import {
+  DuplicateKeyError,
+  checkDay,
+  checkTake,
+  checkUnits,
+  previousDay,
+  type KeyRecord,
+  type QuotaStore,
+  type TakeResult,
+} from './types.js';
 
 export const DRIVER_NAME = 'memory';
 
@@ -31,7 +40,9 @@ export function memoryStore(): QuotaStore {
       return r ? copy(r) : null;
     },
     async listKeys() {
-      return [...keys.values()].map(copy).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+      return [...keys.values()]
+        .map(copy)
+        .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
     },
     async revokeKey(id, at) {
       const hash = ids.get(id);

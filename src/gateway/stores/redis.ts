@@ -73,14 +73,23 @@ async function loadDriver(): Promise<typeof RedisClient> {
     const mod = await import('ioredis');
     return mod.Redis ?? mod.default;
   } catch (e) {
-    throw new Error(`Cannot import \`ioredis\`, which redis:// quota stores need: install it with \`npm install ioredis\`. (${(e as Error).message})`, { cause: e });
+    throw new Error(
+      `Cannot import \`ioredis\`, which redis:// quota stores need: install it with \`npm install ioredis\`. (${(e as Error).message})`,
+      { cause: e },
+    );
   }
 }
 
 const fromHash = (h: Record<string, string>): KeyRecord | null =>
   h.id === undefined || h.hash === undefined
     ? null
-    : { id: h.id, hash: h.hash, label: h.label ?? '', created_at: h.created_at ?? '', revoked_at: h.revoked_at ? h.revoked_at : null };
+    : {
+        id: h.id,
+        hash: h.hash,
+        label: h.label ?? '',
+        created_at: h.created_at ?? '',
+        revoked_at: h.revoked_at ? h.revoked_at : null,
+      };
 
 const pairs = (flat: string[]): Record<string, string> => {
   const out: Record<string, string> = {};
@@ -146,7 +155,10 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
   return {
     driver: DRIVER_NAME,
     async createKey(rec) {
-      const ok = await createKey([k.key(rec.hash), k.ids], [rec.id, rec.hash, rec.label, rec.created_at, rec.revoked_at ?? '']);
+      const ok = await createKey(
+        [k.key(rec.hash), k.ids],
+        [rec.id, rec.hash, rec.label, rec.created_at, rec.revoked_at ?? ''],
+      );
       if (ok !== 1) throw new DuplicateKeyError(rec.id);
     },
     async findKey(hash) {
@@ -173,7 +185,10 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
     async take(keyId, day, want, limit) {
       checkDay(day);
       checkTake(want, limit);
-      const [taken, granted] = (await take([k.quota(keyId, day)], [want, limit, COUNTER_TTL_SECONDS])) as [number, number];
+      const [taken, granted] = (await take([k.quota(keyId, day)], [want, limit, COUNTER_TTL_SECONDS])) as [
+        number,
+        number,
+      ];
       return { taken: Number(taken), granted: Number(granted) };
     },
     async release(keyId, day, units) {

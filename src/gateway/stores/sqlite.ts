@@ -10,7 +10,16 @@
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { makeDirs } from '../../make-dirs.js';
-import { DuplicateKeyError, checkDay, checkTake, checkUnits, previousDay, type KeyRecord, type QuotaStore, type TakeResult } from './types.js';
+import {
+  DuplicateKeyError,
+  checkDay,
+  checkTake,
+  checkUnits,
+  previousDay,
+  type KeyRecord,
+  type QuotaStore,
+  type TakeResult,
+} from './types.js';
 
 export const DRIVER_NAME = 'sqlite';
 
@@ -27,12 +36,27 @@ async function loadDriver(): Promise<typeof BetterSqlite3> {
   try {
     return (await import('better-sqlite3')).default;
   } catch (e) {
-    throw new Error(`Cannot import \`better-sqlite3\`, which sqlite: quota stores need: install it with \`npm install better-sqlite3\`. (${(e as Error).message})`, { cause: e });
+    throw new Error(
+      `Cannot import \`better-sqlite3\`, which sqlite: quota stores need: install it with \`npm install better-sqlite3\`. (${(e as Error).message})`,
+      { cause: e },
+    );
   }
 }
 
-interface KeyRow { id: string; hash: string; label: string; created_at: string; revoked_at: string | null }
-const record = (r: KeyRow): KeyRecord => ({ id: r.id, hash: r.hash, label: r.label, created_at: r.created_at, revoked_at: r.revoked_at });
+interface KeyRow {
+  id: string;
+  hash: string;
+  label: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+const record = (r: KeyRow): KeyRecord => ({
+  id: r.id,
+  hash: r.hash,
+  label: r.label,
+  created_at: r.created_at,
+  revoked_at: r.revoked_at,
+});
 
 export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore> {
   const Database = await loadDriver();
@@ -44,7 +68,7 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // Turning a new file to WAL can fail with SQLITE_BUSY at once, without SQLite's busy handler, while another process
     // opens it too (--workers N on a new store): retry for as long as busy_timeout would have waited.
-    for (const until = Date.now() + busyTimeoutMs; ;) {
+    for (const until = Date.now() + busyTimeoutMs; ; ) {
       try {
         db.pragma('journal_mode = WAL');
         break;
@@ -55,7 +79,10 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
     }
     db.pragma('synchronous = NORMAL');
     const version = db.pragma('user_version', { simple: true }) as number;
-    if (version > SCHEMA_VERSION) throw new Error(`${file} was written by a newer modelpub (quota store schema ${version}; this one knows ${SCHEMA_VERSION}).`);
+    if (version > SCHEMA_VERSION)
+      throw new Error(
+        `${file} was written by a newer modelpub (quota store schema ${version}; this one knows ${SCHEMA_VERSION}).`,
+      );
     db.transaction(() => {
       db.exec(`
         CREATE TABLE IF NOT EXISTS keys (
@@ -81,14 +108,22 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
   }
 
   const q = {
-    insertKey: db.prepare<[string, string, string, string, string | null]>('INSERT INTO keys (id, hash, label, created_at, revoked_at) VALUES (?, ?, ?, ?, ?)'),
+    insertKey: db.prepare<[string, string, string, string, string | null]>(
+      'INSERT INTO keys (id, hash, label, created_at, revoked_at) VALUES (?, ?, ?, ?, ?)',
+    ),
     keyByHash: db.prepare<[string], KeyRow>('SELECT id, hash, label, created_at, revoked_at FROM keys WHERE hash = ?'),
     keyById: db.prepare<[string], KeyRow>('SELECT id, hash, label, created_at, revoked_at FROM keys WHERE id = ?'),
     allKeys: db.prepare<[], KeyRow>('SELECT id, hash, label, created_at, revoked_at FROM keys ORDER BY created_at, id'),
     revoke: db.prepare<[string, string]>('UPDATE keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-    granted: db.prepare<[string, string], { granted: number }>('SELECT granted FROM quota WHERE key_id = ? AND day = ?'),
-    setGranted: db.prepare<[string, string, number]>('INSERT INTO quota (key_id, day, granted) VALUES (?, ?, ?) ON CONFLICT (key_id, day) DO UPDATE SET granted = excluded.granted'),
-    release: db.prepare<[number, string, string]>('UPDATE quota SET granted = max(0, granted - ?) WHERE key_id = ? AND day = ?'),
+    granted: db.prepare<[string, string], { granted: number }>(
+      'SELECT granted FROM quota WHERE key_id = ? AND day = ?',
+    ),
+    setGranted: db.prepare<[string, string, number]>(
+      'INSERT INTO quota (key_id, day, granted) VALUES (?, ?, ?) ON CONFLICT (key_id, day) DO UPDATE SET granted = excluded.granted',
+    ),
+    release: db.prepare<[number, string, string]>(
+      'UPDATE quota SET granted = max(0, granted - ?) WHERE key_id = ? AND day = ?',
+    ),
     prune: db.prepare<[string]>('DELETE FROM quota WHERE day < ?'),
   };
 

@@ -64,12 +64,15 @@ export class DuplicateKeyError extends Error {
 
 /** Input checks shared by every driver, so they all refuse the same nonsense the same way. */
 export function checkTake(want: number, limit: number): void {
-  if (!Number.isSafeInteger(want) || want < 1) throw new RangeError(`take(): want must be a positive integer, got ${want}`);
-  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`take(): limit must be a non-negative integer, got ${limit}`);
+  if (!Number.isSafeInteger(want) || want < 1)
+    throw new RangeError(`take(): want must be a positive integer, got ${want}`);
+  if (!Number.isSafeInteger(limit) || limit < 0)
+    throw new RangeError(`take(): limit must be a non-negative integer, got ${limit}`);
 }
 
 export function checkUnits(units: number): void {
-  if (!Number.isSafeInteger(units) || units < 0) throw new RangeError(`release(): units must be a non-negative integer, got ${units}`);
+  if (!Number.isSafeInteger(units) || units < 0)
+    throw new RangeError(`release(): units must be a non-negative integer, got ${units}`);
 }
 
 export function checkDay(day: string): void {

@@ -19,13 +19,28 @@ export function parseCapabilities(c: ModelRecord['capabilities']): ParsedCapabil
   const input = [...new Set(c.input)].sort();
   const output = [...new Set(c.output)].sort();
   const flags: [string, boolean | null][] = [
-    ['reasoning', c.reasoning], ['tool_use', c.tool_call], ['structured_output', c.structured_output],
-    ['attachments', c.attachment], ['temperature', c.temperature], ['open_weights', c.open_weights],
+    ['reasoning', c.reasoning],
+    ['tool_use', c.tool_call],
+    ['structured_output', c.structured_output],
+    ['attachments', c.attachment],
+    ['temperature', c.temperature],
+    ['open_weights', c.open_weights],
   ];
-  const keys = [...input.map((m) => `input:${m}`), ...output.map((m) => `output:${m}`), ...flags.filter(([, v]) => v === true).map(([k]) => k)].sort();
+  const keys = [
+    ...input.map((m) => `input:${m}`),
+    ...output.map((m) => `output:${m}`),
+    ...flags.filter(([, v]) => v === true).map(([k]) => k),
+  ].sort();
   return {
-    keys, input_modalities: input, output_modalities: output, reasoning: c.reasoning, tool_use: c.tool_call,
-    structured_output: c.structured_output, attachments: c.attachment, temperature: c.temperature, open_weights: c.open_weights,
+    keys,
+    input_modalities: input,
+    output_modalities: output,
+    reasoning: c.reasoning,
+    tool_use: c.tool_call,
+    structured_output: c.structured_output,
+    attachments: c.attachment,
+    temperature: c.temperature,
+    open_weights: c.open_weights,
     knowledge_cutoff: c.knowledge_cutoff,
   };
 }

@@ -10,7 +10,14 @@ import { priceSummaries, type PriceSummary } from './prices.js';
 import { buildLeaderboards, type Leaderboard, type Placement } from './ranks.js';
 import { speedStats, type SpeedStats } from './stats.js';
 
-export interface PublicProvenanceEntry { id: string; name: string; url: string; license: string; records: number; evidence_digest: string }
+export interface PublicProvenanceEntry {
+  id: string;
+  name: string;
+  url: string;
+  license: string;
+  records: number;
+  evidence_digest: string;
+}
 
 export interface LaneView {
   lane: QueryLane;
@@ -35,7 +42,8 @@ const inLane = (recordLane: RecordLane, lane: QueryLane) => lane === 'all' || re
 
 export function compute(data: SourceData): Computed {
   const sources = new Map(data.sources.map((s) => [s.id, s]));
-  const isPublic = (r: { provenance: { source: string } }) => sources.get(r.provenance.source)?.redistributable === true;
+  const isPublic = (r: { provenance: { source: string } }) =>
+    sources.get(r.provenance.source)?.redistributable === true;
   const models = data.models.filter(isPublic);
   const speed = data.speed.filter(isPublic);
   const benchmarks = data.benchmarks.filter(isPublic);
@@ -52,23 +60,46 @@ export function compute(data: SourceData): Computed {
     const visibleSet = new Set(visible.map((m) => m.slug));
     const { boards, placements } = buildLeaderboards(bm, data.metrics, visibleSet);
     const lastActivity = new Map<string, string>();
-    const touch = (slug: string, d: string) => { const t = toInstant(d); if (t > (lastActivity.get(slug) ?? '')) lastActivity.set(slug, t); };
+    const touch = (slug: string, d: string) => {
+      const t = toInstant(d);
+      if (t > (lastActivity.get(slug) ?? '')) lastActivity.set(slug, t);
+    };
     for (const m of visible) touch(m.slug, m.updated_at);
     for (const r of sp) if (visibleSet.has(r.model)) touch(r.model, r.measured_at);
     for (const r of bm) if (visibleSet.has(r.model)) touch(r.model, r.eval_date);
     for (const r of pr) if (visibleSet.has(r.model)) touch(r.model, r.observed_at);
     lanes[lane] = {
-      lane, models: visible, stats: speedStats(sp.filter((r) => visibleSet.has(r.model))), prices: priceSummaries(pr),
-      boards, placements, lastActivity, provenance: provenanceOf(visible, [sp, bm, pr], sources),
+      lane,
+      models: visible,
+      stats: speedStats(sp.filter((r) => visibleSet.has(r.model))),
+      prices: priceSummaries(pr),
+      boards,
+      placements,
+      lastActivity,
+      provenance: provenanceOf(visible, [sp, bm, pr], sources),
     };
   }
   const overrides = new Map<string, DisplayOverride>();
-  for (const o of data.overrides.filter(isPublic)) overrides.set(o.model, { ...overrides.get(o.model), ...o, description: { ...overrides.get(o.model)?.description, ...o.description } });
-  return { data, lanes, capabilities: new Map(models.map((m) => [m.slug, parseCapabilities(m.capabilities)])), overrides };
+  for (const o of data.overrides.filter(isPublic))
+    overrides.set(o.model, {
+      ...overrides.get(o.model),
+      ...o,
+      description: { ...overrides.get(o.model)?.description, ...o.description },
+    });
+  return {
+    data,
+    lanes,
+    capabilities: new Map(models.map((m) => [m.slug, parseCapabilities(m.capabilities)])),
+    overrides,
+  };
 }
 
 /** Public provenance: per source, the licence, how many records the model's responses rest on and a digest of their evidence hashes. */
-function provenanceOf(models: ModelEntry[], recordSets: { model: string; provenance: { source: string; evidence_sha256: string } }[][], sources: Map<string, Source>) {
+function provenanceOf(
+  models: ModelEntry[],
+  recordSets: { model: string; provenance: { source: string; evidence_sha256: string } }[][],
+  sources: Map<string, Source>,
+) {
   const hashes = new Map<string, Map<string, string[]>>(); // model -> source -> evidence
   const add = (model: string, p: { source: string; evidence_sha256: string }) => {
     let bySource = hashes.get(model);
@@ -82,11 +113,21 @@ function provenanceOf(models: ModelEntry[], recordSets: { model: string; provena
   for (const set of recordSets) for (const r of set) if (visible.has(r.model)) add(r.model, r.provenance);
   const out = new Map<string, PublicProvenanceEntry[]>();
   for (const [model, bySource] of hashes) {
-    out.set(model, [...bySource.keys()].sort().map((id) => {
-      const s = sources.get(id)!;
-      const ev = bySource.get(id)!.sort();
-      return { id, name: s.name, url: s.url, license: s.license, records: ev.length, evidence_digest: createHash('sha256').update(ev.join('\n')).digest('hex') };
-    }));
+    out.set(
+      model,
+      [...bySource.keys()].sort().map((id) => {
+        const s = sources.get(id)!;
+        const ev = bySource.get(id)!.sort();
+        return {
+          id,
+          name: s.name,
+          url: s.url,
+          license: s.license,
+          records: ev.length,
+          evidence_digest: createHash('sha256').update(ev.join('\n')).digest('hex'),
+        };
+      }),
+    );
   }
   return out;
 }

@@ -5,5 +5,5 @@ export function round(x: number, digits: number): number {
   // From 2^53 on, the scaled value is a whole number: nothing to round. Beyond about 1.8e308 it is Infinity, and a
   // finite input would be published as null (validation bounds the inputs; this is the second line of defence).
   if (scaled >= 2 ** 53) return x;
-  return Math.sign(x) * Math.round(scaled) / f;
+  return (Math.sign(x) * Math.round(scaled)) / f;
 }

@@ -13,11 +13,21 @@ export function orderSlugs(view: LaneView, sort: Sort, displayName: (slug: strin
   const ms = view.models;
   switch (sort) {
     case 'popular':
-      return [...ms].sort((a, b) => b.served_by.length - a.served_by.length || desc(a.release_date, b.release_date) || bySlug(a.slug, b.slug)).map((m) => m.slug);
+      return [...ms]
+        .sort(
+          (a, b) =>
+            b.served_by.length - a.served_by.length || desc(a.release_date, b.release_date) || bySlug(a.slug, b.slug),
+        )
+        .map((m) => m.slug);
     case 'newest':
       return [...ms].sort((a, b) => desc(a.release_date, b.release_date) || bySlug(a.slug, b.slug)).map((m) => m.slug);
     case 'recent':
-      return [...ms].sort((a, b) => desc(view.lastActivity.get(a.slug) ?? '', view.lastActivity.get(b.slug) ?? '') || bySlug(a.slug, b.slug)).map((m) => m.slug);
+      return [...ms]
+        .sort(
+          (a, b) =>
+            desc(view.lastActivity.get(a.slug) ?? '', view.lastActivity.get(b.slug) ?? '') || bySlug(a.slug, b.slug),
+        )
+        .map((m) => m.slug);
     case 'alphabetical': {
       const key = new Map(ms.map((m) => [m.slug, displayName(m.slug).toLowerCase()]));
       return ms.map((m) => m.slug).sort((a, b) => bySlug(key.get(a)!, key.get(b)!) || bySlug(a, b));

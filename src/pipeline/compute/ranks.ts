@@ -11,13 +11,23 @@ export interface BoardRow {
   stderr: number | null;
   confidence: number;
 }
-export interface Leaderboard { metric: Metric; rows: BoardRow[] }
+export interface Leaderboard {
+  metric: Metric;
+  rows: BoardRow[];
+}
 /** A model's place on one leaderboard. */
-export interface Placement { board: Leaderboard; index: number }
+export interface Placement {
+  board: Leaderboard;
+  index: number;
+}
 
 export const NEARBY_RADIUS = 2;
 
-export function buildLeaderboards(results: readonly BenchmarkResult[], metrics: readonly Metric[], visible: ReadonlySet<string>) {
+export function buildLeaderboards(
+  results: readonly BenchmarkResult[],
+  metrics: readonly Metric[],
+  visible: ReadonlySet<string>,
+) {
   const byKey = new Map(metrics.map((m) => [m.key, m]));
   const chosen = new Map<string, Map<string, BenchmarkResult>>(); // metric -> model -> result
   for (const r of results) {
@@ -36,9 +46,18 @@ export function buildLeaderboards(results: readonly BenchmarkResult[], metrics: 
     if (!perModel) continue;
     const dir = metric.higher_is_better ? -1 : 1;
     const rows: BoardRow[] = [...perModel.values()]
-      .map((r) => ({ slug: r.model, value: r.value, rank: 0, eval_date: r.eval_date, stderr: r.stderr, confidence: r.confidence }))
+      .map((r) => ({
+        slug: r.model,
+        value: r.value,
+        rank: 0,
+        eval_date: r.eval_date,
+        stderr: r.stderr,
+        confidence: r.confidence,
+      }))
       .sort((a, b) => dir * (a.value - b.value) || (a.slug < b.slug ? -1 : 1));
-    rows.forEach((row, i) => { row.rank = i > 0 && rows[i - 1]!.value === row.value ? rows[i - 1]!.rank : i + 1; });
+    rows.forEach((row, i) => {
+      row.rank = i > 0 && rows[i - 1]!.value === row.value ? rows[i - 1]!.rank : i + 1;
+    });
     const board = { metric, rows };
     boards.set(metric.key, board);
     rows.forEach((row, index) => {

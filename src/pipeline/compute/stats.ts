@@ -10,7 +10,12 @@ export interface SpeedStats {
   last_test_at: string | null;
 }
 
-export const NO_TESTS: SpeedStats = { total_tests: 0, average_tokens_per_second: null, average_first_token_latency: null, last_test_at: null };
+export const NO_TESTS: SpeedStats = {
+  total_tests: 0,
+  average_tokens_per_second: null,
+  average_first_token_latency: null,
+  last_test_at: null,
+};
 
 /** Runs grouped by model; the input order is the file order, so sums are deterministic. */
 export function speedStats(runs: readonly SpeedRun[]): Map<string, SpeedStats> {
@@ -26,7 +31,12 @@ export function speedStats(runs: readonly SpeedRun[]): Map<string, SpeedStats> {
   }
   const out = new Map<string, SpeedStats>();
   for (const [model, a] of acc) {
-    out.set(model, { total_tests: a.n, average_tokens_per_second: round(a.tps / a.n, 3), average_first_token_latency: round(a.ttft / a.n, 3), last_test_at: a.last });
+    out.set(model, {
+      total_tests: a.n,
+      average_tokens_per_second: round(a.tps / a.n, 3),
+      average_first_token_latency: round(a.ttft / a.n, 3),
+      last_test_at: a.last,
+    });
   }
   return out;
 }
