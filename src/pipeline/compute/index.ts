@@ -9,15 +9,9 @@ import { parseCapabilities, type ParsedCapabilities } from './capabilities.js';
 import { priceSummaries, type PriceSummary } from './prices.js';
 import { buildLeaderboards, type Leaderboard, type Placement } from './ranks.js';
 import { speedStats, type SpeedStats } from './stats.js';
+import type { PublicProvenanceSource } from '../../schema/api.js';
 
-export interface PublicProvenanceEntry {
-  id: string;
-  name: string;
-  url: string;
-  license: string;
-  records: number;
-  evidence_digest: string;
-}
+export type PublicProvenanceEntry = PublicProvenanceSource;
 
 export interface LaneView {
   lane: QueryLane;

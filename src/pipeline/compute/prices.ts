@@ -3,15 +3,10 @@
 import type { PriceObservation } from '../../schema/source.js';
 import { toInstant } from '../validate.js';
 import { round } from './numbers.js';
+import type { PricingDetail } from '../../schema/api.js';
 
-export interface PriceSummary {
-  input_price_per_million: number;
-  output_price_per_million: number;
-  blended_price_per_million: number;
-  updated_at: string;
-  observations: number;
-  sources: string[];
-}
+/** The published pricing object (src/schema/api.ts) but for the constants the renderer adds. */
+export type PriceSummary = Omit<PricingDetail, 'currency' | 'blended_weighting'>;
 
 export const blended = (input: number, output: number): number => (3 * input + output) / 4;
 

@@ -2,13 +2,10 @@
 import type { SpeedRun } from '../../schema/source.js';
 import { round } from './numbers.js';
 import { toInstant } from '../validate.js';
+import type { Stats } from '../../schema/api.js';
 
-export interface SpeedStats {
-  total_tests: number;
-  average_tokens_per_second: number | null;
-  average_first_token_latency: number | null;
-  last_test_at: string | null;
-}
+/** The published stats object (src/schema/api.ts). */
+export type SpeedStats = Stats;
 
 export const NO_TESTS: SpeedStats = {
   total_tests: 0,
