@@ -5,8 +5,8 @@
 // Source records are described as authored (`io: 'input'`: fields with a default are optional); published files
 // as written (`io: 'output'`): API responses from schema/api.ts, the release's own files from publication/files.ts.
 import { z } from 'zod';
-import { ChangeList, ListArtifact, Manifest, PublicationMeta } from '../publication/files.js';
-import { DetailResponse, ListResponse, Problem } from './api.js';
+import { ChangeList, ListArtifact, Manifest, PublicationMeta } from './publication/files.js';
+import { DetailResponse, ListResponse, Problem } from './schema/api.js';
 import {
   BenchmarkResult,
   MetricsFile,
@@ -16,7 +16,7 @@ import {
   SiteFile,
   SourcesFile,
   SpeedRun,
-} from './source.js';
+} from './schema/source.js';
 
 interface Entry {
   schema: z.ZodType;
