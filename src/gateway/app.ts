@@ -10,14 +10,13 @@ import {
   API_PREFIX,
   MAX_SLUG_LENGTH,
   parseRequest,
-  type ApiRequest,
   type InvalidParam,
   type ParseResult,
 } from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
-import { CACHE_CONTROL, CORS_HEADERS, type FileInfo, type Publication } from './publication.js';
+import { CACHE_CONTROL, CORS_HEADERS, type ComposedFile, type FileInfo, type Publication } from './publication.js';
 import type { Admission } from './quota.js';
 import { SendBuffers } from './send-buffers.js';
 import { parseHttpDate } from './validators.js';
@@ -143,8 +142,8 @@ type Answered = number | Promise<number>;
  * store, a body from the disk). The common request never waits and stays synchronous from its first byte to
  * res.end(): that is most of the gateway's speed, so the steps take their inputs through here.
  */
-function next<T>(value: T | Promise<T>, then: (v: T) => Answered): Answered {
-  return value instanceof Promise ? value.then(then) : then(value);
+function next<T>(value: T | Promise<T>, x: Exchange, step: (x: Exchange, v: T) => Answered): Answered {
+  return value instanceof Promise ? value.then((v) => step(x, v)) : step(x, value);
 }
 
 /** One request in flight: what its log line needs besides the request itself. */
@@ -154,9 +153,14 @@ interface Exchange {
   route: Route;
   keyPrint: string | undefined;
   started: number;
+  /** What the steps found so far: they take it from here, so that the common path allocates no closures. */
+  key: string;
+  result: ParseResult | null;
   /** Once admitted: whose unit it spent, and the admission (a request that then fails gets its unit back). */
   keyId: string | undefined;
   admission: Admission | undefined;
+  pub: Publication | null;
+  file: FileInfo | null;
 }
 
 export function createHandler(d: GatewayDeps) {
@@ -170,8 +174,12 @@ export function createHandler(d: GatewayDeps) {
       route: 'other',
       keyPrint: undefined,
       started: d.log ? performance.now() : 0,
+      key: '',
+      result: null,
       keyId: undefined,
       admission: undefined,
+      pub: null,
+      file: null,
     };
     let status: Answered;
     try {
@@ -220,41 +228,51 @@ export function createHandler(d: GatewayDeps) {
 
     const key = req.headers['x-api-key'];
     if (typeof key !== 'string' || key === '') return problem(res, req, 'missing_api_key');
-    const result = parsed.result;
-    return next(key.length <= 256 ? d.keys.lookup(key) : null, (owner) => {
-      // A key's id is `k_` + its fingerprint: no second hash on the common path.
-      if (d.log) x.keyPrint = owner ? owner.id.slice(2) : d.fingerprint(key);
-      if (!owner) return problem(res, req, 'invalid_api_key');
-      if (!result.ok)
-        return problem(res, req, 'invalid_parameter', [], result.status === 400 ? { invalid: result.invalid } : {});
-      return next(d.quota.admit(owner.id), (a) => admitted(x, owner.id, a, result.request));
-    });
+    x.key = key;
+    x.result = parsed.result;
+    return next(key.length <= 256 ? d.keys.lookup(key) : null, x, withOwner);
   }
 
-  function admitted(x: Exchange, keyId: string, a: Admission, request: ApiRequest): Answered {
+  function withOwner(x: Exchange, owner: KeyRecordLike | null): Answered {
+    const { req, res, result } = x;
+    // A key's id is `k_` + its fingerprint: no second hash on the common path.
+    if (d.log) x.keyPrint = owner ? owner.id.slice(2) : d.fingerprint(x.key);
+    if (!owner) return problem(res, req, 'invalid_api_key');
+    if (!result!.ok)
+      return problem(res, req, 'invalid_parameter', [], result!.status === 400 ? { invalid: result!.invalid } : {});
+    x.keyId = owner.id;
+    return next(d.quota.admit(owner.id), x, admitted);
+  }
+
+  function admitted(x: Exchange, a: Admission): Answered {
     const { req, res } = x;
     if (!a.ok) return problem(res, req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
-    x.keyId = keyId;
     x.admission = a;
-    const pub = d.publication();
-    const file = pub.prebuilt(request);
+    const request = (x.result as Extract<ParseResult, { ok: true }>).request;
+    const pub = (x.pub = d.publication());
+    const file = (x.file = pub.prebuilt(request));
     if (file === null) {
       if (request.kind === 'detail')
         return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
-      const made = composedCached(pub, request) ?? composeList(pub, request);
-      return next(made, (f) => respond(req, res, pub, f, f.body, a));
+      return next(composedCached(pub, request) ?? composeList(pub, request), x, withComposed);
     }
-    return next(pub.cachedBody(file) ?? pub.body(file), (body) => respond(req, res, pub, file, body, a));
+    return next(pub.cachedBody(file) ?? pub.body(file), x, withBody);
   }
 
-  function respond(
-    req: IncomingMessage,
-    res: ServerResponse,
-    pub: Publication,
-    f: FileInfo,
-    body: Buffer | readonly Buffer[],
-    a: Admission,
-  ): number {
+  function withComposed(x: Exchange, f: ComposedFile): number {
+    x.file = f;
+    return respond(x, f.body);
+  }
+
+  function withBody(x: Exchange, body: Buffer): number {
+    return respond(x, body);
+  }
+
+  function respond(x: Exchange, body: Buffer | readonly Buffer[]): number {
+    const { req, res } = x;
+    const pub = x.pub!;
+    const f = x.file!;
+    const a = x.admission!;
     if (notModified(req, f)) {
       res.writeHead(304, responseHeaders(pub, f, a, null));
       res.end();
