@@ -6,13 +6,7 @@
 // synchronously from the first byte to res.end(): each step returns its answer, or a promise only when it must wait
 // (a store lookup, a lease refill, a disk or origin read), and the next step runs when it is known.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  API_PREFIX,
-  MAX_SLUG_LENGTH,
-  parseRequest,
-  type InvalidParam,
-  type ParseResult,
-} from '../routes.js';
+import { API_PREFIX, MAX_SLUG_LENGTH, parseRequest, type InvalidParam, type ParseResult } from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';

@@ -1,20 +1,7 @@
 // Stage 6: the output folder (publication/folder.ts) claimed and locked, the previous release read back, and the
 // atomic switch: `current` is replaced by rename(2), so readers see the old release or the new one, never a mix. A
 // killed build leaves its staging folder behind, removed by the next build.
-import {
-  link,
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  readlink,
-  realpath,
-  rename,
-  rm,
-  stat,
-  symlink,
-  writeFile,
-} from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
