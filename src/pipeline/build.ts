@@ -5,7 +5,7 @@ import path from 'node:path';
 import { QUERY_LANES, RevisionId, SORTS, type ChangeList, type Include, type Manifest } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import { DEFAULT_PAGE_SIZE, INCLUDE_SUBSETS, detailFile, listFile } from '../routes.js';
-import { compute, type Computed } from './compute/index.js';
+import { compute, type Computed, type LeftOut } from './compute/index.js';
 import { loadTree } from './load.js';
 import { createProgress, type Progress } from './progress.js';
 import {
@@ -66,6 +66,9 @@ export interface BuildResult {
   stats: WriteStats;
   changes: ChangeList;
   seconds: number;
+  /** Valid data that entered no published number, and implausible values: the build command reports both. */
+  leftOut: LeftOut;
+  warnings: SourceData['warnings'];
 }
 
 /** Checked before --out is touched: a build refused for it leaves nothing behind, not even a new folder's marker. */
@@ -214,6 +217,8 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       stats,
       changes,
       seconds: (performance.now() - t0) / 1000,
+      leftOut: computed.leftOut,
+      warnings: data.warnings,
     };
   } finally {
     if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});
