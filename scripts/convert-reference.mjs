@@ -127,7 +127,7 @@ function cleanName(name, developer, slug) {
     const [, prefix, rest] = m;
     const dev = folded(developer);
     const pre = folded(prefix);
-    if (pre && (dev.includes(pre) || pre.includes(dev))) {
+    if (pre && dev && (dev.includes(pre) || pre.includes(dev))) {
       const keepWord = slug.startsWith(`${slugify(prefix)}-`) && !slugify(rest).startsWith(slugify(prefix));
       clean = keepWord ? `${prefix} ${rest}` : rest;
     }

@@ -438,7 +438,7 @@ function nameWarnings(m: ModelEntry): Omit<SourceIssue, 'line'>[] {
     out.push({ ...at, message: `${JSON.stringify(m.name)} has leading, trailing or repeated spaces` });
   const prefix = /^([^:]{1,40}):\s/.exec(m.name)?.[1];
   const dev = folded(m.developer);
-  if (prefix && folded(prefix) && (dev.includes(folded(prefix)) || folded(prefix).includes(dev)))
+  if (prefix && dev && folded(prefix) && (dev.includes(folded(prefix)) || folded(prefix).includes(dev)))
     out.push({
       ...at,
       message: `${JSON.stringify(m.name)} starts with its developer ("${prefix}: "): lists sort it under the developer; the developer has a field of its own`,
