@@ -11,7 +11,7 @@ import { changeList, writeBodies, writeReleaseFiles, type WriteStats } from '../
 import { RevisionId } from '../schema/api.js';
 import { DEFAULT_PAGE_SIZE } from '../routes.js';
 import { bodies, countBodies, LANE_VARIANTS } from './bodies.js';
-import { compute } from './compute/index.js';
+import { compute, type LeftOut } from './compute/index.js';
 import { loadTree } from './load.js';
 import { createProgress, type Progress } from './progress.js';
 import {
@@ -52,6 +52,9 @@ export interface BuildResult {
   stats: WriteStats;
   changes: ChangeList;
   seconds: number;
+  /** Valid data that entered no published number, and implausible values: the build command reports both. */
+  leftOut: LeftOut;
+  warnings: SourceData['warnings'];
 }
 
 /** The revision a build of `data` publishes unless --revision names one: the same data, schema and tool, the same id. */
@@ -132,6 +135,8 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       stats,
       changes,
       seconds: (performance.now() - t0) / 1000,
+      leftOut: computed.leftOut,
+      warnings: data.warnings,
     };
   } finally {
     if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});

@@ -123,6 +123,7 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
         unit: e.unit,
         rank: e.rank,
         ranked_count: e.ranked_count,
+        variant: e.variant,
       });
       groups.set(p.board.metric.benchmark, g);
     }
@@ -186,6 +187,7 @@ function benchmarkEntry(p: Placement, nameOf: (slug: string) => string): Benchma
     higher_is_better: metric.higher_is_better,
     is_aggregate: metric.aggregate,
     eval_date: date,
+    variant: row.variant,
     stderr: row.stderr,
     confidence: row.confidence,
     updated_at: date,

@@ -35,10 +35,11 @@ export const Attribution = z.strictObject({
 });
 
 export const Stats = z.strictObject({
+  /** Every test run of the model in the lane, those whose source could not measure their speed included. */
   total_tests: z.number().int().min(0),
-  /** null when total_tests is 0: no measurement, not a measured zero. */
+  /** Median over the runs whose speed was measured; null when there is none: no measurement, not a measured zero. */
   average_tokens_per_second: z.number().nullable(),
-  /** milliseconds */
+  /** Median over the test runs, in milliseconds; null when total_tests is 0. */
   average_first_token_latency: z.number().nullable(),
   last_test_at: Instant.nullable(),
 });
@@ -62,6 +63,8 @@ export const BenchmarkEntry = z.strictObject({
   higher_is_better: z.boolean(),
   is_aggregate: z.boolean(),
   eval_date: Instant,
+  /** The run the value comes from, as its source sets it apart ("reasoning effort high, diff edit format"); null when the source reports a single run. */
+  variant: z.string().nullable(),
   stderr: z.number().nullable(),
   confidence: z.number(),
   updated_at: Instant,
@@ -80,6 +83,7 @@ export const BenchmarkGroup = z.strictObject({
       unit: z.string(),
       rank: z.number().int(),
       ranked_count: z.number().int(),
+      variant: z.string().nullable(),
     }),
   ),
 });
