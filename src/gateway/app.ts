@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   API_PREFIX,
+  CHANGES_PATH,
   fileFor,
   MAX_SLUG_LENGTH,
   parseRequest,
@@ -55,7 +56,7 @@ const PREFLIGHT_HEADERS = [
 ];
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** What a 404 tells the developer: which of path, slug form or lane was wrong (one `not_found` code for all). */
-const NO_PATH = 'No such path: this API answers /api/v1/models and /api/v1/models/{slug}.';
+const NO_PATH = 'No such path: this API answers /api/v1/models, /api/v1/models/{slug} and /api/v1/changes.';
 const NOT_A_SLUG = `No model has this slug: slugs are lower-case letters, digits and single hyphens, at most ${MAX_SLUG_LENGTH} characters, as in the slug field of a list item (gpt-4o).`;
 const notInLane = (lane: QueryLane): string =>
   lane === 'all'
@@ -93,7 +94,7 @@ export interface GatewayDeps {
   onUnavailable?(): void;
 }
 
-type Route = 'preflight' | 'list' | 'detail' | 'other';
+type Route = 'preflight' | 'list' | 'detail' | 'changes' | 'other';
 interface ParsedUrl {
   route: Route;
   result: ParseResult | 'bad_request';
@@ -143,11 +144,15 @@ function parseUrl(rawUrl: string): ParsedUrl {
       ? 'list'
       : url.pathname.startsWith(`${API_PREFIX}/`)
         ? 'detail'
-        : 'other';
+        : url.pathname === CHANGES_PATH
+          ? 'changes'
+          : 'other';
   // A slug that is not canonical (/api/v1/models/GPT-4o) still passes the preflight: a page then reads the GET's 404
   // problem body, not a CORS network error.
   const preflight =
-    route === 'list' || (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
+    route === 'list' ||
+    route === 'changes' ||
+    (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
   return { route, result, preflight, pub: null, info: null, body: undefined };
 }
 
@@ -273,6 +278,7 @@ export function createHandler(d: GatewayDeps) {
     if (info === null) {
       if (request.kind === 'detail')
         return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
+      if (request.kind === 'changes') return problem(res, req, 'resync_required', rateHeaders(a));
       const made = composedCached(pub, request);
       if (made) return heads.send(req, res, pub, made, made.body, a);
       return composeList(pub, request).then((f) => heads.send(req, res, pub, f, f.body, a));

@@ -2,9 +2,18 @@
 import { createHash } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { QUERY_LANES, RevisionId, SORTS, type ChangeList, type Include, type Manifest } from '../schema/api.js';
+import {
+  QUERY_LANES,
+  RevisionId,
+  SORTS,
+  type ChangeList,
+  type Include,
+  type Manifest,
+  type SemanticDiff,
+} from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import { DEFAULT_PAGE_SIZE, INCLUDE_SUBSETS, detailFile, listFile } from '../routes.js';
+import { semanticStep } from './changes.js';
 import { compute, type Computed } from './compute/index.js';
 import { loadTree } from './load.js';
 import { createProgress, type Progress } from './progress.js';
@@ -66,6 +75,8 @@ export interface BuildResult {
   stats: WriteStats;
   changes: ChangeList;
   seconds: number;
+  /** The semantic changes against the live release (pipeline/changes.ts); `unchanged`: nothing was published. */
+  semantic: { summary: string; diff: SemanticDiff | null; unchanged: boolean };
 }
 
 /** Checked before --out is touched: a build refused for it leaves nothing behind, not even a new folder's marker. */
@@ -155,6 +166,19 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     const revision = o.revision ?? dataRevision(data);
     const times = publicationTimes(o.publishedAt, data.latestInstant, previous, revision);
     const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
+    // What changed for a reader, against the live snapshot; the live release itself again publishes nothing.
+    const semantic = await semanticStep(computed, previous, {
+      revision,
+      dataRevision: dataRevision(data),
+      pageSizes,
+      forcedPublishedAt: o.publishedAt,
+      newRevisionAt: times.changedAt,
+      startedAt: t0,
+    });
+    if (semantic.unchanged) {
+      progress.end();
+      return semantic.unchanged;
+    }
     const totals: Record<string, number> = {};
     for (const lane of QUERY_LANES)
       for (const disp of ['public', 'display']) totals[`${lane}.${disp}`] = computed.lanes[lane].models.length;
@@ -163,7 +187,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     await rm(staging, { recursive: true, force: true });
     const total = countBodies(computed, pageSizes);
     progress.phase('render + write', total);
-    const { entries, stats } = await writeBodies(bodies(computed, pageSizes), {
+    const { entries, stats } = await writeBodies(semantic.withBodies(bodies(computed, pageSizes)), {
       stagingDir: staging,
       revision,
       changedAt: times.changedAt,
@@ -214,6 +238,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       stats,
       changes,
       seconds: (performance.now() - t0) / 1000,
+      semantic: { summary: semantic.summary, diff: semantic.diff, unchanged: false },
     };
   } finally {
     if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});

@@ -10,8 +10,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typ
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 /** A value with its object keys in canonical order: a change reads the same whichever snapshot it came from. */
-const canonical = (v: unknown): FieldChange['old'] =>
-  v !== null && typeof v === 'object' ? JSON.parse(canonicalJson(v)) : (v as FieldChange['old']);
+const canonical = (v: unknown): unknown => (v !== null && typeof v === 'object' ? JSON.parse(canonicalJson(v)) : v);
 
 /** Every leaf that differs between a and b (undefined: absent), objects walked key by key, arrays compared whole. */
 function leafChanges(a: unknown, b: unknown, path: string, out: FieldChange[]): void {

@@ -253,8 +253,8 @@ export type PublicationMeta = z.infer<typeof PublicationMeta>;
 
 // ---- semantic changes: what changed between two publications, per model and field (pipeline/diff.ts) ------------
 
-/** Any JSON value: a field's value before or after a change. */
-const JsonValue = z.json();
+/** A field's value before or after a change: any JSON value (a `{}` schema, which needs no $defs). */
+const JsonValue = z.unknown();
 /**
  * One changed field. `path` is dotted (`description.en`, `benchmarks.<metric_key>.rank`: a metric key is everything
  * between the first and the last dot). `old` is missing when the field did not exist before (a first price, a new

@@ -12,6 +12,7 @@ import {
   Capabilities,
   CategoryPerformance,
   ChangeList,
+  ChangesResponse,
   DetailResponse,
   ListItem,
   ListResponse,
@@ -34,6 +35,7 @@ import {
   SourcesFile,
   SpeedRun,
 } from './source.js';
+import { Snapshot } from './snapshot.js';
 
 const perLocale = <T extends z.ZodType>(t: T) =>
   z.strictObject(Object.fromEntries(LOCALES.map((l) => [l, t])) as Record<(typeof LOCALES)[number], T>);
@@ -120,6 +122,17 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
     schema: ListArtifact,
     io: 'output',
     description: 'artifacts/<lane>.<public|display>.json of a release',
+  },
+  ChangesResponse: {
+    schema: ChangesResponse,
+    io: 'output',
+    description:
+      'GET /api/v1/changes[?since=REVISION]: api/v1/changes/index.json and api/v1/changes/since/<revision>.json',
+  },
+  Snapshot: {
+    schema: Snapshot,
+    io: 'output',
+    description: 'artifacts/snapshot.json of a release: the semantic snapshot a later diff compares against',
   },
 };
 
