@@ -378,11 +378,24 @@ describe('the feed over many publications', () => {
         models: [model('solo', 1, { context_window_tokens: 1000 + n })],
       });
       const revisions: string[] = [];
+      // The progress total counts the feed's bodies too (a bar drawn past its end would throw on a terminal).
+      const totals = new Map<string, number>();
+      let phase = '';
+      let done = 0;
+      const progress = {
+        phase: (name: string, total = 0) => void totals.set((phase = name), total),
+        tick: (n: number) => void (phase === 'render + write' && (done = n)),
+        end: () => {},
+      };
+      let last: BuildResult | undefined;
       for (let n = 0; n <= FEED_LENGTH + 1; n++) {
         await rm(dataDir, { recursive: true, force: true });
         await writeFixture(dataDir, one(n));
-        revisions.push((await build({ dataDir, outDir })).revision);
+        last = await build({ dataDir, outDir, progress });
+        revisions.push(last.revision);
       }
+      expect(done).toBe(last!.files);
+      expect(totals.get('render + write')).toBe(last!.files);
       const release = path.resolve(outDir, await readlink(path.join(outDir, 'current')));
       const index = JSON.parse(await readFile(path.join(release, 'api/v1/changes/index.json'), 'utf8'));
       expect(index.data.publications).toHaveLength(FEED_LENGTH);
@@ -449,12 +462,20 @@ describe('modelpub diff and build on the command line', () => {
   });
 
   it('exits 2 on any error, options the parser rejects included', async () => {
+    // a release of a modelpub without snapshots: nothing to compare with
+    const legacy = path.join(tmp, 'legacy');
+    await cp(path.resolve(out, await readlink(path.join(out, 'current'))), legacy, { recursive: true });
+    await rm(path.join(legacy, 'artifacts/snapshot.json'));
     const cases: [string[], RegExp][] = [
       [['diff', '--data', same, '--against', out, '--bogus'], /error: unknown option '--bogus'/],
       [['diff', '--data', same], /error: required option '--against <dir\|url>' not specified/],
       [['diff', '--data', same, '--against', path.join(tmp, 'nowhere')], /holds no publication/],
       [['diff', '--data', path.join(tmp, 'no-data'), '--against', out], /^modelpub: /],
       [['diff', '--data', same, '--against', 'https://static.example/p'], /not supported yet/],
+      [
+        ['diff', '--data', same, '--against', legacy],
+        /has no artifacts\/snapshot\.json: it was built by a modelpub without/,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = await runCli(args);

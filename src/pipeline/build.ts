@@ -185,7 +185,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
 
     staging = stagingDirFor(o.outDir, revision);
     await rm(staging, { recursive: true, force: true });
-    const total = countBodies(computed, pageSizes);
+    const total = countBodies(computed, pageSizes) + semantic.bodyCount;
     progress.phase('render + write', total);
     const { entries, stats } = await writeBodies(semantic.withBodies(bodies(computed, pageSizes)), {
       stagingDir: staging,

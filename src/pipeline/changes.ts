@@ -40,6 +40,8 @@ export interface SemanticStep {
   unchanged: BuildResult | null;
   /** The publication's bodies, then this release's snapshot and changes bodies. */
   withBodies(bodies: Iterable<PendingBody>): Generator<PendingBody>;
+  /** How many bodies withBodies adds (for the build's progress total). */
+  bodyCount: number;
 }
 
 export interface SemanticOptions {
@@ -69,6 +71,7 @@ export async function semanticStep(c: Computed, previous: Previous | null, o: Se
       diff: { models: [], catalog: [] },
       unchanged: unchangedResult(previous, o.startedAt),
       withBodies: (b) => passThrough(b),
+      bodyCount: 0,
     };
   }
   const diff = before ? diffSnapshots(contentOf(before), snapshot) : null;
@@ -95,14 +98,17 @@ export async function semanticStep(c: Computed, previous: Previous | null, o: Se
     oldest = live.feed.data.oldest;
   }
   const site = c.data.site;
-  const feed = feedBodies(o.revision, oldest, publications, {
-    head: `{"schemaVersion":${JSON.stringify(site.schema_version)},"publicationRevision":`,
-    envelope: `,"tier":"${TIER}","attribution":${JSON.stringify(attributionOf(site))}`,
-  });
+  const feed = [
+    ...feedBodies(o.revision, oldest, publications, {
+      head: `{"schemaVersion":${JSON.stringify(site.schema_version)},"publicationRevision":`,
+      envelope: `,"tier":"${TIER}","attribution":${JSON.stringify(attributionOf(site))}`,
+    }),
+  ];
   return {
     summary,
     diff,
     unchanged: null,
+    bodyCount: 1 + feed.length,
     *withBodies(bodies) {
       yield* bodies;
       yield snapshotBody(snapshot);
