@@ -1,7 +1,8 @@
 // The only place that turns errors into messages and exit codes.
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { ValidationError, UsageError } from './errors.js';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { CommandFailed, ValidationError, UsageError } from './errors.js';
 import { buildCommand } from './commands/build.js';
+import { diffCommand } from './commands/diff.js';
 import { validateCommand } from './commands/validate.js';
 import { DEFAULT_STORE, serveCommand } from './commands/serve.js';
 import { devCommand } from './commands/dev.js';
@@ -60,6 +61,26 @@ export function program(): Command {
     .option('--page-sizes <list>', 'extra list page sizes to prebuild, e.g. 7,100', intList)
     .option('--quiet', 'no progress output')
     .action((o) => buildCommand(o));
+  p.command('diff')
+    .description(
+      'what a build of --data would change for readers of the publication at --against (exit 0: nothing, 1: changes, 2: error)',
+    )
+    .option('--data <dir>', 'source data folder', 'data')
+    .requiredOption(
+      '--against <dir|url>',
+      "a build's --out (its live release), a release folder, or a file:// URL of one",
+    )
+    .option('--json', 'print the changes as JSON')
+    // diff(1)'s exit codes: 1 means "changes", so every error is 2, those of the option parser too (1 elsewhere).
+    .exitOverride((e) => {
+      throw e.exitCode === 0 ? e : new CommandFailed(e, 2);
+    })
+    .action(async (o) => {
+      const changed = await diffCommand(o).catch((e: unknown) => {
+        throw new CommandFailed(e, 2);
+      });
+      process.exitCode = changed ? 1 : 0;
+    });
   p.command('validate')
     .description('check data/ and report every problem, and warnings about implausible values; publishes nothing')
     .option('--data <dir>', 'source data folder', 'data')
@@ -127,21 +148,30 @@ export function program(): Command {
 export async function main(argv: string[]): Promise<void> {
   try {
     await program().parseAsync(argv);
-  } catch (e) {
-    if (e instanceof ValidationError || e instanceof UsageError) {
-      console.error(process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
-      process.exitCode = e instanceof ValidationError ? 1 : 2;
-    } else {
-      // Errors of the machine or the store (a port in use, a file missing, Redis away) carry a message that names
-      // what failed; a stack would only bury it. Programming errors keep theirs, and MODELPUB_DEBUG=1 shows all.
-      const bug =
-        !(e instanceof Error) ||
-        e instanceof TypeError ||
-        e instanceof ReferenceError ||
-        e instanceof RangeError ||
-        e instanceof SyntaxError;
-      console.error(bug || process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
-      process.exitCode = 1;
-    }
+  } catch (caught) {
+    // A command whose errors all exit with one code (diff) wraps them; the message is the wrapped error's.
+    const e = caught instanceof CommandFailed ? caught.failure : caught;
+    // commander has printed its own message (an option it rejected, or the help) before throwing.
+    if (e instanceof CommanderError) process.exitCode = e.exitCode;
+    else reportError(e);
+    if (caught instanceof CommandFailed) process.exitCode = caught.exitCode;
+  }
+}
+
+function reportError(e: unknown): void {
+  if (e instanceof ValidationError || e instanceof UsageError) {
+    console.error(process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
+    process.exitCode = e instanceof ValidationError ? 1 : 2;
+  } else {
+    // Errors of the machine or the store (a port in use, a file missing, Redis away) carry a message that names
+    // what failed; a stack would only bury it. Programming errors keep theirs, and MODELPUB_DEBUG=1 shows all.
+    const bug =
+      !(e instanceof Error) ||
+      e instanceof TypeError ||
+      e instanceof ReferenceError ||
+      e instanceof RangeError ||
+      e instanceof SyntaxError;
+    console.error(bug || process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
+    process.exitCode = 1;
   }
 }

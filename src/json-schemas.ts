@@ -6,7 +6,7 @@
 // as written (`io: 'output'`): API responses from schema/api.ts, the release's own files from publication/files.ts.
 import { z } from 'zod';
 import { ChangeList, ListArtifact, Manifest, PublicationMeta } from './publication/files.js';
-import { DetailResponse, ListResponse, Problem } from './schema/api.js';
+import { ChangesResponse, DetailResponse, ListResponse, Problem } from './schema/api.js';
 import {
   BenchmarkResult,
   MetricsFile,
@@ -17,6 +17,7 @@ import {
   SourcesFile,
   SpeedRun,
 } from './schema/source.js';
+import { Snapshot } from './schema/snapshot.js';
 
 interface Entry {
   schema: z.ZodType;
@@ -58,6 +59,17 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
     schema: ListArtifact,
     io: 'output',
     description: 'artifacts/<lane>.<public|display>.json of a release',
+  },
+  ChangesResponse: {
+    schema: ChangesResponse,
+    io: 'output',
+    description:
+      'GET /api/v1/changes[?since=REVISION]: api/v1/changes/index.json and api/v1/changes/since/<revision>.json',
+  },
+  Snapshot: {
+    schema: Snapshot,
+    io: 'output',
+    description: 'artifacts/snapshot.json of a release: the semantic snapshot a later diff compares against',
   },
 };
 

@@ -1,10 +1,11 @@
 // Requests: a URL is canonicalized (validated, defaults filled, includes sorted), then mapped to the prebuilt file
 // that answers it (publication/layout.ts), or to none when the answer is composed.
-import { INCLUDES, QUERY_LANES, SORTS, type Include, type QueryLane, type Sort } from './schema/api.js';
+import { INCLUDES, QUERY_LANES, RevisionId, SORTS, type Include, type QueryLane, type Sort } from './schema/api.js';
 import { LOCALES, type Locale } from './schema/source.js';
-import { detailFile, listFile } from './publication/layout.js';
+import { changesFile, detailFile, listFile } from './publication/layout.js';
 
 export const API_PREFIX = '/api/v1/models';
+export const CHANGES_PATH = '/api/v1/changes';
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
 export const MAX_QUERY_LENGTH = 200;
@@ -29,7 +30,12 @@ export interface ListRequest extends Variant {
   pageSize: number;
   q: string | null;
 }
-export type ApiRequest = DetailRequest | ListRequest;
+/** The semantic changes of recent publications; `since`: only those after that revision. */
+export interface ChangesRequest {
+  kind: 'changes';
+  since: string | null;
+}
+export type ApiRequest = DetailRequest | ListRequest | ChangesRequest;
 
 export interface InvalidParam {
   name: string;
@@ -52,6 +58,7 @@ const DETAIL_PARAMS = new Set(['locale', 'include', 'lane', 'includeDisplayOnly'
  * it would silently hide a client bug.
  */
 export function parseRequest(pathname: string, params: URLSearchParams): ParseResult {
+  if (pathname === CHANGES_PATH) return parseChanges(params);
   let kind: 'list' | 'detail';
   let slug = '';
   if (pathname === API_PREFIX) kind = 'list';
@@ -109,6 +116,23 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
   }
   if (invalid.length) return { ok: false, status: 400, invalid };
   return { ok: true, request: { kind, locale, lane, displayOnly, include, sort, page, pageSize, q } };
+}
+
+function parseChanges(params: URLSearchParams): ParseResult {
+  const invalid: InvalidParam[] = [];
+  let since: string | null = null;
+  for (const [name, value] of params) {
+    // As for the two operations: unknown parameters are ignored; a repeated or bracketed `since` is refused.
+    if (/^since\[\d*\]$/.test(name)) invalid.push({ name, reason: `not a parameter; ${sendOnce('since')}` });
+    else if (name !== 'since') continue;
+    else if (since !== null) invalid.push({ name, reason: `given more than once; ${sendOnce(name, 'it')}` });
+    else if (!RevisionId.safeParse(value).success) {
+      invalid.push({ name, reason: 'must be a publication revision, as sent in the X-Publication-Revision header' });
+      since = '';
+    } else since = value;
+  }
+  if (invalid.length) return { ok: false, status: 400, invalid };
+  return { ok: true, request: { kind: 'changes', since } };
 }
 
 function pickEnum<T extends string>(
@@ -171,6 +195,7 @@ export function fileFor(
   prebuilt: { pageSizes: readonly number[]; pages: (r: ListRequest) => number },
 ): string | null {
   if (r.kind === 'detail') return detailFile(r);
+  if (r.kind === 'changes') return changesFile(r.since);
   if (r.q !== null || !prebuilt.pageSizes.includes(r.pageSize) || r.page > prebuilt.pages(r)) return null;
   return listFile(r);
 }

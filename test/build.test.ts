@@ -52,14 +52,20 @@ describe('published files', () => {
       'artifacts/all.public.json',
       'artifacts/provisional.display.json',
       'artifacts/provisional.public.json',
+      'artifacts/snapshot.json',
       'artifacts/verified.display.json',
       'artifacts/verified.public.json',
       'changes.json',
       'manifest.json',
       'publication.json',
     ]);
-    expect(files.size).toBe(1974 + 3);
-    expect(r.files).toBe(1974);
+    // the changes feed of a first publication: nothing yet, and `since` its own revision
+    expect([...files.keys()].filter((p) => p.startsWith('api/v1/changes/')).sort()).toEqual([
+      'api/v1/changes/index.json',
+      `api/v1/changes/since/${r.revision}.json`,
+    ]);
+    expect(files.size).toBe(1974 + 3 + 3);
+    expect(r.files).toBe(1974 + 3);
   });
 
   it('`current` is a relative link to releases/0001-<revision>', async () => {
@@ -80,15 +86,19 @@ describe('published files', () => {
         ? 'ListResponse'
         : p.startsWith('api/v1/models/')
           ? 'DetailResponse'
-          : p.startsWith('artifacts/')
-            ? 'ListArtifact'
-            : p === 'manifest.json'
-              ? 'Manifest'
-              : p === 'changes.json'
-                ? 'ChangeList'
-                : p === 'publication.json'
-                  ? 'PublicationMeta'
-                  : null;
+          : p.startsWith('api/v1/changes/')
+            ? 'ChangesResponse'
+            : p === 'artifacts/snapshot.json'
+              ? 'Snapshot'
+              : p.startsWith('artifacts/')
+                ? 'ListArtifact'
+                : p === 'manifest.json'
+                  ? 'Manifest'
+                  : p === 'changes.json'
+                    ? 'ChangeList'
+                    : p === 'publication.json'
+                      ? 'PublicationMeta'
+                      : null;
     const checked: Record<string, number> = {};
     for (const [p, buf] of files) {
       const name = schemaOf(p);
@@ -105,6 +115,8 @@ describe('published files', () => {
       ListArtifact: 6,
       Manifest: 1,
       ChangeList: 1,
+      ChangesResponse: 2,
+      Snapshot: 1,
     });
   });
 
@@ -112,8 +124,9 @@ describe('published files', () => {
     for (const [p, buf] of files) {
       if (!p.startsWith('api/')) continue;
       const body = json(buf);
-      const locale = /^api\/v1\/(?:models\/[^/]+|list)\/(en|zh|ru)\./.exec(p)![1];
-      expect(body.locale, p).toBe(locale);
+      // the changes feed is in no locale: its old and new descriptions name theirs in their paths
+      const locale = /^api\/v1\/(?:models\/[^/]+|list)\/(en|zh|ru)\./.exec(p)?.[1];
+      expect(body.locale, p).toBe(p.startsWith('api/v1/changes/') ? undefined : locale);
       expect(body.publicationRevision, p).toBe(r.revision);
       expect(body.schemaVersion, p).toBe('1.0.0');
       expect(body.attribution, p).toEqual({
@@ -288,8 +301,11 @@ describe('published files', () => {
   });
 
   it('display-only overrides appear only in display variants', () => {
+    // The snapshot records what each override sets (a later diff tells an override's change); nothing serves it.
     const marked = [...files]
-      .filter(([, b]) => b.includes('Beta Prime') || b.includes('Beta, as marketed.'))
+      .filter(
+        ([p, b]) => p !== 'artifacts/snapshot.json' && (b.includes('Beta Prime') || b.includes('Beta, as marketed.')),
+      )
       .map(([p]) => p);
     expect(marked.length).toBeGreaterThan(0);
     for (const p of marked) expect(p, p).toMatch(/\.display[./]/);
@@ -329,7 +345,7 @@ describe('determinism', () => {
       const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
-      expect(ta.files).toHaveLength(1974 + 3 + 1);
+      expect(ta.files).toHaveLength(1974 + 3 + 3 + 1);
       expect(tb).toEqual(ta);
     });
   });
@@ -374,17 +390,26 @@ describe('incremental builds', () => {
       expect(
         holding.every(
           (p) =>
-            p.startsWith('api/v1/models/alpha/en.') || p.startsWith('api/v1/list/en.') || p.startsWith('artifacts/'),
+            p.startsWith('api/v1/models/alpha/en.') ||
+            p.startsWith('api/v1/list/en.') ||
+            p.startsWith('api/v1/changes/') ||
+            p.startsWith('artifacts/'),
         ),
       ).toBe(true);
       expect(holding.filter((p) => p.startsWith('api/v1/list/'))).toHaveLength(192);
-      expect(holding.filter((p) => p.startsWith('artifacts/'))).toHaveLength(6);
+      expect(holding.filter((p) => p.startsWith('artifacts/'))).toHaveLength(6 + 1); // the list artifacts, the snapshot
+      // The changes feed: its entry for this edit is in every answer that reaches back before it.
+      expect(holding.filter((p) => p.startsWith('api/v1/changes/'))).toEqual([
+        'api/v1/changes/index.json',
+        `api/v1/changes/since/${r1.revision}.json`,
+      ]);
+      expect(r2.semantic.summary).toBe('1 model changed: alpha (description.en)');
 
       const changes = await readJson<ChangeList>(path.join(r2.releaseDir, 'changes.json'));
       expect(changes).toEqual({
         publicationRevision: r2.revision,
         previousRevision: r1.revision,
-        added: [],
+        added: [`api/v1/changes/since/${r2.revision}.json`],
         changed: holding,
         removed: [],
       });
@@ -392,7 +417,11 @@ describe('incremental builds', () => {
 
       const before = new Map(m1.files.map((f) => [f.path, f]));
       for (const f of m2.files) {
-        const old = before.get(f.path)!;
+        const old = before.get(f.path);
+        if (!old) {
+          expect(changes.added, f.path).toContain(f.path);
+          continue;
+        }
         if (holding.includes(f.path)) {
           expect(f.sha256, f.path).not.toBe(old.sha256);
           expect([f.revision, f.last_modified], f.path).toEqual([r2.revision, r2.publishedAt]);
@@ -545,7 +574,7 @@ describe('incremental builds', () => {
       expect(pageTimes.length).toBeGreaterThan(0);
       const b = await build({ dataDir, outDir, revision: a.revision }); // the same data and revision, page size 2 dropped
       expect((await files(b)).some((f) => /-2-\d+\.json$/.test(f.path))).toBe(false);
-      const artifacts = (await files(b)).filter((f) => f.path.startsWith('artifacts/'));
+      const artifacts = (await files(b)).filter((f) => /^artifacts\/\w+\.(public|display)\.json$/.test(f.path));
       expect(artifacts.length).toBe(6);
       for (const f of artifacts) {
         for (const t of pageTimes)
@@ -625,7 +654,7 @@ describe('incremental builds', () => {
       const gammaFiles = m2.files.map((f) => f.path).filter((p) => p.startsWith('api/v1/models/gamma/'));
       expect(gammaFiles).toHaveLength(2 * 2 * 3 * 8); // verified and all lanes, public and display, 3 locales, 8 subsets
       expect(r3.changes.removed).toEqual(gammaFiles);
-      expect(r3.changes.added).toEqual([]);
+      expect(r3.changes.added).toEqual([`api/v1/changes/since/${r3.revision}.json`]);
       expect(r3.changes.previousRevision).toBe(r2.revision);
       await expect(stat(path.join(r3.releaseDir, 'api/v1/models/gamma'))).rejects.toThrow();
       expect((await readdir(path.join(outDir, 'releases'))).sort()).toEqual([
@@ -649,15 +678,25 @@ describe('incremental builds', () => {
     });
   });
 
-  it('rebuilding unchanged data publishes no change and hard-links every file', async () => {
+  it('rebuilding unchanged data publishes nothing: `current` and its release stay as they are', async () => {
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');
       const outDir = path.join(tmp, 'out');
       await writeFixture(dataDir, smallCatalog());
       const r1 = await build({ dataDir, outDir });
+      const tree = async () => {
+        const t = await readTree(outDir);
+        return { ...fingerprint(t), inodes: [...t.files].map(([p, f]) => `${p} ${f.ino}`).sort() };
+      };
+      const before = await tree();
       const r2 = await build({ dataDir, outDir });
-      expect(r2.revision).toBe(r1.revision);
-      expect(path.basename(r2.releaseDir)).toBe(`0002-${r1.revision}`); // the live release is never overwritten in place
+      expect(r2.semantic).toEqual({ summary: 'no changes', diff: { models: [], catalog: [] }, unchanged: true });
+      expect([r2.revision, r2.releaseDir, r2.publishedAt, r2.files]).toEqual([
+        r1.revision,
+        r1.releaseDir,
+        r1.publishedAt,
+        r1.files,
+      ]);
       expect(r2.changes).toEqual({
         publicationRevision: r1.revision,
         previousRevision: r1.revision,
@@ -666,9 +705,29 @@ describe('incremental builds', () => {
         removed: [],
       });
       expect(r2.stats.bytesWritten).toBe(0);
-      const [t1, t2] = [await readTree(r1.releaseDir), await readTree(r2.releaseDir)];
-      for (const [p, f] of t2.files)
-        if (p.startsWith('api/') || p.startsWith('artifacts/')) expect(f.ino, p).toBe(t1.files.get(p)!.ino);
+      // Not a byte, link or folder of the output changed (the build's lock and marker are gone or as they were).
+      expect(await tree()).toEqual(before);
+      expect(await readdir(path.join(outDir, 'releases'))).toEqual([`0001-${r1.revision}`]);
+    });
+  });
+
+  it('the same data is built again when the build would differ: other page sizes, another --revision or time', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const r1 = await build({ dataDir, outDir });
+      const sizes = await build({ dataDir, outDir, pageSizes: [2] });
+      expect(sizes.semantic.unchanged).toBe(false);
+      expect(sizes.semantic.summary).toBe('no changes');
+      expect(path.basename(sizes.releaseDir)).toBe(`0002-${r1.revision}`);
+      const renamed = await build({ dataDir, outDir, pageSizes: [2], revision: 'v2' });
+      expect(path.basename(renamed.releaseDir)).toBe('0003-v2');
+      const later = await build({ dataDir, outDir, pageSizes: [2], revision: 'v2', publishedAt: '2030-01-01' });
+      expect(path.basename(later.releaseDir)).toBe('0004-v2');
+      const again = await build({ dataDir, outDir, pageSizes: [2], revision: 'v2', publishedAt: '2030-01-01' });
+      expect(again.semantic.unchanged).toBe(true);
+      expect(again.releaseDir).toBe(later.releaseDir);
     });
   });
 });
@@ -680,7 +739,11 @@ describe('atomic switch', () => {
       const outDir = path.join(tmp, 'out');
       await writeFixture(dataDir, smallCatalog());
       const r1 = await build({ dataDir, outDir });
-      const before = fingerprint(await readTree(outDir));
+      const tree = async () => {
+        const t = await readTree(outDir);
+        return { ...fingerprint(t), inodes: [...t.files].map(([p, f]) => `${p} ${f.ino}`).sort() };
+      };
+      const before = await tree();
       const spec = smallCatalog();
       spec.models![0]!.name = 'Alpha Renamed';
       await writeFixture(dataDir, spec);
@@ -697,7 +760,7 @@ describe('atomic switch', () => {
       ).rejects.toThrow('disk full (simulated)');
       expect(staged).toHaveLength(1); // the hook ran with a complete staging folder present
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
-      expect(fingerprint(await readTree(outDir))).toEqual(before); // no staging, no lock, no new release, nothing changed
+      expect(await tree()).toEqual(before); // no staging, no lock, no new release, nothing changed
       await assertIntact(outDir);
     });
   });

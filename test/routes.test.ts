@@ -1,13 +1,15 @@
 // Request canonicalization (src/routes.ts): what the gateway accepts, how it names the prebuilt file, and what it refuses.
 import { describe, expect, it } from 'vitest';
 import { fileFor, parseRequest, type ApiRequest, type ListRequest, type ParseResult } from '../src/routes.js';
-import { INCLUDE_SUBSETS, detailFile, listFile } from '../src/publication/layout.js';
+import { INCLUDE_SUBSETS, changesFile, detailFile, listFile } from '../src/publication/layout.js';
 
 const LIST = '/api/v1/models';
 const parse = (pathname: string, query = '') => parseRequest(pathname, new URLSearchParams(query));
-const ok = (pathname: string, query = ''): ApiRequest => {
+/** A request of the two model operations (the changes feed has its own describe block). */
+const ok = (pathname: string, query = ''): Exclude<ApiRequest, { kind: 'changes' }> => {
   const r = parse(pathname, query);
   if (!r.ok) throw new Error(`expected ${pathname}?${query} to parse, got ${JSON.stringify(r)}`);
+  if (r.request.kind === 'changes') throw new Error(`expected a model operation for ${pathname}`);
   return r.request;
 };
 const invalid = (pathname: string, query: string) => {
@@ -351,5 +353,36 @@ describe('file names', () => {
         pageSize: 50,
       }),
     ).toBe('api/v1/list/en.all.display.benchmarks+capabilities+pricing/recent-50-2.json');
+  });
+});
+
+describe('changes feed', () => {
+  const CHANGES = '/api/v1/changes';
+  it('takes an optional since, a revision id, and maps it to the prebuilt answer', () => {
+    const prebuilt = { pageSizes: [50], pages: () => 1 };
+    expect(parse(CHANGES)).toEqual({ ok: true, request: { kind: 'changes', since: null } });
+    expect(parse(CHANGES, 'since=r0123abcd&cache=1')).toEqual({
+      ok: true,
+      request: { kind: 'changes', since: 'r0123abcd' },
+    });
+    const r = parse(CHANGES, 'since=v2026.11-rc_1');
+    expect(r.ok && fileFor(r.request, prebuilt)).toBe('api/v1/changes/since/v2026.11-rc_1.json');
+    expect(fileFor({ kind: 'changes', since: null }, prebuilt)).toBe('api/v1/changes/index.json');
+    expect(changesFile('r1')).toBe('api/v1/changes/since/r1.json');
+  });
+  it('refuses a since that is no revision id (no path leaves the feed), given twice or bracketed', () => {
+    for (const bad of ['../x', '', '.hidden', 'a/b', 'x'.repeat(65), 'r%00']) {
+      expect(invalid(CHANGES, `since=${encodeURIComponent(bad)}`), bad).toEqual([
+        { name: 'since', reason: 'must be a publication revision, as sent in the X-Publication-Revision header' },
+      ]);
+    }
+    expect(invalid(CHANGES, 'since=a&since=b')).toEqual([
+      { name: 'since', reason: 'given more than once; send it once' },
+    ]);
+    expect(invalid(CHANGES, 'since[]=a')).toEqual([{ name: 'since[]', reason: 'not a parameter; send since once' }]);
+  });
+  it('is one path: anything below it is no path', () => {
+    expect(parse(`${CHANGES}/r1`)).toEqual({ ok: false, status: 404, reason: 'no such path' });
+    expect(parse(`${CHANGES}x`)).toEqual({ ok: false, status: 404, reason: 'no such path' });
   });
 });

@@ -8,6 +8,7 @@ import { SCHEMA_DIR, committedSchemas, createAjv } from './helpers/schemas.js';
 const EXPECTED = [
   'BenchmarkResult',
   'ChangeList',
+  'ChangesResponse',
   'DetailResponse',
   'ListArtifact',
   'ListResponse',
@@ -19,6 +20,7 @@ const EXPECTED = [
   'Problem',
   'PublicationMeta',
   'SiteFile',
+  'Snapshot',
   'SourcesFile',
   'SpeedRun',
 ];

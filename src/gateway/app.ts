@@ -6,7 +6,14 @@
 // synchronously from the first byte to res.end(): each step returns its answer, or a promise only when it must wait
 // (a store lookup, a lease refill, a disk or origin read), and the next step runs when it is known.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { API_PREFIX, MAX_SLUG_LENGTH, parseRequest, type InvalidParam, type ParseResult } from '../routes.js';
+import {
+  API_PREFIX,
+  CHANGES_PATH,
+  MAX_SLUG_LENGTH,
+  parseRequest,
+  type InvalidParam,
+  type ParseResult,
+} from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
@@ -40,7 +47,7 @@ const PREFLIGHT_HEADERS = [
 ];
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** What a 404 tells the developer: which of path, slug form or lane was wrong (one `not_found` code for all). */
-const NO_PATH = 'No such path: this API answers /api/v1/models and /api/v1/models/{slug}.';
+const NO_PATH = 'No such path: this API answers /api/v1/models, /api/v1/models/{slug} and /api/v1/changes.';
 const NOT_A_SLUG = `No model has this slug: slugs are lower-case letters, digits and single hyphens, at most ${MAX_SLUG_LENGTH} characters, as in the slug field of a list item (gpt-4o).`;
 const notInLane = (lane: QueryLane): string =>
   lane === 'all'
@@ -75,7 +82,7 @@ export interface GatewayDeps {
   onUnavailable?(): void;
 }
 
-type Route = 'preflight' | 'list' | 'detail' | 'other';
+type Route = 'preflight' | 'list' | 'detail' | 'changes' | 'other';
 interface ParsedUrl {
   route: Route;
   result: ParseResult | 'bad_request';
@@ -120,11 +127,15 @@ function parseUrl(rawUrl: string): ParsedUrl {
       ? 'list'
       : url.pathname.startsWith(`${API_PREFIX}/`)
         ? 'detail'
-        : 'other';
+        : url.pathname === CHANGES_PATH
+          ? 'changes'
+          : 'other';
   // A slug that is not canonical (/api/v1/models/GPT-4o) still passes the preflight: a page then reads the GET's 404
   // problem body, not a CORS network error.
   const preflight =
-    route === 'list' || (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
+    route === 'list' ||
+    route === 'changes' ||
+    (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
   return { route, result, preflight };
 }
 
@@ -248,6 +259,7 @@ export function createHandler(d: GatewayDeps) {
     if (file === null) {
       if (request.kind === 'detail')
         return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
+      if (request.kind === 'changes') return problem(res, req, 'resync_required', rateHeaders(a));
       return next(composedCached(pub, request) ?? composeList(pub, request), x, withComposed);
     }
     return next(pub.cachedBody(file) ?? pub.body(file), x, withBody);

@@ -1,6 +1,7 @@
 // Where each body lives inside a release (docs/publication.md):
 //   api/v1/models/<slug>/<locale>.<lane>.<public|display>.<include>.json             detail
 //   api/v1/list/<locale>.<lane>.<public|display>.<include>/<sort>-<size>-<page>.json   list page (no q)
+//   api/v1/changes/index.json, api/v1/changes/since/<revision>.json                  changes feed
 //   artifacts/<lane>.<public|display>.json                                           list artifact
 //   manifest.json, publication.json, changes.json                                    the release's own files
 // where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
@@ -39,3 +40,7 @@ export const artifactFile = (v: LaneVariant): string => `artifacts/${laneVariant
 
 /** The number of pages a list of `total` items has at `pageSize`: an empty list still has its one (empty) page. */
 export const pageCount = (total: number, pageSize: number): number => Math.max(1, Math.ceil(total / pageSize));
+
+/** The prebuilt answer of GET /api/v1/changes (since: null) or ?since=<revision>. */
+export const changesFile = (since: string | null): string =>
+  since === null ? 'api/v1/changes/index.json' : `api/v1/changes/since/${since}.json`;

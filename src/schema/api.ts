@@ -247,3 +247,64 @@ export type Capabilities = z.infer<typeof Capabilities>;
 export type PublicProvenanceSource = z.infer<typeof PublicProvenance>['sources'][number];
 export type Attribution = z.infer<typeof Attribution>;
 export type BenchmarkGroup = z.infer<typeof BenchmarkGroup>;
+
+// ---- semantic changes: what changed between two publications, per model and field (pipeline/diff.ts) ------------
+
+/** A field's value before or after a change: any JSON value (a `{}` schema, which needs no $defs). */
+const JsonValue = z.unknown();
+/**
+ * One changed field. `path` is dotted (`description.en`, `benchmarks.<metric_key>.rank`: a metric key is everything
+ * between the first and the last dot). `old` is missing when the field did not exist before (a first price, a new
+ * benchmark value, a new override), `new` when it no longer exists. `lanes`, on figures computed per lane (stats,
+ * pricing, benchmarks, leaderboards), names the query lanes in which this change happened.
+ */
+export const FieldChange = z.strictObject({
+  path: z.string(),
+  old: JsonValue.optional(),
+  new: JsonValue.optional(),
+  lanes: z.array(QueryLane).min(1).optional(),
+});
+export type FieldChange = z.infer<typeof FieldChange>;
+export const ModelChange = z.strictObject({
+  slug: z.string(),
+  /** The model's name: the new one, or the last one for a removed model. */
+  name: z.string(),
+  change: z.enum(['added', 'removed', 'changed']),
+  /** The changed fields; empty for an added or removed model. */
+  fields: z.array(FieldChange),
+});
+export type ModelChange = z.infer<typeof ModelChange>;
+export const SemanticDiff = z.strictObject({
+  /** Models in slug order, each once. */
+  models: z.array(ModelChange),
+  /** Catalog-level changes: site, metrics (`metrics.<key>`), leaderboards (`leaderboards.<key>.ranked_count`). */
+  catalog: z.array(FieldChange),
+});
+export type SemanticDiff = z.infer<typeof SemanticDiff>;
+/** The semantic changes one publication made to the one before it. */
+export const PublicationChanges = z.strictObject({
+  publicationRevision: RevisionId,
+  previousRevision: RevisionId,
+  publishedAt: Instant,
+  /** One line for a person: `1 model changed: gpt-4o (description.en)`. */
+  summary: z.string(),
+  ...SemanticDiff.shape,
+});
+export type PublicationChanges = z.infer<typeof PublicationChanges>;
+/** GET /api/v1/changes[?since=REVISION]: api/v1/changes/index.json and api/v1/changes/since/<revision>.json. */
+export const ChangesResponse = z.strictObject({
+  schemaVersion: z.string(),
+  /** The revision that last changed this body; the current one is in the X-Publication-Revision header. */
+  publicationRevision: RevisionId,
+  tier: z.literal('free'),
+  attribution: Attribution,
+  data: z.strictObject({
+    /** The current publication: the `since` to send next time. */
+    latest: RevisionId,
+    /** The oldest revision `since` accepts (the feed keeps the last 30 publications). */
+    oldest: RevisionId,
+    /** Newest first: the publications after `since` (all that are kept, without it). */
+    publications: z.array(PublicationChanges),
+  }),
+});
+export type ChangesResponse = z.infer<typeof ChangesResponse>;
