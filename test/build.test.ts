@@ -730,6 +730,29 @@ describe('incremental builds', () => {
       expect(again.releaseDir).toBe(later.releaseDir);
     });
   });
+  it('a damaged file in the previous release is written again, never hard-linked into the next one', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const r1 = await build({ dataDir, outDir });
+      const rel = detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: false, include: [] });
+      const damaged = path.join(r1.releaseDir, rel);
+      const intact = await readFile(damaged);
+      await writeFile(damaged, intact.subarray(0, 20));
+      const beta = path.join(dataDir, 'models', 'beta.yaml');
+      await writeFile(beta, (await readFile(beta, 'utf8')).replace(/beta (is|was) [^\n']*/, 'beta was edited'));
+      const r2 = await build({ dataDir, outDir });
+      const manifest = await readJson<Manifest>(path.join(r2.releaseDir, 'manifest.json'));
+      const entry = manifest.files.find((f) => f.path === rel)!;
+      expect(entry.revision).toBe(r1.revision); // unchanged content keeps its revision...
+      const now = await readFile(path.join(r2.releaseDir, rel));
+      expect(sha256(now)).toBe(entry.sha256); // ...and the next release holds the manifest's bytes again
+      expect(now.equals(intact)).toBe(true);
+      const [s1, s2] = [await stat(damaged), await stat(path.join(r2.releaseDir, rel))];
+      expect(s2.ino).not.toBe(s1.ino);
+    });
+  });
 });
 
 describe('atomic switch', () => {
