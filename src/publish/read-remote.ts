@@ -1,0 +1,71 @@
+// Reading a publication in the remote layout: pointer -> manifest -> objects, every byte verified against the
+// sha256 that names it. What `publish` reads the remote's state with, and what a gateway (`serve --origin`) or a
+// build on a fresh runner (`build --previous`) can read the live publication with.
+import { createHash } from 'node:crypto';
+import { Manifest } from '../schema/api.js';
+import { parseJsonFile } from '../schema/parse.js';
+import { type ManifestRef, manifestKey, objectKey, POINTER_KEY, Pointer } from '../publication/remote.js';
+import { openReader, type RemoteOptions } from './targets/index.js';
+import type { RemoteReader } from './targets/types.js';
+
+/** Bytes that are not the ones their name or the manifest promise: a damaged or half-replaced remote. */
+export class IntegrityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IntegrityError';
+  }
+}
+
+export interface Remote {
+  readonly description: string;
+  /** current.json, or null where nothing has been published yet. */
+  pointer(): Promise<Pointer | null>;
+  /** A publication's manifest, checked against its sha256 (and size, when given: the pointer gives it). */
+  manifest(ref: ManifestRef): Promise<{ manifest: Manifest; bytes: Buffer }>;
+  /** One object's stored bytes, checked against its sha256 (and size, when given). */
+  object(sha256: string, bytes?: number): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+export const sha256Hex = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+/** Bytes under `key` that must hash to `sha256`; a missing key is an error too. */
+export async function getVerified(r: RemoteReader, key: string, sha256: string, bytes?: number): Promise<Buffer> {
+  const b = await r.get(key);
+  const where = `${r.description.replace(/\/?$/, '/')}${key}`;
+  if (!b) throw new IntegrityError(`${where} is missing`);
+  if (bytes !== undefined && b.length !== bytes)
+    throw new IntegrityError(`${where} holds ${b.length} bytes, not the ${bytes} its name was published with`);
+  const got = sha256Hex(b);
+  if (got !== sha256) throw new IntegrityError(`${where} has sha256 ${got}, not ${sha256}`);
+  return b;
+}
+
+export function remoteOn(r: RemoteReader): Remote {
+  return {
+    description: r.description,
+    async pointer() {
+      const b = await r.get(POINTER_KEY);
+      return b && parseJsonFile(Pointer, b, `${r.description.replace(/\/?$/, '/')}${POINTER_KEY}`);
+    },
+    async manifest(ref) {
+      const key = manifestKey(ref);
+      const bytes = await getVerified(r, key, ref.sha256, ref.bytes);
+      const manifest = parseJsonFile(Manifest, bytes, `${r.description.replace(/\/?$/, '/')}${key}`);
+      if (manifest.publicationRevision !== ref.revision)
+        throw new IntegrityError(`${key} is the manifest of ${manifest.publicationRevision}, not of ${ref.revision}`);
+      return { manifest, bytes };
+    },
+    object: (sha256, bytes) => getVerified(r, objectKey(sha256), sha256, bytes),
+    close: () => r.close(),
+  };
+}
+
+/**
+ * The publication at `url`: file:///PATH, s3://BUCKET/PREFIX (credentials from the AWS chain; `o` takes --endpoint,
+ * --region, path style), or http(s)://HOST/PREFIX/ for a public bucket, static host or CDN (read with node:http, so
+ * bytes arrive as stored).
+ */
+export async function readRemote(url: string, o: RemoteOptions = {}): Promise<Remote> {
+  return remoteOn(await openReader(url, o));
+}
