@@ -109,13 +109,15 @@ export async function publish(o: PublishOptions): Promise<PublishResult> {
   const pointer = plan.pointer ?? state.pointer!;
   const up = result.uploaded;
   const did = [
-    up.objects ? `${up.objects} objects (${mb(up.bytes)} MB)` : '',
     result.manifestUploaded ? 'the manifest' : '',
+    up.objects
+      ? `${up.objects} objects (${mb(up.bytes)} MB${up.seconds > 0 ? `, ${mb(up.bytes / up.seconds)} MB/s` : ''})`
+      : '',
     result.pointerMoved ? 'the pointer' : '',
   ].filter(Boolean);
-  const rate = up.seconds > 0 && up.bytes ? `, objects at ${mb(up.bytes / up.seconds)} MB/s` : '';
+  const uploaded = did.length > 1 ? `${did.slice(0, -1).join(', ')} and ${did.at(-1)}` : did[0];
   say(
-    `${plan.alreadyLive ? 'still live' : 'live'}: ${rev(local.entry)} at ${o.target.description} (${keptLine(pointer)}); ${did.length ? `uploaded ${did.join(', then ')}${rate}` : 'nothing uploaded'}`,
+    `${plan.alreadyLive ? 'still live' : 'live'}: ${rev(local.entry)} at ${o.target.description} (${keptLine(pointer)}); ${uploaded ? `uploaded ${uploaded}` : 'nothing uploaded'}`,
   );
   result.deleted = await deleteUnkept(o.target, plan.deletion, say);
   return result;
