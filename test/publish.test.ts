@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/pipeline/build.js';
@@ -188,6 +189,57 @@ describe('retry policy', () => {
   });
 });
 
+describe('verification', () => {
+  it('an upload the store lost stops the publish before the switch; run again, it uploads that one', async () => {
+    const root = path.join(tmp, 'lossy');
+    const url = pathToFileURL(root).href;
+    await quiet({ from: builds.A.dir, target: fileTarget(url), keep: 3 });
+    const lost = objectKey(newIn(builds.A, builds.B)[0]!);
+    // A store that answers 200 to one PUT and keeps nothing (what the check after the uploads is for).
+    const lossy = recording(fileTarget(url));
+    const put = lossy.target.put;
+    lossy.target.put = (key, body, o) => (key === lost ? Promise.resolve() : put(key, body, o));
+    await expect(quiet({ from: builds.B.dir, target: lossy.target, keep: 3 })).rejects.toThrow(
+      `after the uploads, 1 object is not on ${url} whole (first: ${lost}, missing): the pointer was not moved`,
+    );
+    const remote = await readRemote(url);
+    expect((await remote.pointer())!.live.publication.publicationRevision).toBe(builds.A.revision);
+    const again = recording(fileTarget(url));
+    const r = await quiet({ from: builds.B.dir, target: again.target, keep: 3 });
+    expect(again.puts.sort()).toEqual([lost, POINTER_KEY].sort());
+    expect(r.found).toBe(newIn(builds.A, builds.B).length - 1);
+    expect((await remote.pointer())!.live.publication.publicationRevision).toBe(builds.B.revision);
+  });
+
+  it('readRemote over http gets the bytes as stored, and refuses other bytes or an encoded answer', async () => {
+    const root = path.join(tmp, 'lossy');
+    const [plain, changed, encoded] = [...builds.B.objects].slice(0, 3).map(objectKey) as [string, string, string];
+    const accepted: Array<string | undefined> = [];
+    const host = http.createServer(async (req, res) => {
+      accepted.push(req.headers['accept-encoding']);
+      const key = req.url!.slice(1);
+      const body = await readFile(path.join(root, key)).catch(() => null);
+      if (!body) return void res.writeHead(404).end();
+      if (key === changed) return void res.writeHead(200).end(Buffer.concat([body, Buffer.from(' ')]));
+      if (key === encoded) return void res.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync(body));
+      res.writeHead(200).end(body);
+    });
+    await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
+    const remote = await readRemote(`http://127.0.0.1:${(host.address() as AddressInfo).port}/`);
+    try {
+      const sha = (key: string) => key.split('/').at(-1)!;
+      expect(sha256Hex(await remote.object(sha(plain)))).toBe(sha(plain));
+      await expect(remote.object(sha(changed))).rejects.toThrow(`has sha256`);
+      await expect(remote.object(sha(encoded))).rejects.toThrow('Content-Encoding gzip');
+      await expect(remote.object('0'.repeat(64))).rejects.toThrow('is missing');
+      expect(new Set(accepted)).toEqual(new Set(['identity']));
+    } finally {
+      await remote.close();
+      await new Promise((r) => host.close(r));
+    }
+  });
+});
+
 if (!nginxPath()) console.warn(NGINX_MISSING);
 describe.skipIf(!nginxPath())('file:// served by nginx', () => {
   let root: string;
@@ -229,11 +281,12 @@ describe.skipIf(!nginxPath())('file:// served by nginx', () => {
     const ptr = await get(`${nginx.url}${POINTER_KEY}`);
     expect([ptr.status, ptr.headers['cache-control']]).toEqual([200, POINTER_CACHE_CONTROL]);
     const man = await get(`${nginx.url}${files.find((f) => f.startsWith('revisions/'))}`);
-    expect([man.status, man.headers['cache-control'], sha256Hex(man.body)]).toEqual([
+    expect([man.status, man.headers['cache-control'], man.headers['content-type']]).toEqual([
       200,
       IMMUTABLE_CACHE_CONTROL,
-      sha256Hex(builds.A.manifestBytes),
+      'application/gzip',
     ]);
+    expect(sha256Hex(gunzipSync(man.body))).toBe(sha256Hex(builds.A.manifestBytes));
     expect((await get(`${nginx.url}objects/sha256/00/${'0'.repeat(64)}`)).headers['cache-control']).toBeUndefined();
   });
 
@@ -408,6 +461,12 @@ describe('s3:// against s3rver', () => {
       undefined,
     ]);
     expect((await head(POINTER_KEY)).CacheControl).toBe(POINTER_CACHE_CONTROL);
+    const man = await head(manifestKey({ revision: builds.A.revision, sha256: sha256Hex(builds.A.manifestBytes) }));
+    expect([man.CacheControl, man.ContentType, man.ContentEncoding]).toEqual([
+      IMMUTABLE_CACHE_CONTROL,
+      'application/gzip',
+      undefined,
+    ]);
     client.destroy();
   });
 

@@ -2,7 +2,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
-import { objectsOf, type ObjectSource, type RemotePublication } from '../publication/remote.js';
+import { objectsOf, type ObjectSource, packManifest, type RemotePublication } from '../publication/remote.js';
 import { Manifest, PublicationMeta } from '../schema/api.js';
 import { parseJsonFile } from '../schema/parse.js';
 import { IntegrityError, sha256Hex } from './read-remote.js';
@@ -11,6 +11,8 @@ export interface LocalRelease {
   dir: string;
   manifest: Manifest;
   manifestBytes: Buffer;
+  /** The manifest as the remote stores it (packManifest). */
+  storedManifest: Buffer;
   /** What the pointer will say of it. */
   entry: RemotePublication;
   objects: Map<string, ObjectSource>;
@@ -46,6 +48,7 @@ export async function readLocalRelease(from: string): Promise<LocalRelease> {
     dir,
     manifest,
     manifestBytes,
+    storedManifest: packManifest(manifestBytes),
     entry: { publication, manifest: { sha256, bytes: manifestBytes.length } },
     objects: objectsOf(manifest),
   };

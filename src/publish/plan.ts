@@ -173,7 +173,8 @@ export async function planPublish(
   for (const o of candidates) (sizes.get(objectKey(o.sha256)) === o.bytes ? found : upload).push(o);
   const manifestKey = manifestKeyOf(local.entry);
   const keptHere = state.kept.some((k) => publicationId(k.entry) === id);
-  const manifestThere = keptHere || (await target.sizes([manifestKey])).get(manifestKey) === local.entry.manifest.bytes;
+  const manifestThere =
+    keptHere || (await target.sizes([manifestKey])).get(manifestKey) === local.storedManifest.length;
   // The pointer as it would be: the damaged publications are left out of what it keeps.
   const trusted: Pointer | null = state.kept.length
     ? {

@@ -10,6 +10,7 @@
 // uploads the rest.
 import pMap from 'p-map';
 import {
+  GZIP_CONTENT_TYPE,
   IMMUTABLE_CACHE_CONTROL,
   JSON_CONTENT_TYPE,
   manifestKeyOf,
@@ -88,17 +89,18 @@ export async function publish(o: PublishOptions): Promise<PublishResult> {
     return result;
   }
   if (plan.uploadManifest) {
-    await o.target.put(manifestKeyOf(local.entry), local.manifestBytes, {
-      contentType: JSON_CONTENT_TYPE,
+    await o.target.put(manifestKeyOf(local.entry), local.storedManifest, {
+      contentType: GZIP_CONTENT_TYPE,
       cacheControl: IMMUTABLE_CACHE_CONTROL,
     });
     result.manifestUploaded = true;
   }
   result.uploaded = await uploadObjects(local, plan, o);
-  await verify(o.target, [
+  const missing = await missingOf(o.target, [
     ...plan.upload.map((x) => ({ key: objectKey(x.sha256), bytes: x.bytes })),
-    ...(plan.uploadManifest ? [{ key: manifestKeyOf(local.entry), bytes: local.entry.manifest.bytes }] : []),
+    ...(plan.uploadManifest ? [{ key: manifestKeyOf(local.entry), bytes: local.storedManifest.length }] : []),
   ]);
+  if (missing) throw new IntegrityError(`after the uploads, ${missing}: the pointer was not moved; publish again`);
   if (plan.pointer) {
     await o.target.put(POINTER_KEY, pointerBytes(plan.pointer), {
       contentType: JSON_CONTENT_TYPE,
@@ -143,18 +145,15 @@ async function uploadObjects(local: LocalRelease, plan: PublishPlan, o: PublishO
   return progress.end();
 }
 
-/** Every key there with its size, or the switch is refused. */
-async function verify(target: RemoteTarget, expected: Array<{ key: string; bytes: number }>): Promise<void> {
-  if (!expected.length) return;
+/** Which of the keys are not there with their size, said in a sentence; null when all are. */
+async function missingOf(target: RemoteTarget, expected: Array<{ key: string; bytes: number }>) {
+  if (!expected.length) return null;
   const sizes = await target.sizes(expected.map((e) => e.key));
   const bad = expected.filter((e) => sizes.get(e.key) !== e.bytes);
-  if (bad.length) {
-    const first = bad[0]!;
-    const got = sizes.get(first.key);
-    throw new IntegrityError(
-      `${bad.length} uploaded object${bad.length === 1 ? '' : 's'} not found whole on ${target.description} (first: ${first.key}, ${got === null || got === undefined ? 'missing' : `${got} bytes, not ${first.bytes}`}): the pointer was not moved; run the publish again`,
-    );
-  }
+  if (!bad.length) return null;
+  const first = bad[0]!;
+  const got = sizes.get(first.key);
+  return `${bad.length} object${bad.length === 1 ? ' is' : 's are'} not on ${target.description} whole (first: ${first.key}, ${got === null || got === undefined ? 'missing' : `${got} bytes, not ${first.bytes}`})`;
 }
 
 async function deleteUnkept(target: RemoteTarget, d: Deletion, say: (l: string) => void) {
@@ -191,7 +190,7 @@ function describePlan(plan: PublishPlan, target: RemoteTarget, say: (l: string) 
   );
   if (!plan.alreadyLive)
     say(
-      `  manifest: ${plan.uploadManifest ? `to upload (${mb(local.entry.manifest.bytes)} MB)` : 'already there'}; then the pointer`,
+      `  manifest: ${plan.uploadManifest ? `to upload (${mb(local.storedManifest.length)} MB gzipped)` : 'already there'}; then the pointer`,
     );
   const d = plan.deletion;
   if (d.manifests.length || d.objects.length)
@@ -202,7 +201,7 @@ function describePlan(plan: PublishPlan, target: RemoteTarget, say: (l: string) 
 
 function listPlan(plan: PublishPlan, say: (l: string) => void): void {
   if (plan.uploadManifest)
-    say(`would upload ${manifestKeyOf(plan.local.entry)} (${plan.local.entry.manifest.bytes} bytes)`);
+    say(`would upload ${manifestKeyOf(plan.local.entry)} (${plan.local.storedManifest.length} bytes)`);
   for (const x of plan.upload) say(`would upload ${objectKey(x.sha256)} (${x.bytes} bytes, ${x.path})`);
   if (plan.pointer) say(`would write ${POINTER_KEY}: ${rev(plan.pointer.live)} live, ${keptLine(plan.pointer)}`);
   for (const x of plan.deletion.objects) say(`would delete ${x.key} (${x.bytes} bytes)`);
@@ -225,17 +224,12 @@ export async function rollback(o: RollbackOptions): Promise<{ moved: boolean; po
     say(`${o.revision} is already live at ${o.target.description}: nothing to do`);
     return { moved: false, pointer: state.pointer! };
   }
-  await verify(o.target, [
-    { key: manifestKeyOf(plan.to.entry), bytes: plan.to.entry.manifest.bytes },
-    ...plan.check.map((x) => ({
-      key: objectKey(x.sha256),
-      bytes: x.bytes,
-    })),
-  ]).catch((e: Error) => {
-    throw new IntegrityError(
-      `cannot roll back to ${o.revision}: ${e.message.replace(/: the pointer was not moved.*$/, '')}`,
-    );
-  });
+  // Its manifest was just read back whole; the objects it names and the live one does not are looked for.
+  const missing = await missingOf(
+    o.target,
+    plan.check.map((x) => ({ key: objectKey(x.sha256), bytes: x.bytes })),
+  );
+  if (missing) throw new IntegrityError(`cannot roll back to ${o.revision}: ${missing}: the pointer was not moved`);
   if (o.dryRun) {
     say(`would write ${POINTER_KEY}: ${o.revision} live, ${keptLine(plan.pointer)}`);
     say('dry run: nothing was written');

@@ -4,7 +4,14 @@
 import { createHash } from 'node:crypto';
 import { Manifest } from '../schema/api.js';
 import { parseJsonFile } from '../schema/parse.js';
-import { type ManifestRef, manifestKey, objectKey, POINTER_KEY, Pointer } from '../publication/remote.js';
+import {
+  type ManifestRef,
+  manifestKey,
+  objectKey,
+  POINTER_KEY,
+  Pointer,
+  unpackManifest,
+} from '../publication/remote.js';
 import { openReader, type RemoteOptions } from './targets/index.js';
 import type { RemoteReader } from './targets/types.js';
 
@@ -29,15 +36,22 @@ export interface Remote {
 
 export const sha256Hex = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
+/** A manifest no pointer gives the size of (an interrupted publish's) is unpacked up to this. */
+const MAX_MANIFEST_BYTES = 2 ** 31 - 1;
+
+function checkBytes(b: Buffer, where: string, sha256: string, bytes?: number): void {
+  if (bytes !== undefined && b.length !== bytes)
+    throw new IntegrityError(`${where} holds ${b.length} bytes, not the ${bytes} it was published with`);
+  const got = sha256Hex(b);
+  if (got !== sha256) throw new IntegrityError(`${where} has sha256 ${got}, not ${sha256}`);
+}
+
 /** Bytes under `key` that must hash to `sha256`; a missing key is an error too. */
 export async function getVerified(r: RemoteReader, key: string, sha256: string, bytes?: number): Promise<Buffer> {
   const b = await r.get(key);
   const where = `${r.description.replace(/\/?$/, '/')}${key}`;
   if (!b) throw new IntegrityError(`${where} is missing`);
-  if (bytes !== undefined && b.length !== bytes)
-    throw new IntegrityError(`${where} holds ${b.length} bytes, not the ${bytes} its name was published with`);
-  const got = sha256Hex(b);
-  if (got !== sha256) throw new IntegrityError(`${where} has sha256 ${got}, not ${sha256}`);
+  checkBytes(b, where, sha256, bytes);
   return b;
 }
 
@@ -50,8 +64,17 @@ export function remoteOn(r: RemoteReader): Remote {
     },
     async manifest(ref) {
       const key = manifestKey(ref);
-      const bytes = await getVerified(r, key, ref.sha256, ref.bytes);
-      const manifest = parseJsonFile(Manifest, bytes, `${r.description.replace(/\/?$/, '/')}${key}`);
+      const where = `${r.description.replace(/\/?$/, '/')}${key}`;
+      const stored = await r.get(key);
+      if (!stored) throw new IntegrityError(`${where} is missing`);
+      let bytes: Buffer;
+      try {
+        bytes = unpackManifest(stored, ref.bytes ?? MAX_MANIFEST_BYTES);
+      } catch (e) {
+        throw new IntegrityError(`${where} cannot be unpacked: ${(e as Error).message}`);
+      }
+      checkBytes(bytes, where, ref.sha256, ref.bytes);
+      const manifest = parseJsonFile(Manifest, bytes, where);
       if (manifest.publicationRevision !== ref.revision)
         throw new IntegrityError(`${key} is the manifest of ${manifest.publicationRevision}, not of ${ref.revision}`);
       return { manifest, bytes };
