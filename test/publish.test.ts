@@ -211,6 +211,21 @@ describe('verification', () => {
     expect((await remote.pointer())!.live.publication.publicationRevision).toBe(builds.B.revision);
   });
 
+  it('usage mistakes exit with 2 and say what to write', async () => {
+    const cases: Array<[string[], string]> = [
+      [['--from', builds.A.dir], '--to is missing'],
+      [['--to', 'file://dist/remote'], 'with three slashes: file:///srv/modelpub'],
+      [['--to', 'https://static.host/x'], 'write s3://BUCKET/PREFIX, file:///PATH'],
+      [['--to', pathToFileURL(tmp).href, '--endpoint', 'http://127.0.0.1:9000'], '--endpoint is for an s3:// --to'],
+      [['--to', 's3://bucket/p', '--endpoint', 'ftp://host'], "give the API's root URL"],
+      [['--from', path.join(tmp, 'nothing-here'), '--to', pathToFileURL(path.join(tmp, 'r')).href], 'does not exist'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(['publish', ...args]);
+      expect([r.code, r.stderr]).toEqual([2, expect.stringContaining(message)]);
+    }
+  });
+
   it('readRemote over http gets the bytes as stored, and refuses other bytes or an encoded answer', async () => {
     const root = path.join(tmp, 'lossy');
     const [plain, changed, encoded] = [...builds.B.objects].slice(0, 3).map(objectKey) as [string, string, string];

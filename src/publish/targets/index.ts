@@ -23,7 +23,13 @@ function scheme(url: string, where: string, allowed: string[]): string {
 /** Where `modelpub publish --to` writes. The S3 SDK is loaded here, and only for s3:// URLs. */
 export async function openTarget(url: string, o: RemoteOptions = {}, where = '--to'): Promise<RemoteTarget> {
   const p = scheme(url, where, ['s3://BUCKET/PREFIX', 'file:///PATH']);
-  if (p === 'file:') return fileTarget(url);
+  if (p === 'file:') {
+    if (new URL(url).host && new URL(url).hostname !== 'localhost')
+      throw new UsageError(
+        `${where} ${url}: a file:// URL names an absolute path, with three slashes: file:///srv/modelpub`,
+      );
+    return fileTarget(url);
+  }
   const { s3Target } = await import('./s3.js');
   return s3Target(url, o);
 }
