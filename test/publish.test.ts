@@ -24,7 +24,7 @@ import { isRetryable, withRetry } from '../src/publish/retry.js';
 import { fileTarget } from '../src/publish/targets/file.js';
 import type { RemoteOptions } from '../src/publish/targets/index.js';
 import type { RemoteTarget } from '../src/publish/targets/types.js';
-import type { Manifest } from '../src/schema/api.js';
+import type { Manifest } from '../src/publication/files.js';
 import { ensureCompiled, runCli, spawnCli } from './helpers/cli.js';
 import { type FixtureSpec, smallCatalog, writeFixture } from './helpers/fixture.js';
 import { NGINX_MISSING, type Nginx, nginxPath, startNginx } from './helpers/nginx.js';

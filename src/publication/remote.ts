@@ -11,7 +11,7 @@
 // metadata, so every client gets the bytes as stored: the manifest is a .gz file its reader unpacks.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { type Manifest, PublicationMeta } from '../schema/api.js';
+import { type Manifest, PublicationMeta } from './files.js';
 
 export const REMOTE_FORMAT = 'modelpub-remote/1';
 export const POINTER_KEY = 'current.json';

@@ -3,8 +3,8 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { objectsOf, type ObjectSource, packManifest, type RemotePublication } from '../publication/remote.js';
-import { Manifest, PublicationMeta } from '../schema/api.js';
-import { parseJsonFile } from '../schema/parse.js';
+import { Manifest, PublicationMeta } from '../publication/files.js';
+import { parseJsonFile } from '../publication/reader.js';
 import { IntegrityError, sha256Hex } from './read-remote.js';
 
 export interface LocalRelease {

@@ -5,7 +5,7 @@
 // before they went live and nothing they name is deleted while they are kept, so no request is made for any object
 // one of them lists. Only the other objects are looked for (a HEAD each, or a listing when there are many): an
 // interrupted publish may have left some of them.
-import type { Manifest } from '../schema/api.js';
+import type { Manifest } from '../publication/files.js';
 import {
   type ObjectSource,
   objectKey,

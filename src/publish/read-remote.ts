@@ -2,8 +2,8 @@
 // sha256 that names it. What `publish` reads the remote's state with, and what a gateway (`serve --origin`) or a
 // build on a fresh runner (`build --previous`) can read the live publication with.
 import { createHash } from 'node:crypto';
-import { Manifest } from '../schema/api.js';
-import { parseJsonFile } from '../schema/parse.js';
+import { Manifest } from '../publication/files.js';
+import { parseJsonFile } from '../publication/reader.js';
 import {
   type ManifestRef,
   manifestKey,
