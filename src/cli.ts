@@ -7,6 +7,7 @@ import { validateCommand } from './commands/validate.js';
 import { DEFAULT_STORE, serveCommand } from './commands/serve.js';
 import { devCommand } from './commands/dev.js';
 import { keysCreate, keysList, keysRevoke } from './commands/keys.js';
+import { publishCommand } from './commands/publish.js';
 import { realMonthOrDay } from './schema/source.js';
 
 const intList = (v: string): number[] => {
@@ -124,6 +125,31 @@ export function program(): Command {
   )
     .option('--data <dir>', 'source data folder used when building', 'data')
     .action((o) => devCommand(o));
+  p.command('publish')
+    .description(
+      'upload a build to an object store or static host: objects the remote lacks, the manifest, then the pointer',
+    )
+    .option('--from <dir>', "a build's --out folder, or one of its release folders (default: dist)")
+    .option('--to <url>', 's3://BUCKET/PREFIX or file:///PATH')
+    .option('--endpoint <url>', 'API URL of an S3-compatible host (Cloudflare R2, MinIO, ...)')
+    .option('--region <name>', 'AWS region (default: AWS_REGION or the AWS config files)')
+    .option('--force-path-style', 'the bucket in the URL path, not the host name (default with --endpoint)')
+    .option('--no-force-path-style', 'the bucket in the host name, even with --endpoint')
+    .option('--dry-run', 'print what would be uploaded and deleted; change nothing')
+    .option('--concurrency <n>', 'requests under way at once', wholeNumber(256, 1), 16)
+    .option(
+      '--keep <n>',
+      'publications kept on the remote for a rollback, the live one included',
+      wholeNumber(1000, 1),
+      3,
+    )
+    .option('--rollback <revision>', 'move the pointer back to a kept publication of this revision; uploads nothing')
+    .option('--quiet', 'no progress output')
+    .addHelpText(
+      'after',
+      '\nCredentials for s3:// come from the standard AWS chain only (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY,\nAWS_PROFILE and ~/.aws/), never from options. The remote layout: docs/publication.md.',
+    )
+    .action((o) => publishCommand(o));
   const keys = p.command('keys').description('manage API keys (stored as hashes only)');
   keys
     .command('create')
