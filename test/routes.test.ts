@@ -36,6 +36,7 @@ describe('defaults', () => {
       page: 1,
       pageSize: 50,
       q: null,
+      filter: null,
     });
   });
   it('detail: en, verified, public, no include', () => {
@@ -70,6 +71,7 @@ describe('defaults', () => {
       page: 3,
       pageSize: 100,
       q: 'claude',
+      filter: null,
     });
   });
 });
@@ -188,15 +190,136 @@ describe('repeated and unknown parameters', () => {
         reason: 'not a parameter; send include once, as a comma-separated list (include=benchmarks,pricing)',
       },
     ]);
-    // Only the known names: other brackets stay ignored like any unknown parameter, and q is a list parameter only.
-    expect(ok(LIST, 'filter[]=x&_[]=1')).toEqual(ok(LIST));
-    expect(ok(`${LIST}/a`, 'q[]=x')).toEqual(ok(`${LIST}/a`));
+    // Other bracketed names are unknown parameters like any other.
+    expect(invalid(LIST, 'filter[]=x')).toEqual([
+      { name: 'filter[]', reason: expect.stringMatching(/^not a parameter of this operation; accepted: q, page, /) },
+    ]);
+    expect(invalid(LIST, 'capabilities[]=tool_use')).toEqual([
+      {
+        name: 'capabilities[]',
+        reason:
+          'not a parameter; send capabilities once, as a comma-separated list (capabilities=input:image,tool_use)',
+      },
+    ]);
   });
-  it('unknown parameters are ignored, repeated or not (cache busters)', () => {
-    expect(ok(LIST, 'utm_source=x&_=1&_=2&PAGE=7')).toEqual(ok(LIST));
+  it('unknown parameters are rejected, naming each once and the accepted ones (cache-busters too)', () => {
+    const accepted =
+      'accepted: q, page, page_size, sort, locale, include, lane, includeDisplayOnly, capabilities, input_modalities, ' +
+      'output_modalities, developer, min_context_window, min_output_tokens, max_blended_price, open_weights';
+    expect(invalid(LIST, 'utm_source=x&_=1&_=2')).toEqual([
+      { name: 'utm_source', reason: `not a parameter of this operation; ${accepted}` },
+      { name: '_', reason: `not a parameter of this operation; ${accepted}` },
+    ]);
+    // A misspelling of a known name says which it resembles.
+    expect(invalid(LIST, 'developr=OpenAI')).toEqual([
+      { name: 'developr', reason: `not a parameter of this operation (did you mean developer?); ${accepted}` },
+    ]);
+    expect(invalid(LIST, 'pagesize=5')[0]!.reason).toContain('(did you mean page_size?)');
+    expect(invalid(LIST, 'PAGE=7')[0]!.reason).toContain('(did you mean page?)'); // names are case-sensitive
+    expect(invalid(LIST, 'sot=new')[0]!.reason).not.toContain('did you mean'); // too short to guess
+    expect(invalid(LIST, 'includedisplayonly=true')[0]!.reason).toContain('(did you mean includeDisplayOnly?)');
+    // A long name is cut in the answer.
+    expect(invalid(LIST, `${'x'.repeat(500)}=1`)[0]!.name).toBe('x'.repeat(40));
   });
-  it('list-only parameters on a detail request are ignored', () => {
-    expect(ok(`${LIST}/a`, 'page=0&page_size=500&sort=x&q=zzz')).toEqual(ok(`${LIST}/a`));
+  it('list parameters on a detail request are rejected, saying they belong to the list', () => {
+    expect(invalid(`${LIST}/a`, 'page=2&developer=OpenAI&q[]=x')).toEqual([
+      {
+        name: 'page',
+        reason:
+          "a parameter of the list (GET /api/v1/models), not of a model's detail; accepted: locale, include, lane, includeDisplayOnly",
+      },
+      {
+        name: 'developer',
+        reason:
+          "a parameter of the list (GET /api/v1/models), not of a model's detail; accepted: locale, include, lane, includeDisplayOnly",
+      },
+      { name: 'q[]', reason: 'not a parameter of this operation; accepted: locale, include, lane, includeDisplayOnly' },
+    ]);
+  });
+});
+
+describe('filters', () => {
+  const filterOf = (query: string) => (ok(LIST, query) as ListRequest).filter;
+  const none = {
+    capabilities: [],
+    developer: [],
+    min_context_window: null,
+    min_output_tokens: null,
+    max_blended_price: null,
+    open_weights: null,
+  };
+  it('are canonical: lists sorted and unique, modalities folded into capability keys', () => {
+    expect(filterOf('capabilities=tool_use,input:image,tool_use&developer=OpenAI,Anthropic,OpenAI')).toEqual({
+      ...none,
+      capabilities: ['input:image', 'tool_use'],
+      developer: ['Anthropic', 'OpenAI'],
+    });
+    expect(filterOf('input_modalities=image&output_modalities=text,audio')).toEqual({
+      ...none,
+      capabilities: ['input:image', 'output:audio', 'output:text'],
+    });
+    expect(filterOf('input_modalities=image')).toEqual(filterOf('capabilities=input:image'));
+    expect(filterOf('min_context_window=128000&min_output_tokens=0&max_blended_price=2.50&open_weights=true')).toEqual({
+      ...none,
+      min_context_window: 128000,
+      min_output_tokens: 0,
+      max_blended_price: 2.5,
+      open_weights: true,
+    });
+    expect(filterOf('developer=Alibaba%20(Qwen),Z.ai')).toEqual({ ...none, developer: ['Alibaba (Qwen)', 'Z.ai'] });
+  });
+  it('empty lists are no filter, and a request without any has none', () => {
+    expect(filterOf('capabilities=&developer=&input_modalities=')).toBeNull();
+    expect(filterOf('')).toBeNull();
+    expect(filterOf('open_weights=false')).toEqual({ ...none, open_weights: false });
+  });
+  it('unknown capability keys and modalities are rejected, naming the value and the allowed ones', () => {
+    expect(invalid(LIST, 'capabilities=input:image,input:telepathy')).toEqual([
+      {
+        name: 'capabilities',
+        reason:
+          '"input:telepathy" is not a capability key; one of attachments, input:audio, input:image, input:pdf, input:text, input:video, open_weights, output:audio, output:image, output:pdf, output:text, output:video, reasoning, structured_output, temperature, tool_use',
+      },
+    ]);
+    expect(invalid(LIST, 'capabilities=Tool_Use')[0]!.reason).toMatch(/^"Tool_Use" is not a capability key; one of /);
+    expect(invalid(LIST, 'input_modalities=smell')).toEqual([
+      { name: 'input_modalities', reason: '"smell" is not a modality; one of text, image, audio, video, pdf' },
+    ]);
+    expect(invalid(LIST, 'capabilities=tool_use,')).toEqual([
+      { name: 'capabilities', reason: 'an empty item (two commas, or one at an end)' },
+    ]);
+  });
+  it('numbers, booleans and developer names are checked for form', () => {
+    expect(
+      invalid(LIST, 'min_context_window=-1&min_output_tokens=1e5&max_blended_price=cheap&open_weights=yes'),
+    ).toEqual([
+      { name: 'min_context_window', reason: 'must be a whole number from 0 to 999999999' },
+      { name: 'min_output_tokens', reason: 'must be a whole number from 0 to 999999999' },
+      {
+        name: 'max_blended_price',
+        reason: 'must be a price in USD per million tokens, a decimal number from 0 to 9999999 (e.g. 2.5)',
+      },
+      { name: 'open_weights', reason: 'must be true or false' },
+    ]);
+    for (const p of ['-1', '1e3', '.5', '2.', '1.1234567', 'NaN', 'Infinity'])
+      expect(invalid(LIST, `max_blended_price=${p}`)[0]!.name, p).toBe('max_blended_price');
+    expect(invalid(LIST, `developer=${'x'.repeat(101)}`)).toEqual([
+      { name: 'developer', reason: 'a name longer than 100 characters' },
+    ]);
+    expect(invalid(LIST, 'developer=Open%01AI')).toEqual([
+      { name: 'developer', reason: 'holds control characters or invalid UTF-8' },
+    ]);
+  });
+  it('a filtered list has no prebuilt file (the gateway composes it)', () => {
+    expect(fileFor(ok(LIST, 'open_weights=true'), { pageSizes: [50], pages: () => 3 })).toBeNull();
+  });
+  it('a filter given twice, or in pieces, is rejected like any known parameter', () => {
+    expect(invalid(LIST, 'developer=OpenAI&developer=Anthropic')).toEqual([
+      {
+        name: 'developer',
+        reason: 'given more than once; send it once, as a comma-separated list (developer=OpenAI,Anthropic)',
+      },
+    ]);
   });
 });
 
@@ -281,7 +404,6 @@ describe('lane, includeDisplayOnly, locale, sort', () => {
         { name: 'includeDisplayOnly', reason: 'must be true or false' },
       ]);
     }
-    expect(ok(LIST, 'includedisplayonly=true').displayOnly).toBe(false); // another (unknown) parameter: ignored
   });
   it('locale and sort take their listed values only', () => {
     for (const l of ['en', 'zh', 'ru']) expect(ok(`${LIST}/a`, `locale=${l}`).locale).toBe(l);

@@ -7,12 +7,14 @@ import { SCHEMA_DIR, committedSchemas, createAjv } from './helpers/schemas.js';
 
 const EXPECTED = [
   'BenchmarkResult',
+  'CatalogResponse',
   'ChangeList',
   'DetailResponse',
   'ListArtifact',
   'ListResponse',
   'Manifest',
   'MetricsFile',
+  'MetricsResponse',
   'ModelRecord',
   'OverridesFile',
   'PriceObservation',

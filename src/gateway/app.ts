@@ -275,12 +275,21 @@ export function createHandler(d: GatewayDeps) {
         return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
       const made = composedCached(pub, request);
       if (made) return heads.send(req, res, pub, made, made.body, a);
-      return composeList(pub, request).then((f) => heads.send(req, res, pub, f, f.body, a));
+      return composeList(pub, request).then((f) =>
+        'invalid' in f ? refused(x, f.invalid) : heads.send(req, res, pub, f, f.body, a),
+      );
     }
     let body = useSlot(parsed.body);
     if (body === undefined) body = useSlot((parsed.body = pub.bodySlot(info)));
     if (body === undefined) return pub.body(info).then((b) => heads.send(req, res, pub, info, b, a));
     return heads.send(req, res, pub, info, body, a);
+  }
+
+  /** A 400 known only once admitted (a filter's developer the publication does not have): not counted. */
+  function refused(x: Exchange, invalid: InvalidParam[]): number {
+    d.quota.refund(x.keyId!, x.admission!);
+    x.admission = undefined;
+    return problem(x.res, x.req, 'invalid_parameter', [], { invalid });
   }
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
