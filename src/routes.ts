@@ -4,7 +4,11 @@
 //   api/v1/models/<slug>/<locale>.<lane>.<public|display>.<include>.json           detail
 //   api/v1/list/<locale>.<lane>.<public|display>.<include>/<sort>-<size>-<page>.json  list page (no q)
 // where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
+//   api/v1/metrics/<locale>.json                                                     GET /api/v1/metrics
+//   api/v1/catalog/<locale>.<lane>.<public|display>.json                             GET /api/v1/catalog
+//   api/v1/openapi.json                                                              GET /api/v1/openapi.json
 // Filtered lists (capabilities, developer, ...) have no file: the gateway composes them from the list artifact.
+// GET /docs (a page and its script) is no file of the publication: the gateway serves it (gateway/open.ts).
 import {
   CAPABILITY_KEYS,
   INCLUDES,
@@ -58,14 +62,46 @@ export interface ListFilter {
   max_blended_price: number | null;
   open_weights: boolean | null;
 }
-export type ApiRequest = DetailRequest | ListRequest;
+export interface MetricsRequest {
+  kind: 'metrics';
+  locale: Locale;
+}
+export interface CatalogRequest extends Omit<Variant, 'include'> {
+  kind: 'catalog';
+}
+/** The requests that need a key and count against its quota, each answered by a file of the publication. */
+export type ApiRequest = DetailRequest | ListRequest | MetricsRequest | CatalogRequest;
+/** The requests answered without a key or quota: the OpenAPI document, and the reference page and its script. */
+export interface OpenRequest {
+  kind: 'openapi' | 'docs' | 'docs-script';
+}
+
+export const METRICS_PATH = '/api/v1/metrics';
+export const CATALOG_PATH = '/api/v1/catalog';
+export const OPENAPI_PATH = '/api/v1/openapi.json';
+export const DOCS_PATH = '/docs';
+export const DOCS_SCRIPT_PATH = '/docs/redoc.standalone.js';
+const FIXED_PATHS: Readonly<Record<string, 'metrics' | 'catalog' | OpenRequest['kind']>> = {
+  [METRICS_PATH]: 'metrics',
+  [CATALOG_PATH]: 'catalog',
+  [OPENAPI_PATH]: 'openapi',
+  [DOCS_PATH]: 'docs',
+  [DOCS_SCRIPT_PATH]: 'docs-script',
+};
+export type RouteKind = (ApiRequest | OpenRequest)['kind'];
+/** Which operation a path is for, whatever its parameters (`detail` for any one segment under /api/v1/models). */
+export function routeOf(pathname: string): RouteKind | null {
+  if (pathname === API_PREFIX) return 'list';
+  if (pathname.startsWith(`${API_PREFIX}/`)) return 'detail';
+  return FIXED_PATHS[pathname] ?? null;
+}
 
 export interface InvalidParam {
   name: string;
   reason: string;
 }
 export type ParseResult =
-  | { ok: true; request: ApiRequest }
+  | { ok: true; request: ApiRequest | OpenRequest }
   | { ok: false; status: 400; invalid: InvalidParam[] }
   | { ok: false; status: 404; reason: string };
 
@@ -93,8 +129,19 @@ export const FILTER_PARAMS = [
 ] as const;
 export const LIST_PARAMS = ['q', 'page', 'page_size', 'sort', ...VARIANT_PARAMS, ...FILTER_PARAMS] as const;
 export const DETAIL_PARAMS = VARIANT_PARAMS;
+/** The catalog holds every include already. */
+export const CATALOG_PARAMS = ['locale', 'lane', 'includeDisplayOnly'] as const;
+/** Metric labels are not localized yet, but every answer's envelope names its locale. */
+export const METRICS_PARAMS = ['locale'] as const;
+/** The parameters of each operation that takes a query (the /docs page ignores its query). */
+const PARAMS: Readonly<Record<Exclude<RouteKind, 'docs' | 'docs-script'>, readonly string[]>> = {
+  list: LIST_PARAMS,
+  detail: DETAIL_PARAMS,
+  metrics: METRICS_PARAMS,
+  catalog: CATALOG_PARAMS,
+  openapi: [],
+};
 const LIST_SET: ReadonlySet<string> = new Set(LIST_PARAMS);
-const DETAIL_SET: ReadonlySet<string> = new Set(DETAIL_PARAMS);
 /** The largest token count a filter takes (nine digits, as every whole-number parameter). */
 const MAX_TOKENS = 999_999_999;
 const MAX_DEVELOPER_LENGTH = 100;
@@ -106,18 +153,18 @@ const MAX_DEVELOPER_LENGTH = 100;
  * bracketed array form (include[], include[0]), is rejected too: first-wins or ignoring it would hide a client bug.
  */
 export function parseRequest(pathname: string, params: URLSearchParams): ParseResult {
-  let kind: 'list' | 'detail';
+  const kind = routeOf(pathname);
   let slug = '';
-  if (pathname === API_PREFIX) kind = 'list';
-  else if (pathname.startsWith(`${API_PREFIX}/`)) {
+  if (kind === null) return { ok: false, status: 404, reason: 'no such path' };
+  if (kind === 'docs' || kind === 'docs-script') return { ok: true, request: { kind } }; // a web page: query ignored
+  if (kind === 'detail') {
     slug = pathname.slice(API_PREFIX.length + 1);
     // Encoded bytes, dots, slashes, backslashes and NUL all fail the slug pattern: never a path to the disk.
     if (slug.length > MAX_SLUG_LENGTH || !SLUG_RE.test(slug))
       return { ok: false, status: 404, reason: 'no such model' };
-    kind = 'detail';
-  } else return { ok: false, status: 404, reason: 'no such path' };
+  }
 
-  const allowed = kind === 'list' ? LIST_SET : DETAIL_SET;
+  const allowed: ReadonlySet<string> = new Set(PARAMS[kind]);
   const invalid: InvalidParam[] = [];
   const values = new Map<string, string>();
   const unknown = new Set<string>();
@@ -148,9 +195,11 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
     if (disp === 'true') displayOnly = true;
     else if (disp !== 'false') invalid.push({ name: 'includeDisplayOnly', reason: 'must be true or false' });
   }
-  if (kind === 'detail') {
+  if (kind !== 'list') {
     if (invalid.length) return { ok: false, status: 400, invalid };
-    return { ok: true, request: { kind, slug, locale, lane, displayOnly, include } };
+    if (kind === 'detail') return { ok: true, request: { kind, slug, locale, lane, displayOnly, include } };
+    if (kind === 'catalog') return { ok: true, request: { kind, locale, lane, displayOnly } };
+    return { ok: true, request: kind === 'metrics' ? { kind, locale } : { kind } };
   }
   const sort = pickEnum(values, 'sort', SORTS, 'popular', invalid);
   const page = parseInteger(values.get('page'), 'page', 1, MAX_PAGE, 1, invalid);
@@ -171,14 +220,16 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
 }
 
 /** Why a parameter the operation does not have is refused, and what it does have. */
-function notAParameter(kind: 'list' | 'detail', name: string): string {
-  const accepted = `accepted: ${(kind === 'list' ? LIST_PARAMS : DETAIL_PARAMS).join(', ')}`;
-  if (kind === 'detail' && LIST_SET.has(name))
-    return `a parameter of the list (GET /api/v1/models), not of a model's detail; ${accepted}`;
+function notAParameter(kind: keyof typeof PARAMS, name: string): string {
+  const own = PARAMS[kind];
+  const accepted = own.length ? `accepted: ${own.join(', ')}` : 'it takes none';
+  if (kind !== 'list' && LIST_SET.has(name)) {
+    const where =
+      kind === 'detail' ? "a model's detail" : `GET ${kind === 'openapi' ? OPENAPI_PATH : `/api/v1/${kind}`}`;
+    return `a parameter of the list (GET /api/v1/models), not of ${where}; ${accepted}`;
+  }
   const folded = fold(name);
-  const near = (kind === 'list' ? LIST_PARAMS : DETAIL_PARAMS).find(
-    (p) => folded.length >= 4 && editDistance(fold(p), folded) <= 2,
-  );
+  const near = own.find((p) => folded.length >= 4 && editDistance(fold(p), folded) <= 2);
   return `not a parameter of this operation${near ? ` (did you mean ${near}?)` : ''}; ${accepted}`;
 }
 
@@ -354,6 +405,9 @@ export function detailFile(r: Omit<DetailRequest, 'kind'>): string {
 export function listFile(r: Omit<ListRequest, 'kind' | 'q' | 'filter'>): string {
   return `api/v1/list/${variantKey(r)}.${includeKey(r.include)}/${r.sort}-${r.pageSize}-${r.page}.json`;
 }
+export const metricsFile = (r: Omit<MetricsRequest, 'kind'>): string => `api/v1/metrics/${r.locale}.json`;
+export const catalogFile = (r: Omit<CatalogRequest, 'kind'>): string => `api/v1/catalog/${variantKey(r)}.json`;
+export const OPENAPI_FILE = 'api/v1/openapi.json';
 
 /**
  * The prebuilt file that answers a canonical request, or null when it must be composed
@@ -364,6 +418,8 @@ export function fileFor(
   prebuilt: { pageSizes: readonly number[]; pages: (r: ListRequest) => number },
 ): string | null {
   if (r.kind === 'detail') return detailFile(r);
+  if (r.kind === 'metrics') return metricsFile(r);
+  if (r.kind === 'catalog') return catalogFile(r);
   if (r.q !== null || r.filter !== null || !prebuilt.pageSizes.includes(r.pageSize) || r.page > prebuilt.pages(r))
     return null;
   return listFile(r);

@@ -2,7 +2,7 @@
 // publication validate against its schemas, and a client generated from it by openapi-typescript type-checks and runs
 // against the gateway.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -14,8 +14,6 @@ import { startGateway, type RunningGateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
-import { detailFile, listFile } from '../src/routes.js';
-import { openApiDocument } from '../src/schema/openapi.js';
 import { model, smallCatalog, writeFixture } from './helpers/fixture.js';
 import { ajvErrors, createAjv } from './helpers/schemas.js';
 
@@ -24,7 +22,6 @@ const root = path.resolve(import.meta.dirname, '..');
 const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
 
 let tmp: string;
-let release: string;
 let gw: RunningGateway;
 let store: QuotaStore;
 let key: string;
@@ -32,35 +29,6 @@ let doc: Record<string, unknown>;
 
 const get = (p: string, headers: Record<string, string> = {}) =>
   fetch(gw.url + p, { headers: { 'x-api-key': key, ...headers } });
-const file = async (rel: string) => JSON.parse(await readFile(path.join(release, rel), 'utf8'));
-
-/** Real bodies of the fixture publication, cut short, as the document's examples. */
-async function examples() {
-  const variant = { locale: 'en', lane: 'verified', displayOnly: false } as const;
-  const list = await file(listFile({ ...variant, include: [], sort: 'popular', page: 1, pageSize: 50 }));
-  list.data.models = list.data.models.slice(0, 2);
-  const slug = list.data.models[0].slug as string;
-  const detail = await file(detailFile({ ...variant, slug, include: [] }));
-  const full = await file(detailFile({ ...variant, slug, include: ['benchmarks', 'capabilities', 'pricing'] }));
-  const metrics = {
-    ...detail,
-    data: {
-      metrics: (full.data.benchmarks as Record<string, unknown>[]).map((b) => ({
-        metric_key: b.metric_key,
-        label: b.label,
-        benchmark: String(b.metric_key).split('.')[0],
-        group: b.group,
-        unit: b.unit,
-        higher_is_better: b.higher_is_better,
-        is_aggregate: b.is_aggregate,
-        headline: true,
-        ranked_count: { verified: b.ranked_count, provisional: 0, all: b.ranked_count },
-      })),
-    },
-  };
-  const catalog = { ...full, data: { models: [full.data], total: 1 } };
-  return { list, detail, metrics, catalog };
-}
 
 /** Ajv with the document added: each component schema compiled by its JSON pointer in it. */
 function validators(): (name: string) => ValidateFunction {
@@ -81,15 +49,6 @@ beforeAll(async () => {
   );
   await writeFixture(path.join(tmp, 'data'), spec);
   await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'dist') });
-  release = path.join(tmp, 'dist', 'current');
-  doc = openApiDocument({
-    name: 'modelpub',
-    schemaVersion: '1.0.0',
-    developers: ['Lab', 'OpenAI'],
-    quota: 1000,
-    examples: await examples(),
-  });
-  await writeFile(path.join(tmp, 'openapi.json'), JSON.stringify(doc, null, 2));
   store = await openStore('memory:');
   key = (await createKey(store, 'openapi')).key;
   gw = await startGateway({
@@ -103,6 +62,11 @@ beforeAll(async () => {
     pollMs: 1000,
     logLevel: 'silent',
   });
+  // As a client gets it: from the gateway, without a key.
+  const r = await fetch(`${gw.url}/api/v1/openapi.json`);
+  expect(r.status).toBe(200);
+  doc = (await r.json()) as Record<string, unknown>;
+  await writeFile(path.join(tmp, 'openapi.json'), JSON.stringify(doc, null, 2));
 }, 60_000);
 afterAll(async () => {
   await gw?.close();
@@ -119,7 +83,7 @@ describe('OpenAPI document', () => {
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message} ${JSON.stringify(p.location)}`)).toEqual([]);
   }, 60_000);
 
-  it('is self-contained and names every operation, parameter, header and error code', () => {
+  it('is self-contained and names every operation, parameter, header and error code', async () => {
     const text = JSON.stringify(doc);
     for (const m of text.matchAll(/"\$ref":"([^"]+)"/g)) expect(m[1]).toMatch(/^#\/components\//);
     const paths = doc.paths as Record<string, { get: { operationId: string } }>;
@@ -134,7 +98,33 @@ describe('OpenAPI document', () => {
     expect(Object.keys(components.parameters!)).toEqual(
       expect.arrayContaining(['capabilities', 'developer', 'min_context_window', 'max_blended_price', 'open_weights']),
     );
+    // The publication's developers (lane all's), as the filter takes them.
     expect(components.parameters!.developer).toMatchObject({ schema: { items: { enum: ['Lab', 'OpenAI'] } } });
+    // Real examples of this publication: the default list at page_size=2 is what the gateway answers for it.
+    const example = (p: string, name: string) =>
+      (
+        paths[p] as unknown as {
+          get: {
+            responses: Record<string, { content: Record<string, { examples: Record<string, { value: unknown }> }> }>;
+          };
+        }
+      ).get.responses['200']!.content['application/json']!.examples[name]!.value as { publicationRevision: string };
+    for (const [p, name, real] of [
+      ['/api/v1/models', 'first_page', '/api/v1/models?page_size=2'],
+      ['/api/v1/models/{slug}', 'detail', '/api/v1/models/alpha'],
+    ] as const) {
+      const answer = (await (await get(real)).json()) as { publicationRevision: string };
+      expect({ ...example(p, name), publicationRevision: answer.publicationRevision }, real).toEqual(answer);
+    }
+    expect(Object.keys(example('/api/v1/catalog', 'catalog'))).toEqual([
+      'schemaVersion',
+      'publicationRevision',
+      'tier',
+      'locale',
+      'attribution',
+      'data',
+    ]);
+    expect(doc['x-publication-revision']).toBe(gw.publication().revision);
     expect(Object.keys(components.headers!)).toEqual(
       expect.arrayContaining([
         'ETag',
@@ -160,7 +150,7 @@ describe('OpenAPI document', () => {
       'too_many_pipelined',
     ])
       expect(text, code).toContain(`"code":"${code}"`);
-    expect(components.securitySchemes!.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
+    expect(components.securitySchemes!.keyHeader).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
   });
 
   it('validates real list, detail and problem answers of the gateway against its schemas', async () => {
@@ -169,6 +159,16 @@ describe('OpenAPI document', () => {
     const detail = schema('DetailResponse');
     const problem = schema('Problem');
     let checked = 0;
+    const metrics = schema('MetricsResponse');
+    const catalog = schema('CatalogResponse');
+    for (const q of ['', '?locale=zh']) {
+      const body = await (await get(`/api/v1/metrics${q}`)).json();
+      expect(metrics(body), ajvErrors(metrics)).toBe(true);
+    }
+    for (const q of ['', '?lane=all&includeDisplayOnly=true&locale=ru']) {
+      const body = await (await get(`/api/v1/catalog${q}`)).json();
+      expect(catalog(body), ajvErrors(catalog)).toBe(true);
+    }
     for (const q of [
       '',
       '?include=benchmarks,capabilities,pricing&locale=zh',
@@ -208,8 +208,8 @@ describe('OpenAPI document', () => {
       ['/api/v1/models?developr=OpenAI', {}, 'BadRequest', 'unknown_parameter'],
       ['/api/v1/models?capabilities=input:telepathy', {}, 'BadRequest', 'unknown_capability'],
       ['/api/v1/models?page_size=500', {}, 'BadRequest', 'page_size'],
-      ['/api/v1/models', { 'x-api-key': '' }, 'Unauthorized', 'missing_api_key'],
-      ['/api/v1/models', { 'x-api-key': 'mp_nope' }, 'Unauthorized', 'invalid_api_key'],
+      ['/api/v1/models', { 'x-api-key': '' }, 'Unauthorized', 'no_key'],
+      ['/api/v1/models', { 'x-api-key': 'mp_nope' }, 'Unauthorized', 'unknown_key'],
     ] as const) {
       const r = await get(p, headers);
       const b = await r.json();

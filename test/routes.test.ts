@@ -7,17 +7,21 @@ import {
   listFile,
   parseRequest,
   type ApiRequest,
+  type DetailRequest,
   type ListRequest,
+  type OpenRequest,
   type ParseResult,
 } from '../src/routes.js';
 
 const LIST = '/api/v1/models';
 const parse = (pathname: string, query = '') => parseRequest(pathname, new URLSearchParams(query));
-const ok = (pathname: string, query = ''): ApiRequest => {
+const okAny = (pathname: string, query = ''): ApiRequest | OpenRequest => {
   const r = parse(pathname, query);
   if (!r.ok) throw new Error(`expected ${pathname}?${query} to parse, got ${JSON.stringify(r)}`);
   return r.request;
 };
+/** A list or detail request (most tests here). */
+const ok = (pathname: string, query = '') => okAny(pathname, query) as ListRequest | DetailRequest;
 const invalid = (pathname: string, query: string) => {
   const r: ParseResult = parse(pathname, query);
   if (r.ok || r.status !== 400) throw new Error(`expected 400 for ${pathname}?${query}, got ${JSON.stringify(r)}`);
@@ -365,7 +369,7 @@ describe('slugs and paths', () => {
     const viaUrl = parse(new URL(raw.replace(/\u0000/g, '%00'), 'http://localhost').pathname);
     if (viaUrl.ok) {
       expect(viaUrl.request.kind).toBe('detail');
-      const file = fileFor(viaUrl.request, { pageSizes: [50], pages: () => 1 })!;
+      const file = fileFor(viaUrl.request as ApiRequest, { pageSizes: [50], pages: () => 1 })!;
       expect(file).toMatch(/^api\/v1\/models\/[a-z0-9]+(-[a-z0-9]+)*\/en\.verified\.public\.base\.json$/);
     } else expect(viaUrl.status).toBe(404);
   });

@@ -11,12 +11,15 @@ import {
   fileFor,
   MAX_SLUG_LENGTH,
   parseRequest,
+  routeOf,
   type ApiRequest,
   type InvalidParam,
   type ParseResult,
+  type RouteKind,
 } from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
 import { composeList, composedCached } from './compose.js';
+import { isOpen, serveOpen } from './open.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
 import {
   CACHE_CONTROL,
@@ -55,7 +58,8 @@ const PREFLIGHT_HEADERS = [
 ];
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** What a 404 tells the developer: which of path, slug form or lane was wrong (one `not_found` code for all). */
-const NO_PATH = 'No such path: this API answers /api/v1/models and /api/v1/models/{slug}.';
+const NO_PATH =
+  'No such path: this API answers /api/v1/models, /api/v1/models/{slug}, /api/v1/metrics, /api/v1/catalog and /api/v1/openapi.json (described at /docs).';
 const NOT_A_SLUG = `No model has this slug: slugs are lower-case letters, digits and single hyphens, at most ${MAX_SLUG_LENGTH} characters, as in the slug field of a list item (gpt-4o).`;
 const notInLane = (lane: QueryLane): string =>
   lane === 'all'
@@ -93,7 +97,7 @@ export interface GatewayDeps {
   onUnavailable?(): void;
 }
 
-type Route = 'preflight' | 'list' | 'detail' | 'other';
+type Route = 'preflight' | RouteKind | 'other';
 interface ParsedUrl {
   route: Route;
   result: ParseResult | 'bad_request';
@@ -137,17 +141,15 @@ function parseUrl(rawUrl: string): ParsedUrl {
     return { route: 'other', result: 'bad_request', preflight: false, pub: null, info: null, body: undefined };
   }
   const result = parseRequest(url.pathname, url.searchParams);
-  const route: Route = result.ok
-    ? result.request.kind
-    : url.pathname === API_PREFIX
-      ? 'list'
-      : url.pathname.startsWith(`${API_PREFIX}/`)
-        ? 'detail'
-        : 'other';
+  const route: Route = result.ok ? result.request.kind : (routeOf(url.pathname) ?? 'other');
   // A slug that is not canonical (/api/v1/models/GPT-4o) still passes the preflight: a page then reads the GET's 404
   // problem body, not a CORS network error.
   const preflight =
-    route === 'list' || (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
+    route === 'list' ||
+    route === 'metrics' ||
+    route === 'catalog' ||
+    route === 'openapi' ||
+    (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
   return { route, result, preflight, pub: null, info: null, body: undefined };
 }
 
@@ -226,6 +228,11 @@ export function createHandler(d: GatewayDeps) {
       res.end();
       return 204;
     }
+    // The OpenAPI document and /docs need no key: neither does being told of a bad parameter there.
+    const r = parsed.result;
+    if (!r.ok && r.status === 400 && parsed.route === 'openapi')
+      return problem(res, req, 'invalid_parameter', [], { invalid: r.invalid });
+    if (r.ok && isOpen(r.request)) return serveOpen(req, res, d.publication(), r.request);
 
     const key = req.headers['x-api-key'];
     if (typeof key !== 'string' || key === '') return problem(res, req, 'missing_api_key');
@@ -243,8 +250,8 @@ export function createHandler(d: GatewayDeps) {
       return problem(x.res, x.req, 'invalid_parameter', [], result.status === 400 ? { invalid: result.invalid } : {});
     const admission = d.quota.tryAdmit(owner.id);
     if (admission === undefined)
-      return d.quota.admit(owner.id).then((a) => admitted(x, owner.id, a, parsed, result.request));
-    return admitted(x, owner.id, admission, parsed, result.request);
+      return d.quota.admit(owner.id).then((a) => admitted(x, owner.id, a, parsed, result.request as ApiRequest));
+    return admitted(x, owner.id, admission, parsed, result.request as ApiRequest);
   }
 
   function admitted(
@@ -273,6 +280,10 @@ export function createHandler(d: GatewayDeps) {
     if (info === null) {
       if (request.kind === 'detail')
         return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
+      if (request.kind !== 'list')
+        return problem(res, req, 'not_found', rateHeaders(a), {
+          detail: 'This publication was built before this path.',
+        });
       const made = composedCached(pub, request);
       if (made) return heads.send(req, res, pub, made, made.body, a);
       return composeList(pub, request).then((f) =>

@@ -29,6 +29,7 @@ import {
   type ArtifactModel,
   type VariantParts,
 } from './render.js';
+import { CATALOG_BODIES, CatalogBodies } from './render-catalog.js';
 import { validateTree, type SourceData } from './validate.js';
 import { UsageError } from '../errors.js';
 import {
@@ -232,7 +233,7 @@ function countBodies(c: Computed, pageSizes: number[]): number {
         LOCALES.length * INCLUDE_SUBSETS.length * SORTS.length * pages +
         1);
   }
-  return n;
+  return n + CATALOG_BODIES;
 }
 
 export const artifactFile = (lane: string, displayOnly: boolean) =>
@@ -242,6 +243,7 @@ export const artifactFile = (lane: string, displayOnly: boolean) =>
 function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
   const schemaVersion = c.data.site.schema_version;
   const attribution = JSON.stringify(attributionOf(c.data.site));
+  const catalog = new CatalogBodies(c, attribution);
   for (const lane of QUERY_LANES) {
     for (const displayOnly of [false, true]) {
       const parts = renderVariant(c, lane, displayOnly);
@@ -286,8 +288,10 @@ function* bodies(c: Computed, pageSizes: number[]): Generator<PendingBody> {
         }
       }
       yield artifactBody(parts, schemaVersion, attribution, pageSizes, lane, displayOnly);
+      yield* catalog.variant(parts, sections);
     }
   }
+  yield* catalog.finish();
 }
 
 export function sectionJsons(

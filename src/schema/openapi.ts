@@ -5,11 +5,17 @@
 import { z } from 'zod';
 import { PROBLEMS, problemBody, type ProblemCode } from '../gateway/problems.js';
 import {
+  CATALOG_PARAMS,
+  CATALOG_PATH,
   DEFAULT_PAGE_SIZE,
   DETAIL_PARAMS,
+  DOCS_PATH,
   LIST_PARAMS,
   MAX_PAGE_SIZE,
   MAX_QUERY_LENGTH,
+  METRICS_PARAMS,
+  METRICS_PATH,
+  OPENAPI_PATH,
   parseRequest,
   type InvalidParam,
 } from '../routes.js';
@@ -42,15 +48,12 @@ import {
 } from './api.js';
 import { CAPABILITY_MODALITIES, LOCALES } from './source.js';
 
-export const OPENAPI_PATH = '/api/v1/openapi.json';
-export const DOCS_PATH = '/docs';
-
-/** Real bodies of each response, as the build has them: the document shows them as examples. */
+/** Real bodies of each response, as the build has them: the document shows them as examples (none without). */
 export interface OpenApiExamples {
-  list: unknown;
-  detail: unknown;
-  metrics: unknown;
-  catalog: unknown;
+  list?: unknown;
+  detail?: unknown;
+  metrics?: unknown;
+  catalog?: unknown;
 }
 
 export interface OpenApiOptions {
@@ -60,8 +63,6 @@ export interface OpenApiOptions {
   schemaVersion: string;
   /** Every developer of the publication (lane all): the developer filter's allowed values. */
   developers: readonly string[];
-  /** Requests per key per UTC day, as the description states it. */
-  quota: number;
   examples: OpenApiExamples;
 }
 
@@ -333,8 +334,9 @@ function errorResponses(developers: readonly string[]): Record<string, Json> {
       },
     ),
     Unauthorized: problems('No x-api-key header (missing_api_key), or an unknown or revoked key (invalid_api_key).', {
-      missing_api_key: problemExample('missing_api_key'),
-      invalid_api_key: problemExample('invalid_api_key'),
+      // Example names, not codes: none is named like a key (the privacy checks look for such names).
+      no_key: problemExample('missing_api_key'),
+      unknown_key: problemExample('invalid_api_key'),
     }),
     NotFound: problems(
       'An unknown path, a slug that is not canonical, or no such model in the requested lane (the detail says which). Only a well-formed slug counts against the quota.',
@@ -384,10 +386,16 @@ const KEYED_ERRORS = {
   '503': 'Unavailable',
 };
 
-const ok = (description: string, schema: string, examples: Record<string, Json>, headers = KEYED): Json => ({
+/** A 200 answer; `example` shown when the build had one. */
+const ok = (description: string, schema: string, name: string, summary: string, example: unknown): Json => ({
   description,
-  headers: headerRefs([...headers, 'Content-Encoding']),
-  content: { 'application/json': { schema: ref(schema), examples } },
+  headers: headerRefs([...KEYED, 'Content-Encoding']),
+  content: {
+    'application/json': {
+      schema: ref(schema),
+      ...(example === undefined ? {} : { examples: { [name]: { summary, value: example } } }),
+    },
+  },
 });
 const paramRefs = (names: readonly string[]) => names.map((n) => ({ $ref: `#/components/parameters/${n}` }));
 
@@ -401,15 +409,16 @@ export function openApiDocument(o: OpenApiOptions): Json {
       version: o.schemaVersion,
       summary: 'A read-only catalog of AI models: speed, prices, benchmark ranks and capabilities.',
       description: [
-        `Every request needs an API key in the x-api-key header, and each key has ${o.quota} requests per UTC day (every admitted request counts, 304 included; 400, 401 and 429 do not).`,
+        'Every request needs an API key in the x-api-key header. Each key has a daily quota (1000 requests per UTC day on the free tier; RateLimit-Policy states it): every admitted request counts, 304 included; 400, 401 and 429 do not.',
         'Answers carry a strong ETag and Last-Modified: revalidate with If-None-Match instead of fetching again, and reuse an answer for five minutes (Cache-Control). Unknown parameters (cache-busters too) are refused with 400.',
         'To sync the whole catalog, read GET /api/v1/catalog: one request per locale, lane and display variant holds every model with every include.',
-        `Every display of this data must carry the backlink in the attribution object of each answer. A human reference of this document is at ${DOCS_PATH}.`,
+        `Every display of this data must carry the backlink in the attribution object of each answer; each model's provenance names its sources and their licences. A human reference of this document is at ${DOCS_PATH}.`,
       ].join('\n\n'),
-      license: { name: 'Data: see each source in provenance; API description: MIT', identifier: 'MIT' },
+      // The software's and this description's; the data's are its sources' (each detail's provenance names them).
+      license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: '/', description: 'The gateway that serves this document' }],
-    security: [{ apiKey: [] }],
+    security: [{ keyHeader: [] }],
     tags: [
       { name: 'models', description: 'The catalog: lists, search, filters and model details.' },
       { name: 'leaderboards', description: 'The metrics the publication ranks models by.' },
@@ -426,9 +435,13 @@ export function openApiDocument(o: OpenApiOptions): Json {
             'One page of models in the requested order. With q, filters, or a page size other than the prebuilt ones, the page is composed by the gateway; the answer has the same form. Filters combine (all must hold).',
           parameters: paramRefs(LIST_PARAMS),
           responses: {
-            '200': ok('One page of models.', 'ListResponse', {
-              first_page: { summary: 'The first models of the default list (cut to two)', value: o.examples.list },
-            }),
+            '200': ok(
+              'One page of models.',
+              'ListResponse',
+              'first_page',
+              'The first page of the default list at page_size=2',
+              o.examples.list,
+            ),
             ...responseRefs(KEYED_ERRORS),
           },
         },
@@ -450,42 +463,42 @@ export function openApiDocument(o: OpenApiOptions): Json {
             ...variantParams,
           ],
           responses: {
-            '200': ok('The model detail.', 'DetailResponse', {
-              detail: { summary: 'A model detail', value: o.examples.detail },
-            }),
+            '200': ok('The model detail.', 'DetailResponse', 'detail', 'A model detail', o.examples.detail),
             '404': { $ref: '#/components/responses/NotFound' },
             ...responseRefs(KEYED_ERRORS),
           },
         },
       },
-      '/api/v1/metrics': {
+      [METRICS_PATH]: {
         get: {
           operationId: 'listMetrics',
           tags: ['leaderboards'],
           summary: 'Every metric models are ranked by',
           description:
             'Each metric with its label, group, unit and direction, and how many models it ranks in each lane: the columns of a comparison table, the choices of a leaderboard selector.',
-          parameters: paramRefs(['locale']),
+          parameters: paramRefs(METRICS_PARAMS),
           responses: {
-            '200': ok('Every metric.', 'MetricsResponse', {
-              metrics: { summary: 'Metrics (cut to two)', value: o.examples.metrics },
-            }),
+            '200': ok('Every metric.', 'MetricsResponse', 'metrics', 'The metrics (cut to three)', o.examples.metrics),
             ...responseRefs(KEYED_ERRORS),
           },
         },
       },
-      '/api/v1/catalog': {
+      [CATALOG_PATH]: {
         get: {
           operationId: 'getCatalog',
           tags: ['export'],
           summary: 'Every model of a lane, with every include',
           description:
             'data.models holds every model of the lane, by slug, each equal to the data of its detail with include=benchmarks,capabilities,pricing. One request, and one ETag to revalidate: the way to sync the catalog.',
-          parameters: paramRefs(['locale', 'lane', 'includeDisplayOnly']),
+          parameters: paramRefs(CATALOG_PARAMS),
           responses: {
-            '200': ok('The whole catalog of the lane.', 'CatalogResponse', {
-              catalog: { summary: 'The catalog (cut to one model)', value: o.examples.catalog },
-            }),
+            '200': ok(
+              'The whole catalog of the lane.',
+              'CatalogResponse',
+              'catalog',
+              'The catalog (cut to its first model; total counts them all)',
+              o.examples.catalog,
+            ),
             ...responseRefs(KEYED_ERRORS),
           },
         },
@@ -505,6 +518,7 @@ export function openApiDocument(o: OpenApiOptions): Json {
                 'Last-Modified',
                 'Cache-Control',
                 'X-Publication-Revision',
+                'X-Schema-Version',
                 'Content-Encoding',
               ]),
               content: {
@@ -542,7 +556,7 @@ export function openApiDocument(o: OpenApiOptions): Json {
       headers: HEADERS,
       responses: errorResponses(o.developers),
       securitySchemes: {
-        apiKey: {
+        keyHeader: {
           type: 'apiKey',
           in: 'header',
           name: 'x-api-key',
