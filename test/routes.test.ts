@@ -5,7 +5,9 @@ import {
   detailFile,
   fileFor,
   listFile,
+  OPENAPI_FILE,
   parseRequest,
+  routeOf,
   type ApiRequest,
   type DetailRequest,
   type ListRequest,
@@ -324,6 +326,57 @@ describe('filters', () => {
         reason: 'given more than once; send it once, as a comma-separated list (developer=OpenAI,Anthropic)',
       },
     ]);
+  });
+});
+
+describe('metrics, catalog, the OpenAPI document and /docs', () => {
+  it('take their own parameters, with the same defaults', () => {
+    expect(okAny('/api/v1/metrics')).toEqual({ kind: 'metrics', locale: 'en' });
+    expect(okAny('/api/v1/metrics', 'locale=ru')).toEqual({ kind: 'metrics', locale: 'ru' });
+    expect(okAny('/api/v1/catalog')).toEqual({ kind: 'catalog', locale: 'en', lane: 'verified', displayOnly: false });
+    expect(okAny('/api/v1/catalog', 'locale=zh&lane=all&includeDisplayOnly=true')).toEqual({
+      kind: 'catalog',
+      locale: 'zh',
+      lane: 'all',
+      displayOnly: true,
+    });
+    expect(okAny('/api/v1/openapi.json')).toEqual({ kind: 'openapi' });
+    // A web page: its query (a link's tracking parameters) is none of the API's business.
+    expect(okAny('/docs', 'utm_source=x')).toEqual({ kind: 'docs' });
+    expect(okAny('/docs/redoc.standalone.js', 'v=1')).toEqual({ kind: 'docs-script' });
+  });
+  it('refuse what they do not take, and bad values, naming them', () => {
+    expect(invalid('/api/v1/metrics', 'lane=all')).toEqual([
+      {
+        name: 'lane',
+        reason: 'a parameter of the list (GET /api/v1/models), not of GET /api/v1/metrics; accepted: locale',
+      },
+    ]);
+    expect(invalid('/api/v1/catalog', 'lane=bogus&locales=en')).toEqual([
+      {
+        name: 'locales',
+        reason: 'not a parameter of this operation (did you mean locale?); accepted: locale, lane, includeDisplayOnly',
+      },
+      { name: 'lane', reason: 'must be one of verified, provisional, all' },
+    ]);
+    expect(invalid('/api/v1/openapi.json', '_=1')).toEqual([
+      { name: '_', reason: 'not a parameter of this operation; it takes none' },
+    ]);
+  });
+  it('map to their files, prebuilt for every locale (and lane and variant for the catalog)', () => {
+    const prebuilt = { pageSizes: [50], pages: () => 1 };
+    expect(fileFor(okAny('/api/v1/metrics', 'locale=zh') as ApiRequest, prebuilt)).toBe('api/v1/metrics/zh.json');
+    expect(fileFor(okAny('/api/v1/catalog', 'lane=provisional') as ApiRequest, prebuilt)).toBe(
+      'api/v1/catalog/en.provisional.public.json',
+    );
+    expect(OPENAPI_FILE).toBe('api/v1/openapi.json');
+  });
+  it('routeOf names the operation of any path, valid or not', () => {
+    expect(
+      ['/api/v1/models', '/api/v1/models/GPT', '/api/v1/metrics', '/api/v1/catalog', '/docs', '/docs/x', '/'].map(
+        routeOf,
+      ),
+    ).toEqual(['list', 'detail', 'metrics', 'catalog', 'docs', null, null]);
   });
 });
 
