@@ -6,7 +6,14 @@
 // as written (`io: 'output'`): API responses from schema/api.ts, the release's own files from publication/files.ts.
 import { z } from 'zod';
 import { ChangeList, ListArtifact, Manifest, PublicationMeta } from './publication/files.js';
-import { ChangesResponse, DetailResponse, ListResponse, Problem } from './schema/api.js';
+import {
+  CatalogResponse,
+  ChangesResponse,
+  DetailResponse,
+  ListResponse,
+  MetricsResponse,
+  Problem,
+} from './schema/api.js';
 import {
   BenchmarkResult,
   MetricsFile,
@@ -50,6 +57,16 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
     schema: DetailResponse,
     io: 'output',
     description: 'GET /api/v1/models/{slug}: api/v1/models/<slug>/*.json',
+  },
+  MetricsResponse: {
+    schema: MetricsResponse,
+    io: 'output',
+    description: 'GET /api/v1/metrics: every leaderboard metric, with how many models it ranks per lane',
+  },
+  CatalogResponse: {
+    schema: CatalogResponse,
+    io: 'output',
+    description: 'GET /api/v1/catalog: every model of a lane, each as its detail with every include',
   },
   Problem: { schema: Problem, io: 'output', description: 'error body (application/problem+json)' },
   Manifest: { schema: Manifest, io: 'output', description: 'manifest.json of a release' },

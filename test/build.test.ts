@@ -7,7 +7,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
 import { build, type BuildOptions, type BuildResult } from '../src/pipeline/build.js';
-import { fileFor, parseRequest } from '../src/routes.js';
+import { fileFor, parseRequest, type ApiRequest } from '../src/routes.js';
 import { detailFile, listFile } from '../src/publication/layout.js';
 import type { ChangeList, Manifest } from '../src/publication/files.js';
 import { BIN, ROOT, ensureCompiled } from './helpers/cli.js';
@@ -47,6 +47,10 @@ describe('published files', () => {
     expect(count(/^api\/v1\/models\//)).toBe(9 * 3 * 8 * 2);
     // list pages: 3 locales x 8 subsets x 4 sorts x 2 (public/display) x pages (size 2 and size 50): verified 2+1, provisional 1+1, all 2+1
     expect(count(/^api\/v1\/list\//)).toBe(3 * 8 * 4 * 2 * (3 + 2 + 3));
+    // the catalog per locale x lane x public/display, the metrics per locale, the OpenAPI document
+    expect(count(/^api\/v1\/catalog\/(en|zh|ru)\.(verified|provisional|all)\.(public|display)\.json$/)).toBe(18);
+    expect(count(/^api\/v1\/metrics\/(en|zh|ru)\.json$/)).toBe(3);
+    expect(files.has('api/v1/openapi.json')).toBe(true);
     expect([...files.keys()].filter((p) => !p.startsWith('api/')).sort()).toEqual([
       'artifacts/all.display.json',
       'artifacts/all.public.json',
@@ -64,8 +68,8 @@ describe('published files', () => {
       'api/v1/changes/index.json',
       `api/v1/changes/since/${r.revision}.json`,
     ]);
-    expect(files.size).toBe(1974 + 3 + 3);
-    expect(r.files).toBe(1974 + 3);
+    expect(files.size).toBe(1974 + 22 + 3 + 3);
+    expect(r.files).toBe(1974 + 22 + 3);
   });
 
   it('`current` is a relative link to releases/0001-<revision>', async () => {
@@ -82,25 +86,30 @@ describe('published files', () => {
   it('every file validates with ajv (2020) against the generated schemas', () => {
     const v = compileCommitted();
     const schemaOf = (p: string) =>
-      p.startsWith('api/v1/list/')
-        ? 'ListResponse'
-        : p.startsWith('api/v1/models/')
-          ? 'DetailResponse'
-          : p.startsWith('api/v1/changes/')
-            ? 'ChangesResponse'
-            : p === 'artifacts/snapshot.json'
-              ? 'Snapshot'
-              : p.startsWith('artifacts/')
-                ? 'ListArtifact'
-                : p === 'manifest.json'
-                  ? 'Manifest'
-                  : p === 'changes.json'
-                    ? 'ChangeList'
-                    : p === 'publication.json'
-                      ? 'PublicationMeta'
-                      : null;
+      p.startsWith('api/v1/catalog/')
+        ? 'CatalogResponse'
+        : p.startsWith('api/v1/metrics/')
+          ? 'MetricsResponse'
+          : p.startsWith('api/v1/list/')
+            ? 'ListResponse'
+            : p.startsWith('api/v1/models/')
+              ? 'DetailResponse'
+              : p.startsWith('api/v1/changes/')
+                ? 'ChangesResponse'
+                : p === 'artifacts/snapshot.json'
+                  ? 'Snapshot'
+                  : p.startsWith('artifacts/')
+                    ? 'ListArtifact'
+                    : p === 'manifest.json'
+                      ? 'Manifest'
+                      : p === 'changes.json'
+                        ? 'ChangeList'
+                        : p === 'publication.json'
+                          ? 'PublicationMeta'
+                          : null;
     const checked: Record<string, number> = {};
     for (const [p, buf] of files) {
+      if (p === 'api/v1/openapi.json') continue; // an OpenAPI document: test/openapi.test.ts lints it
       const name = schemaOf(p);
       expect(name, `unexpected file ${p}`).not.toBeNull();
       const validate = v[name!]!;
@@ -117,6 +126,8 @@ describe('published files', () => {
       ChangeList: 1,
       ChangesResponse: 2,
       Snapshot: 1,
+      CatalogResponse: 18,
+      MetricsResponse: 3,
     });
   });
 
@@ -124,8 +135,12 @@ describe('published files', () => {
     for (const [p, buf] of files) {
       if (!p.startsWith('api/')) continue;
       const body = json(buf);
+      if (p === 'api/v1/openapi.json') {
+        expect(body['x-publication-revision']).toBe(r.revision); // as every body names the revision that wrote it
+        continue;
+      }
       // the changes feed is in no locale: its old and new descriptions name theirs in their paths
-      const locale = /^api\/v1\/(?:models\/[^/]+|list)\/(en|zh|ru)\./.exec(p)?.[1];
+      const locale = /^api\/v1\/(?:models\/[^/]+|list|catalog|metrics)\/(en|zh|ru)\./.exec(p)?.[1];
       expect(body.locale, p).toBe(p.startsWith('api/v1/changes/') ? undefined : locale);
       expect(body.publicationRevision, p).toBe(r.revision);
       expect(body.schemaVersion, p).toBe('1.0.0');
@@ -202,7 +217,7 @@ describe('published files', () => {
   it('the file for include=pricing,benchmarks is the canonical one: base detail + benchmarks section + pricing section, in that order', () => {
     const parsed = parseRequest('/api/v1/models/alpha', new URLSearchParams('include=pricing,benchmarks'));
     expect(parsed.ok).toBe(true);
-    const p = fileFor((parsed as Extract<typeof parsed, { ok: true }>).request, {
+    const p = fileFor((parsed as Extract<typeof parsed, { ok: true }>).request as ApiRequest, {
       pageSizes: [2, 50],
       pages: () => 1,
     })!;
@@ -291,7 +306,7 @@ describe('published files', () => {
         compared++;
       }
     }
-    expect(compared).toBe(2 * (144 + 512));
+    expect(compared).toBe(2 * (144 + 512 + 6 + 1)); // details, list pages, catalogs, metrics
     const desc = (l: string) => json(files.get(`api/v1/models/alpha/${l}.verified.public.base.json`)!).data.description;
     expect([desc('en'), desc('zh'), desc('ru')]).toEqual([
       'alpha is a model.',
@@ -345,7 +360,7 @@ describe('determinism', () => {
       const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
-      expect(ta.files).toHaveLength(1974 + 3 + 3 + 1);
+      expect(ta.files).toHaveLength(1974 + 22 + 3 + 3 + 1);
       expect(tb).toEqual(ta);
     });
   });
@@ -393,9 +408,12 @@ describe('incremental builds', () => {
             p.startsWith('api/v1/models/alpha/en.') ||
             p.startsWith('api/v1/list/en.') ||
             p.startsWith('api/v1/changes/') ||
-            p.startsWith('artifacts/'),
+            p.startsWith('artifacts/') ||
+            p.startsWith('api/v1/catalog/en.') ||
+            p === 'api/v1/openapi.json', // its examples show alpha
         ),
       ).toBe(true);
+      expect(holding.filter((p) => p.startsWith('api/v1/catalog/'))).toHaveLength(6);
       expect(holding.filter((p) => p.startsWith('api/v1/list/'))).toHaveLength(192);
       expect(holding.filter((p) => p.startsWith('artifacts/'))).toHaveLength(6 + 1); // the list artifacts, the snapshot
       // The changes feed: its entry for this edit is in every answer that reaches back before it.

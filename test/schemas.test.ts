@@ -7,6 +7,7 @@ import { SCHEMA_DIR, committedSchemas, createAjv } from './helpers/schemas.js';
 
 const EXPECTED = [
   'BenchmarkResult',
+  'CatalogResponse',
   'ChangeList',
   'ChangesResponse',
   'DetailResponse',
@@ -14,6 +15,7 @@ const EXPECTED = [
   'ListResponse',
   'Manifest',
   'MetricsFile',
+  'MetricsResponse',
   'ModelRecord',
   'OverridesFile',
   'PriceObservation',

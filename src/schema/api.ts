@@ -1,7 +1,7 @@
 // Published response shapes (SPEC part 2) and the publication's own files (manifest, change list).
 // JSON Schemas under schemas/ are generated from these; test/schemas.test.ts fails when they are stale.
 import { z } from 'zod';
-import { Locale } from './source.js';
+import { CAPABILITY_MODALITIES, Locale, Metric, Modality } from './source.js';
 
 export const INCLUDES = ['benchmarks', 'capabilities', 'pricing'] as const; // canonical (sorted) order
 export const Include = z.enum(INCLUDES);
@@ -109,10 +109,28 @@ export const PricingDetail = PricingSummary.extend({
   sources: z.array(z.string()),
 });
 
+/** Capability flags that are keys when true (compute/capabilities.ts); modalities are keys as input:<m>, output:<m>. */
+export const CAPABILITY_FLAGS = [
+  'reasoning',
+  'tool_use',
+  'structured_output',
+  'attachments',
+  'temperature',
+  'open_weights',
+] as const;
+/** Every capability key a model can publish, sorted: a fixed vocabulary, so the list filter can check it up front. */
+export const CAPABILITY_KEYS = [
+  ...CAPABILITY_MODALITIES.map((m) => `input:${m}` as const),
+  ...CAPABILITY_MODALITIES.map((m) => `output:${m}` as const),
+  ...CAPABILITY_FLAGS,
+].sort();
+export const CapabilityKey = z.enum(CAPABILITY_KEYS);
+
 export const Capabilities = z.strictObject({
-  keys: z.array(z.string()),
-  input_modalities: z.array(z.string()),
-  output_modalities: z.array(z.string()),
+  /** The filterable names (`capabilities=` on the list), sorted. */
+  keys: z.array(CapabilityKey),
+  input_modalities: z.array(Modality),
+  output_modalities: z.array(Modality),
   reasoning: z.boolean(),
   tool_use: z.boolean(),
   structured_output: z.boolean().nullable(),
@@ -198,6 +216,39 @@ const envelope = <T extends z.ZodType>(data: T) =>
   });
 export const ListResponse = envelope(z.strictObject({ models: z.array(ListItem), pagination: Pagination }));
 export const DetailResponse = envelope(ModelDetail);
+
+/** A leaderboard the publication has (GET /api/v1/metrics): what a metric selector or a table's columns need. */
+export const MetricInfo = z.strictObject({
+  metric_key: z.string(),
+  label: z.string(),
+  benchmark: z.string(),
+  group: Metric.shape.group,
+  unit: Metric.shape.unit,
+  higher_is_better: z.boolean(),
+  is_aggregate: z.boolean(),
+  /** Shown in a model's benchmark_summary. */
+  headline: z.boolean(),
+  /** How many models the metric ranks in each lane (its leaderboard's length there; 0: none in that lane). */
+  ranked_count: z.strictObject({
+    verified: z.number().int().min(0),
+    provisional: z.number().int().min(0),
+    all: z.number().int().min(0),
+  }),
+});
+export const MetricsResponse = envelope(z.strictObject({ metrics: z.array(MetricInfo) }));
+
+/** A model in the catalog export: its detail's data with every include (benchmarks, capabilities, pricing). */
+export const CatalogModel = ModelDetail.required({
+  benchmarks: true,
+  benchmark_groups: true,
+  category_performance: true,
+  pricing: true,
+  capabilities: true,
+});
+/** GET /api/v1/catalog: every model of a lane in one body, by slug. */
+export const CatalogResponse = envelope(
+  z.strictObject({ models: z.array(CatalogModel), total: z.number().int().min(0) }),
+);
 
 export const Problem = z.strictObject({
   type: z.string(),
