@@ -1,6 +1,6 @@
 // The only place that turns errors into messages and exit codes.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ValidationError, UsageError } from './errors.js';
+import { AlreadyReported, ValidationError, UsageError } from './errors.js';
 import { buildCommand } from './commands/build.js';
 import { validateCommand } from './commands/validate.js';
 import { DEFAULT_STORE, serveCommand } from './commands/serve.js';
@@ -47,6 +47,12 @@ const originUrl = (v: string): string => {
   return v;
 };
 
+/**
+ * Set by serve and dev: once they return (closed after a signal) or fail, the process ends here, whatever handles
+ * are left (a cluster worker's channel to its primary, a store client still reconnecting).
+ */
+let servesUntilStopped = false;
+
 export function program(): Command {
   const p = new Command('modelpub')
     .description('Publish a catalog of AI models as a static, read-only JSON API')
@@ -82,6 +88,12 @@ export function program(): Command {
       .option('--quota <n>', 'requests per key per UTC day', wholeNumber(1e9, 1), 1000)
       .option('--cache-mb <n>', 'memory for cached bodies', wholeNumber(65536), 128)
       .option('--poll-ms <n>', 'how often to look for a new publication', wholeNumber(3_600_000, 100), 1000)
+      .option(
+        '--shutdown-grace <seconds>',
+        'on SIGTERM/SIGINT, how long requests in progress may finish before their connections are closed',
+        wholeNumber(30),
+        10,
+      )
       .addOption(
         new Option('--log <level>', 'info: a line per request').choices(['info', 'warn', 'silent']).default('info'),
       );
@@ -91,7 +103,10 @@ export function program(): Command {
       .description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'),
   )
     .option('--workers <n>', 'worker processes sharing the port', wholeNumber(64, 1), 1)
-    .action((o) => serveCommand(o));
+    .action((o) => {
+      servesUntilStopped = true;
+      return serveCommand(o);
+    });
   serving(
     p
       .command('dev')
@@ -101,7 +116,10 @@ export function program(): Command {
     false,
   )
     .option('--data <dir>', 'source data folder used when building', 'data')
-    .action((o) => devCommand(o));
+    .action((o) => {
+      servesUntilStopped = true;
+      return devCommand(o);
+    });
   const keys = p.command('keys').description('manage API keys (stored as hashes only)');
   keys
     .command('create')
@@ -127,7 +145,9 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await program().parseAsync(argv);
   } catch (e) {
-    if (e instanceof ValidationError || e instanceof UsageError) {
+    if (e instanceof AlreadyReported) {
+      process.exitCode = 1;
+    } else if (e instanceof ValidationError || e instanceof UsageError) {
       console.error(process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
       process.exitCode = e instanceof ValidationError ? 1 : 2;
     } else {
@@ -143,4 +163,5 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = 1;
     }
   }
+  if (servesUntilStopped) process.exit();
 }

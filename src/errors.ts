@@ -29,3 +29,11 @@ export class UsageError extends Error {
     this.name = 'UsageError';
   }
 }
+
+/** An error already told to the operator by another process (a --workers worker's, by the primary): exit 1, silently. */
+export class AlreadyReported extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'AlreadyReported';
+  }
+}

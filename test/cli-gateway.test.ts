@@ -1,6 +1,8 @@
 // The gateway's commands through the real CLI: `keys create|list|revoke` on a SQLite store, and `serve`: its
 // "listening on" line, one JSON log line per request with a key fingerprint and never the key, and --workers 2.
 import { execFileSync, type ChildProcess } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { openStore } from '../src/gateway/stores/index.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -417,6 +419,73 @@ describe('serve', () => {
     } finally {
       await gw.stop();
     }
+  });
+});
+
+describe('shutdown', () => {
+  /** A connection that sent half a request and then nothing: it keeps node:http's server.close() from ever ending. */
+  const halfRequest = (url: string) =>
+    new Promise<Socket>((resolve, reject) => {
+      const u = new URL(url);
+      const s = connect(Number(u.port), u.hostname, () => {
+        s.write('GET /api/v1/models HTTP/1.1\r\nHost: x\r\nx-api-key: mp_');
+        resolve(s);
+      });
+      s.on('error', () => {});
+      s.once('error', reject);
+    });
+  const granted = async (label: string) => {
+    const s = await openStore(store());
+    try {
+      const rec = (await s.listKeys()).find((k) => k.label === label)!;
+      return await s.granted(rec.id, new Date().toISOString().slice(0, 10));
+    } finally {
+      await s.close();
+    }
+  };
+  const newKey = async (label: string) =>
+    (await runCli(['keys', 'create', '--store', store(), '--label', label])).stdout.trim().split('\n').at(-1)!;
+  const served = async (url: string, key: string, n: number) => {
+    const statuses = await Promise.all(
+      Array.from({ length: n }, () =>
+        fetch(`${url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } }).then(async (r) => {
+          await r.arrayBuffer();
+          return r.status;
+        }),
+      ),
+    );
+    return statuses.filter((s) => s === 200).length;
+  };
+
+  for (const workers of [1, 2]) {
+    it(`${workers === 1 ? 'one process' : '--workers 2'}: SIGTERM ends within the grace period although a connection holds a half-sent request, and hands the leases back`, async () => {
+      const label = `shutdown-${workers}`;
+      const key = await newKey(label);
+      const gw = await serve(['--workers', String(workers), '--shutdown-grace', '1', '--log', 'silent']);
+      const ok = await served(gw.url, key, 30);
+      expect(ok).toBe(30);
+      expect(await granted(label)).toBeGreaterThan(30); // leases of 1 and 100 are held
+      // Several, so that every worker holds one (the kernel spreads connections over the workers).
+      const sockets = await Promise.all(Array.from({ length: 6 }, () => halfRequest(gw.url)));
+      const t0 = Date.now();
+      const exit = new Promise<number | null>((resolve) => gw.child.once('exit', (code) => resolve(code)));
+      gw.child.kill('SIGTERM');
+      const killer = setTimeout(() => gw.child.kill('SIGKILL'), 15_000); // it used to run on indefinitely
+      const code = await exit;
+      clearTimeout(killer);
+      for (const s of sockets) s.destroy();
+      expect(code).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(6_000); // the 1 s grace, then closing
+      expect(await granted(label)).toBe(30); // every unspent unit is back in the store
+    }, 40_000);
+  }
+
+  it('--shutdown-grace takes 0 to 30 seconds', async () => {
+    const r = await runCli(['serve', '--dir', out, '--shutdown-grace', '31', '--store', 'memory:']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "option '--shutdown-grace <seconds>' argument '31' is invalid. a whole number from 0 to 30",
+    );
   });
 });
 
