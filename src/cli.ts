@@ -134,10 +134,10 @@ export function program(): Command {
     .action((o) => keysList(o));
   keys
     .command('revoke')
-    .argument('<id>', 'key id as shown by keys list')
+    .argument('<id-or-key>', 'the key id, as keys list shows it (k_...), or the key itself (mp_...)')
     .option('--store <url>', 'store URL', DEFAULT_STORE)
-    .description('revoke a key')
-    .action((id, o) => keysRevoke({ ...o, id }));
+    .description('revoke a key; running gateways refuse it within 10 s')
+    .action((idOrKey, o) => keysRevoke({ ...o, idOrKey }));
   return p;
 }
 

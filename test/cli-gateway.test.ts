@@ -99,7 +99,34 @@ describe('keys', () => {
     expect(again.stdout).toMatch(new RegExp(`^${id} \\(to revoke\\) was already revoked at \\S+Z$`, 'm'));
     const unknown = await runCli(['keys', 'revoke', 'k_00000000', '--store', store()]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^modelpub: no key with id k_00000000 in sqlite:.*keys list/);
+    expect(unknown.stderr).toMatch(/^modelpub: no key has the id k_00000000 in sqlite:.*keys list/);
+  });
+
+  it('revoke takes the key itself too, says when gateways stop taking it, and never prints a key, even in an error', async () => {
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'revoke by key'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
+    const secret = key.slice(3);
+    for (const typo of [key.slice(0, -1), `${key}x`, secret, ` ${key.slice(0, 20)}`]) {
+      const r = await runCli(['keys', 'revoke', typo, '--store', store()]);
+      expect(r.code, typo).toBe(2);
+      expect(r.stderr).toMatch(/^modelpub: that (is neither a key id|starts as a key does \(mp_\) but is not one)/);
+      expect(r.stdout + r.stderr).not.toContain(secret.slice(0, 16));
+    }
+    const unknown = await runCli(['keys', 'revoke', `mp_${'A'.repeat(43)}`, '--store', store()]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^modelpub: no key matches the key given in sqlite:/);
+    expect(unknown.stderr).not.toContain('A'.repeat(16));
+    const revoked = await runCli(['keys', 'revoke', key, '--store', store()]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toMatch(
+      /^revoked k_[0-9a-f]{8} \(revoke by key\); running gateways refuse it within 10 s \(their key cache\)$/m,
+    );
+    expect(revoked.stdout + revoked.stderr).not.toContain(secret.slice(0, 16));
+    expect((await runCli(['keys', 'list', '--store', store()])).stdout).toMatch(
+      /\trevoke by key\tcreated \S+\trevoked /,
+    );
   });
 
   it('list and revoke never create a store at a mistyped path; create refuses memory: and an empty label', async () => {

@@ -62,6 +62,8 @@ const notInLane = (lane: QueryLane): string =>
     ? 'No published model has this slug.'
     : `No published model has this slug in lane ${lane}${lane === 'verified' ? ' (the default)' : ''}; lane=all covers every model.`;
 
+const NO_HOST = 'An HTTP/1.1 request must carry a Host header (RFC 9112, section 3.2).';
+
 export interface KeyRecordLike {
   id: string;
 }
@@ -205,6 +207,9 @@ export function createHandler(d: GatewayDeps) {
 
   function start(x: Exchange): number | Promise<number> {
     const { req, res } = x;
+    // node:http's own check (requireHostHeader) answers a bare 400 without CORS headers or a problem body.
+    if (req.headers.host === undefined && req.httpVersionMinor === 1 && req.httpVersionMajor === 1)
+      return problem(res, req, 'bad_request', ['connection', 'close'], { detail: NO_HOST });
     const method = req.method ?? '';
     const preflight = method === 'OPTIONS';
     if (!preflight && method !== 'GET' && method !== 'HEAD')

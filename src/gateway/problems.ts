@@ -15,6 +15,11 @@ export const PROBLEMS = {
   bad_request: { status: 400, title: 'Bad request', detail: 'The request line could not be read.' },
   request_timeout: { status: 408, title: 'Request timeout', detail: 'The request did not arrive in full in time.' },
   not_found: { status: 404, title: 'Not found', detail: 'No such model or path.' },
+  expectation_failed: {
+    status: 417,
+    title: 'Expectation failed',
+    detail: 'The only Expect this API meets is 100-continue.',
+  },
   method_not_allowed: {
     status: 405,
     title: 'Method not allowed',

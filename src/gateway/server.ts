@@ -7,7 +7,7 @@ import { destination, pino } from 'pino';
 import { AlreadyReported, UsageError } from '../errors.js';
 import { outDirState } from '../pipeline/publish.js';
 import { createHandler, type RequestLog } from './app.js';
-import { onClientError } from './client-errors.js';
+import { onClientError, onUnmetExpectation } from './client-errors.js';
 import { fingerprint, KeyCache } from './keys.js';
 import { dirOrigin } from './origins/dir.js';
 import { httpOrigin } from './origins/http.js';
@@ -108,9 +108,11 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     fingerprint,
     onUnavailable: pollEarly,
   });
-  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000 }, handler);
+  // The handler checks Host itself, to answer a request without one as it answers every other error.
+  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000, requireHostHeader: false }, handler);
   server.keepAliveTimeout = 65_000;
   server.on('clientError', onClientError(log));
+  server.on('checkExpectation', onUnmetExpectation(log));
   const release = async () => {
     clearInterval(pollTimer);
     await quota.close();
