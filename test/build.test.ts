@@ -64,7 +64,7 @@ describe('published files', () => {
   it('`current` is a relative link to releases/0001-<revision>', async () => {
     expect(await readlink(path.join(out, 'current'))).toBe(`releases/0001-${r.revision}`);
     expect(r.releaseDir).toBe(path.join(out, 'releases', `0001-${r.revision}`));
-    expect((await readdir(out)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']);
+    expect((await readdir(out)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']);
   });
 
   it('publication.json names its manifest by SHA-256', async () => {
@@ -328,7 +328,7 @@ describe('determinism', () => {
       const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
-      expect(ta.files).toHaveLength(1974 + 3 + 1);
+      expect(ta.files).toHaveLength(1974 + 3 + 2);
       expect(tb).toEqual(ta);
     });
   });
@@ -441,7 +441,7 @@ describe('incremental builds', () => {
         );
       }
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
-      expect((await readdir(outDir)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']); // no staging left
+      expect((await readdir(outDir)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']); // no staging left
 
       const t2 = '2026-03-01T12:00:01.000Z';
       const r2 = await build({ dataDir, outDir, publishedAt: t2 });
@@ -738,16 +738,19 @@ describe('atomic switch', () => {
 
       // The kill landed mid-write: a staging folder without a manifest, the lock of a dead process, the old release live.
       const left = (await readdir(outDir)).sort();
-      expect(left).toEqual(['.build.lock', '.modelpub-publication', staging!, 'current', 'releases'].sort());
+      expect(left).toEqual(
+        ['.build-lock', '.build-lock.pid', '.modelpub-publication', staging!, 'current', 'releases'].sort(),
+      );
       await expect(stat(path.join(outDir, staging!, 'manifest.json'))).rejects.toThrow();
-      expect(Number(await readFile(path.join(outDir, '.build.lock'), 'utf8'))).toBe(child.pid);
+      expect(Number(await readFile(path.join(outDir, '.build-lock.pid'), 'utf8'))).toBe(child.pid);
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
       const after = fingerprint(await readTree(outDir));
-      const notStaging = (xs: string[]) => xs.filter((x) => !x.startsWith('.staging-') && !x.startsWith('.build.lock'));
+      const notStaging = (xs: string[]) =>
+        xs.filter((x) => !x.startsWith('.staging-') && !x.startsWith('.build-lock.pid'));
       expect({ files: notStaging(after.files), links: after.links, dirs: notStaging(after.dirs) }).toEqual(before);
       await assertIntact(outDir);
 
-      // The next build takes over the stale lock, removes the stale staging folder and publishes
+      // The next build takes the lock the kernel released, removes the stale staging folder and publishes
       // (small data again, edited so that it is a new revision: a second 300-model build would only cost time).
       const spec = smallCatalog();
       spec.models![1]!.name = 'Beta Renamed';
@@ -755,7 +758,7 @@ describe('atomic switch', () => {
       const r2 = await build({ dataDir: small, outDir });
       expect(r2.revision).not.toBe(r1.revision);
       expect(await currentDir(outDir)).toBe(r2.releaseDir);
-      expect((await readdir(outDir)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']);
+      expect((await readdir(outDir)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']);
       await assertIntact(outDir);
       expect(r2.changes.previousRevision).toBe(r1.revision);
     });
@@ -841,7 +844,7 @@ describe('the output folder', () => {
       for (const outDir of [path.join(tmp, 'empty'), path.join(tmp, 'new', 'nested')]) {
         const r = await build({ dataDir, outDir });
         expect(await currentDir(outDir)).toBe(r.releaseDir);
-        expect((await readdir(outDir)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']);
+        expect((await readdir(outDir)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']);
       }
     });
   });
