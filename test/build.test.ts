@@ -789,6 +789,57 @@ describe('the output folder', () => {
     });
   });
 
+  it("a build touches only the names it makes in a marked --out: a user's folders stay, a `current` that is not its link is refused", async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      const spec = smallCatalog();
+      await writeFixture(dataDir, spec);
+      await build({ dataDir, outDir });
+      const mine = [
+        ['releases/my-backups/2024.tar', 'backup'],
+        ['releases/0007-notes.txt', 'named like a release, but a file'],
+        ['.staging-photos/cat.jpg', 'a cat'],
+        ['.current-notes', 'not a link'],
+      ];
+      for (const [p, text] of mine) {
+        await mkdir(path.dirname(path.join(outDir, p!)), { recursive: true });
+        await writeFile(path.join(outDir, p!), text!);
+      }
+      // Two more builds: the first release is pruned, and stale staging is cleared, twice.
+      for (const name of ['Alpha Two', 'Alpha Three']) {
+        spec.models![0]!.name = name;
+        await writeFixture(dataDir, spec);
+        await build({ dataDir, outDir });
+      }
+      expect((await readdir(path.join(outDir, 'releases'))).filter((n) => !/^\d{4}-r/.test(n)).sort()).toEqual([
+        '0007-notes.txt',
+        'my-backups',
+      ]);
+      for (const [p, text] of mine) expect(await readFile(path.join(outDir, p!), 'utf8')).toBe(text);
+
+      // A `current` someone replaced: a file, a folder, a link elsewhere. Each is refused, and left as it was.
+      const current = path.join(outDir, 'current');
+      const cases: [string, () => Promise<void>][] = [
+        ['a file', () => writeFile(current, 'my notes')],
+        ['a folder', () => mkdir(current)],
+        ['a link to "/tmp"', () => symlink('/tmp', current)],
+      ];
+      for (const [what, make] of cases) {
+        await rm(current, { recursive: true, force: true });
+        await make();
+        spec.models![0]!.name = `Alpha ${what}`;
+        await writeFixture(dataDir, spec);
+        const err = await build({ dataDir, outDir }).catch((e: unknown) => e);
+        expect(err, what).toBeInstanceOf(UsageError);
+        expect((err as Error).message).toBe(
+          `--out ${outDir}: its \`current\` is ${what}, not the link a build makes (current -> releases/<n>-<revision>); a build does not replace it: move it away, or choose another --out`,
+        );
+      }
+      expect(await readlink(current)).toBe('/tmp');
+    });
+  });
+
   it('a folder holding a file modelpub did not write is refused, and that file is untouched', async () => {
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');

@@ -159,10 +159,32 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** The live release folder, or null before the first publication. */
+/**
+ * The live release folder, or null before the first publication. A `current` that is not the link a build makes
+ * (`releases/<name>`), a file or a folder a user put there, is refused rather than replaced.
+ */
 export async function currentRelease(out: string): Promise<string | null> {
-  const target = await readlink(path.join(out, CURRENT)).catch(() => null);
-  return target ? path.resolve(out, target) : null;
+  const file = path.join(out, CURRENT);
+  const st = await lstat(file).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return null;
+    throw e;
+  });
+  if (!st) return null;
+  const target = st.isSymbolicLink() ? await readlink(file) : null;
+  if (target === null || !/^releases\/[^/]+$/.test(target)) {
+    const what =
+      target !== null
+        ? `a link to ${JSON.stringify(target.slice(0, 200))}`
+        : st.isDirectory()
+          ? 'a folder'
+          : st.isFile()
+            ? 'a file'
+            : 'not a link';
+    throw new UsageError(
+      `--out ${out}: its \`current\` is ${what}, not the link a build makes (current -> releases/<n>-<revision>); a build does not replace it: move it away, or choose another --out`,
+    );
+  }
+  return path.resolve(out, target);
 }
 
 export async function readPrevious(out: string): Promise<(PreviousRelease & { meta: PublicationMeta }) | null> {
@@ -238,6 +260,7 @@ const releaseNumber = (name: string) => Number(/^(\d{1,9})-/.exec(name)?.[1] ?? 
  * serves, with other bytes.
  */
 export async function switchTo(out: string, staging: string, revision: string): Promise<string> {
+  await currentRelease(out); // still the build's own link (or none), checked again just before it is replaced
   await mkdir(path.join(out, RELEASES), { recursive: true });
   const n = 1 + Math.max(0, ...(await readdir(path.join(out, RELEASES))).map(releaseNumber));
   const name = `${String(n).padStart(4, '0')}-${revision}`;
@@ -250,11 +273,19 @@ export async function switchTo(out: string, staging: string, revision: string): 
   return release;
 }
 
-/** Delete every release but the given ones (the new one and the one it replaced): all of releases/ is ours. */
+/** A release folder as switchTo names it. */
+const RELEASE_NAME = /^\d{1,9}-[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * Delete every release but the given ones (the new one and the one it replaced): only folders named as switchTo
+ * names them. Anything else in releases/ (a user's folder, an older modelpub's release names) is left alone.
+ */
 export async function pruneReleases(out: string, keep: string[]): Promise<void> {
   const dir = path.join(out, RELEASES);
   const keepNames = new Set(keep.map((k) => path.basename(k)));
   for (const n of await readdir(dir).catch(() => [] as string[])) {
-    if (!keepNames.has(n)) await rm(path.join(dir, n), { recursive: true, force: true });
+    if (keepNames.has(n) || !RELEASE_NAME.test(n)) continue;
+    const st = await lstat(path.join(dir, n)).catch(() => null);
+    if (st?.isDirectory()) await rm(path.join(dir, n), { recursive: true, force: true });
   }
 }
