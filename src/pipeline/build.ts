@@ -1,6 +1,6 @@
 // The whole pipeline: load -> validate -> compute -> render -> write (staging) -> publish (switch).
 import { createHash } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { QUERY_LANES, RevisionId, SORTS, type ChangeList, type Include, type Manifest } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
@@ -31,6 +31,7 @@ import {
 } from './render.js';
 import { validateTree, type SourceData } from './validate.js';
 import { UsageError } from '../errors.js';
+import { writeFileNamed } from '../write-file.js';
 import {
   latestLastModified,
   secondAfter,
@@ -197,9 +198,9 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
         .map((e) => e.path),
       removed: previous ? [...previous.entries.keys()].filter((p) => !now.has(p)).sort() : [],
     };
-    await writeFile(path.join(staging, 'manifest.json'), manifestBytes);
-    await writeFile(path.join(staging, 'changes.json'), JSON.stringify(changes));
-    await writeFile(path.join(staging, 'publication.json'), `${JSON.stringify(meta, null, 2)}\n`);
+    await writeFileNamed(path.join(staging, 'manifest.json'), manifestBytes);
+    await writeFileNamed(path.join(staging, 'changes.json'), JSON.stringify(changes));
+    await writeFileNamed(path.join(staging, 'publication.json'), `${JSON.stringify(meta, null, 2)}\n`);
     await o.beforeSwitch?.();
     progress.phase('switch');
     const releaseDir = await switchTo(o.outDir, staging, revision);

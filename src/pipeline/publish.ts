@@ -4,23 +4,12 @@
 //   <out>/releases/<n>-<revision>/            one complete publication: api/, artifacts/, manifest.json, changes.json, publication.json
 //   <out>/.staging-<revision>-<pid>  a build in progress; a killed build leaves one behind, removed by the next build
 //   <out>/.build-lock[.pid]        the build lock (an OS lock on the file) and, while it is held, its holder's pid
-import {
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  readlink,
-  realpath,
-  rename,
-  rm,
-  stat,
-  symlink,
-  writeFile,
-} from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
+import { writeFileNamed } from '../write-file.js';
 import type { z } from 'zod';
 import { Manifest, PublicationMeta, type ManifestEntry } from '../schema/api.js';
 import { parseJsonFile } from '../schema/parse.js';
@@ -96,7 +85,7 @@ export async function checkOutDir(out: string): Promise<boolean> {
 /** checkOutDir, then create the folder if needed and mark it as modelpub's. */
 export async function claimOutDir(out: string): Promise<void> {
   if (!(await checkOutDir(out))) makeDirs(out);
-  await writeFile(
+  await writeFileNamed(
     path.join(out, MARKER),
     `${JSON.stringify({ format: 1, note: 'written by modelpub build; do not put other files here' })}\n`,
   );
@@ -127,13 +116,20 @@ export async function lockOutDir(out: string): Promise<() => Promise<void>> {
     throw new UsageError(`another build${who} is publishing into ${out}; wait for it to finish`);
   }
   held.add(file);
-  await writeFile(path.join(dir, LOCK_HOLDER), String(process.pid));
-  return async () => {
+  const unlock = async () => {
     if (!held.delete(file)) return;
-    await rm(path.join(dir, LOCK_HOLDER), { force: true }); // before the lock goes: the next holder writes its own
-    db.exec('ROLLBACK');
-    db.close();
+    try {
+      await rm(path.join(dir, LOCK_HOLDER), { force: true }); // before the lock goes: the next holder writes its own
+    } finally {
+      db.exec('ROLLBACK');
+      db.close();
+    }
   };
+  await writeFileNamed(path.join(dir, LOCK_HOLDER), String(process.pid)).catch(async (e: unknown) => {
+    await unlock();
+    throw e;
+  });
+  return unlock;
 }
 
 /** The lock files this process holds: SQLite's lock admits a second connection of the holder's own process. */

@@ -5,10 +5,11 @@
 // new, or removed once and back) gets the new time, which must lie in a later whole second than every
 // Last-Modified the previous publication shows (see `changedAt`).
 import { createHash } from 'node:crypto';
-import { link, mkdir, writeFile } from 'node:fs/promises';
+import { link, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import pMap from 'p-map';
 import { UsageError } from '../errors.js';
+import { writeFileNamed } from '../write-file.js';
 import type { ManifestEntry } from '../schema/api.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -144,7 +145,7 @@ export async function writeBodies(
               return target;
             }
           }
-          await writeFile(target, body);
+          await writeFileNamed(target, body);
           stats.bytesWritten += Buffer.byteLength(body);
           return target;
         })();
