@@ -51,6 +51,7 @@ export async function devCommand(o: ServeCommandOptions & { data: string }): Pro
     await g.close();
     throw e;
   }
+  for (const line of g.warnings) console.error(`modelpub: warning: ${line}`);
   console.log(`listening on ${g.url}`);
   console.log(`development key: ${key}`);
   console.log(`try: curl -s -H 'x-api-key: ${key}' '${g.url}/api/v1/models?page_size=2&include=pricing'`);

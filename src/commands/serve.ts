@@ -51,12 +51,14 @@ export async function serveCommand(o: ServeCommandOptions): Promise<void> {
     await runCluster(opts, o.workers, {
       announce: (url) => console.log(`listening on ${url} (${o.workers} workers)`),
       report: (line) => console.error(line),
+      warn: (line) => console.error(`modelpub: warning: ${line}`),
       untilStopped: untilSignal,
     });
     return;
   }
   const stopped = untilSignal();
   const g = await startGateway(opts);
+  for (const line of g.warnings) console.error(`modelpub: warning: ${line}`);
   console.log(`listening on ${g.url}`);
   await stopped;
   await g.close();

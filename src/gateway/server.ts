@@ -44,6 +44,8 @@ export interface RunningGateway {
   url: string;
   server: Server;
   publication(): Publication;
+  /** What the operator should hear about how the store is set up (Redis without persistence, CONFIG disabled). */
+  warnings: readonly string[];
   /**
    * Stops listening, lets the requests in progress finish for up to the grace period, then closes every connection
    * still open (a half-sent request among them) and hands the unspent quota leases back to the store. Calling it
@@ -69,6 +71,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       ? null
       : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
   const store = o.storeInstance ?? (await openStore(o.store));
+  for (const line of store.warnings ?? []) log?.warn(line);
   const keys = new KeyCache(store);
   const quota = new QuotaLimiter(store, { limit: o.quota });
 
@@ -146,6 +149,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     url: `http://${host}:${addr.port}`,
     server,
     publication: () => current,
+    warnings: store.warnings ?? [],
     close: () =>
       (closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -200,6 +204,8 @@ export interface ClusterEvents {
   announce(url: string): void;
   /** A line for the operator about a worker (died, replaced, could not start). */
   report(line: string): void;
+  /** A warning about how the store is set up (RunningGateway.warnings), told once for all workers. */
+  warn(line: string): void;
   /** Resolves when the gateway is asked to stop (a signal): every process of the cluster calls it. */
   untilStopped(): Promise<unknown>;
 }
@@ -250,12 +256,15 @@ export async function runCluster(o: GatewayOptions, workers: number, on: Cluster
       }, graceMs + CLOSE_MARGIN_MS);
     };
     for (let i = 0; i < workers; i++) cluster.fork();
-    cluster.on('message', (w, msg: { listening?: string } & Partial<StartFailure>) => {
+    let warned = false;
+    cluster.on('message', (w, msg: { listening?: string; warnings?: string[] } & Partial<StartFailure>) => {
       if (msg?.failed !== undefined) {
         if (!url) stop(msg.usage ? new UsageError(msg.failed) : new Error(msg.failed));
         else on.report(`a replacement worker (${w.process.pid}) could not start: ${msg.failed}`);
       } else if (msg?.listening) {
         retryMs = 0;
+        if (!warned) for (const line of msg.warnings ?? []) on.warn(line); // every worker opens the same store
+        warned = true;
         if (++ready === workers) on.announce((url = msg.listening));
       }
     });
@@ -296,7 +305,7 @@ async function runWorker(o: GatewayOptions, on: ClusterEvents): Promise<void> {
     await new Promise<void>((resolve) => (process.send ? process.send(failure, () => resolve()) : resolve()));
     throw new AlreadyReported((e as Error).message, { cause: e });
   }
-  process.send?.({ listening: g.url });
+  process.send?.({ listening: g.url, warnings: g.warnings });
   await stopped;
   await g.close();
 }
