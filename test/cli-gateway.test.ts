@@ -516,6 +516,91 @@ describe('shutdown', () => {
   });
 });
 
+describe('SQLite store faults', () => {
+  it('a store file deleted while serving: requests that need it fail (503) with a log line saying why, not silently', async () => {
+    const file = path.join(tmp, 'deleted.db');
+    const url = `sqlite:${file}`;
+    const key = (await runCli(['keys', 'create', '--store', url, '--label', 'deleted'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
+    const gw = await serve(['--log', 'warn'], url);
+    try {
+      const get = () => fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': key } }).then((r) => r.status);
+      expect(await get()).toBe(200);
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) await rm(f, { force: true });
+      // What the process holds of a lease was granted before; the next take needs the store.
+      const statuses: number[] = [];
+      for (let i = 0; i < 150 && statuses.at(-1) !== 503; i++) statuses.push(await get());
+      expect(statuses.at(-1)).toBe(503);
+      expect(statuses.length).toBeLessThanOrEqual(101);
+      expect(await get()).toBe(503); // and it stays so
+      await new Promise((r) => setTimeout(r, 200)); // the log is written asynchronously
+      const logged = gw.lines
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg?: string; err?: string });
+      expect(
+        logged.some(
+          (l) =>
+            l.msg === 'request failed' &&
+            /the SQLite store \S+deleted\.db was deleted while this gateway was serving/.test(l.err ?? ''),
+        ),
+      ).toBe(true);
+    } finally {
+      await gw.stop();
+    }
+  }, 30_000);
+
+  it('--workers: a worker killed by SIGBUS (a -shm file that cannot be written) is logged and replaced, and the others serve', async () => {
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'sigbus'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
+    const child = spawnCli([
+      'serve',
+      '--dir',
+      out,
+      '--port',
+      '0',
+      '--store',
+      store(),
+      '--workers',
+      '2',
+      '--log',
+      'silent',
+    ]);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d));
+    const until = async (ok: () => boolean, what: string) => {
+      for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 50));
+      if (!ok()) throw new Error(`timed out waiting for ${what}; stderr: ${stderr}`);
+    };
+    try {
+      await until(() => /listening on http/.test(stdout), 'listening');
+      const url = /listening on (http:\/\/\S+)/.exec(stdout)![1]!;
+      const [victim] = execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .map(Number);
+      process.kill(victim!, 'SIGBUS');
+      await until(
+        () => new RegExp(`worker ${victim} exited \\(SIGBUS\\); starting another`).test(stderr),
+        'the report',
+      );
+      const r = await fetch(`${url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } });
+      expect(r.status).toBe(200);
+    } finally {
+      const code = await new Promise<number | null>((resolve) => {
+        child.once('exit', (c) => resolve(c));
+        child.kill('SIGTERM');
+      });
+      expect(code).toBe(0);
+    }
+  }, 40_000);
+});
+
 // The issue's acceptance case, end to end: two `modelpub serve` processes sharing one store, 1,500 concurrent requests
 // with one fresh key, the default quota of 1,000. An acceptance test: the even split passed before the burst rule of
 // quota.ts too (it failed 2 in 25 loaded runs at the limiter level); test/quota.test.ts guards that rule itself.

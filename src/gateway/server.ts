@@ -118,9 +118,12 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   server.on('checkExpectation', onUnmetExpectation(log));
   const release = async () => {
     clearInterval(pollTimer);
-    await quota.close();
-    if (!o.storeInstance) await store.close();
-    if (log) await new Promise<void>((resolve) => log.flush(() => resolve()));
+    try {
+      await quota.close(); // fails if the store does (the leases are then lost, and the error says why)
+    } finally {
+      if (!o.storeInstance) await store.close();
+      if (log) await new Promise<void>((resolve) => log.flush(() => resolve()));
+    }
   };
   try {
     await new Promise<void>((resolve, reject) => {
