@@ -698,6 +698,36 @@ describe('dev (npm start)', () => {
 
 const redisBin = redisServerPath();
 if (!redisBin) console.warn(REDIS_MISSING);
+it.skipIf(!redisBin)(
+  'serve warns once, on stderr, when its Redis runs without the append-only file (also under --workers)',
+  async () => {
+    const redis = await startRedis();
+    try {
+      for (const workers of ['1', '2']) {
+        const child = spawnCli(['serve', '--dir', out, '--port', '0', '--store', redis.url, '--workers', workers]);
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.on('data', (d: Buffer) => (stdout += d));
+        child.stderr!.on('data', (d: Buffer) => (stderr += d));
+        for (let i = 0; i < 200 && !/listening on/.test(stdout); i++) await new Promise((r) => setTimeout(r, 50));
+        const code = await new Promise<number | null>((resolve) => {
+          child.once('exit', (c) => resolve(c));
+          child.kill('SIGTERM');
+        });
+        expect(code).toBe(0);
+        expect(stderr.trim().split('\n'), workers).toEqual([
+          expect.stringMatching(
+            /^modelpub: warning: Redis at redis:\/\/127\.0\.0\.1:\d+ runs with appendonly no: .*set appendonly yes \(docs\/quota\.md\)$/,
+          ),
+        ]);
+      }
+    } finally {
+      await redis.stop();
+    }
+  },
+  40_000,
+);
+
 describe('two serve processes sharing one store', () => {
   for (const kind of ['sqlite', 'redis'] as const) {
     it.skipIf(kind === 'redis' && !redisBin)(
