@@ -1,6 +1,6 @@
 // The only place that turns errors into messages and exit codes.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { CommandFailed, ValidationError, UsageError } from './errors.js';
+import { AlreadyReported, CommandFailed, ValidationError, UsageError } from './errors.js';
 import { buildCommand } from './commands/build.js';
 import { diffCommand } from './commands/diff.js';
 import { validateCommand } from './commands/validate.js';
@@ -48,6 +48,12 @@ const originUrl = (v: string): string => {
   }
   return v;
 };
+
+/**
+ * Set by serve and dev: once they return (closed after a signal) or fail, the process ends here, whatever handles
+ * are left (a cluster worker's channel to its primary, a store client still reconnecting).
+ */
+let servesUntilStopped = false;
 
 export function program(): Command {
   const p = new Command('modelpub')
@@ -105,6 +111,12 @@ export function program(): Command {
       .option('--quota <n>', 'requests per key per UTC day', wholeNumber(1e9, 1), 1000)
       .option('--cache-mb <n>', 'memory for cached bodies', wholeNumber(65536), 128)
       .option('--poll-ms <n>', 'how often to look for a new publication', wholeNumber(3_600_000, 100), 1000)
+      .option(
+        '--shutdown-grace <seconds>',
+        'on SIGTERM/SIGINT, how long requests in progress may finish before their connections are closed',
+        wholeNumber(30),
+        10,
+      )
       .addOption(
         new Option('--log <level>', 'info: a line per request').choices(['info', 'warn', 'silent']).default('info'),
       );
@@ -114,7 +126,10 @@ export function program(): Command {
       .description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'),
   )
     .option('--workers <n>', 'worker processes sharing the port', wholeNumber(64, 1), 1)
-    .action((o) => serveCommand(o));
+    .action((o) => {
+      servesUntilStopped = true;
+      return serveCommand(o);
+    });
   serving(
     p
       .command('dev')
@@ -124,7 +139,10 @@ export function program(): Command {
     false,
   )
     .option('--data <dir>', 'source data folder used when building', 'data')
-    .action((o) => devCommand(o));
+    .action((o) => {
+      servesUntilStopped = true;
+      return devCommand(o);
+    });
   p.command('publish')
     .description(
       'upload a build to an object store or static host: objects the remote lacks, the manifest, then the pointer',
@@ -164,10 +182,10 @@ export function program(): Command {
     .action((o) => keysList(o));
   keys
     .command('revoke')
-    .argument('<id>', 'key id as shown by keys list')
+    .argument('<id-or-key>', 'the key id, as keys list shows it (k_...), or the key itself (mp_...)')
     .option('--store <url>', 'store URL', DEFAULT_STORE)
-    .description('revoke a key')
-    .action((id, o) => keysRevoke({ ...o, id }));
+    .description('revoke a key; running gateways refuse it within 10 s')
+    .action((idOrKey, o) => keysRevoke({ ...o, idOrKey }));
   return p;
 }
 
@@ -182,10 +200,13 @@ export async function main(argv: string[]): Promise<void> {
     else reportError(e);
     if (caught instanceof CommandFailed) process.exitCode = caught.exitCode;
   }
+  if (servesUntilStopped) process.exit();
 }
 
 function reportError(e: unknown): void {
-  if (e instanceof ValidationError || e instanceof UsageError) {
+  if (e instanceof AlreadyReported) {
+    process.exitCode = 1;
+  } else if (e instanceof ValidationError || e instanceof UsageError) {
     console.error(process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
     process.exitCode = e instanceof ValidationError ? 1 : 2;
   } else {

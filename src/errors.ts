@@ -12,6 +12,16 @@ export interface SourceIssue {
 export const formatIssue = (i: SourceIssue): string =>
   `${i.file}${i.line ? `:${i.line}` : ''}: ${i.record ? `${i.record}: ` : ''}${i.field ? `${i.field}: ` : ''}${i.message}`;
 
+/**
+ * A value from the data, quoted for a message: JSON-escaped (a line break or a control character shows as \\n, \\u0007)
+ * and cut to `max` characters, its length said, so that a 200 MB value costs a line, not the message's size.
+ */
+export function quoted(value: unknown, max = 80): string {
+  const text = typeof value === 'string' ? value : String(value);
+  if (text.length <= max) return JSON.stringify(text);
+  return `${JSON.stringify(text.slice(0, max)).slice(0, -1)}…" (${text.length.toLocaleString('en-US')} characters)`;
+}
+
 export class ValidationError extends Error {
   /** `kind`: what the issues are, in the plural ("warnings, refused by --strict"); by default problems. */
   constructor(
@@ -42,5 +52,13 @@ export class CommandFailed extends Error {
   ) {
     super(failure instanceof Error ? failure.message : String(failure));
     this.name = 'CommandFailed';
+  }
+}
+
+/** An error already told to the operator by another process (a --workers worker's, by the primary): exit 1, silently. */
+export class AlreadyReported extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'AlreadyReported';
   }
 }

@@ -75,7 +75,7 @@ describe('published files', () => {
   it('`current` is a relative link to releases/0001-<revision>', async () => {
     expect(await readlink(path.join(out, 'current'))).toBe(`releases/0001-${r.revision}`);
     expect(r.releaseDir).toBe(path.join(out, 'releases', `0001-${r.revision}`));
-    expect((await readdir(out)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']);
+    expect((await readdir(out)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']);
   });
 
   it('publication.json names its manifest by SHA-256', async () => {
@@ -360,7 +360,7 @@ describe('determinism', () => {
       const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
-      expect(ta.files).toHaveLength(1974 + 22 + 3 + 3 + 1);
+      expect(ta.files).toHaveLength(1974 + 22 + 3 + 3 + 2);
       expect(tb).toEqual(ta);
     });
   });
@@ -489,7 +489,7 @@ describe('incremental builds', () => {
         );
       }
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
-      expect((await readdir(outDir)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']); // no staging left
+      expect((await readdir(outDir)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']); // no staging left
 
       const t2 = '2026-03-01T12:00:01.000Z';
       const r2 = await build({ dataDir, outDir, publishedAt: t2 });
@@ -843,16 +843,19 @@ describe('atomic switch', () => {
 
       // The kill landed mid-write: a staging folder without a manifest, the lock of a dead process, the old release live.
       const left = (await readdir(outDir)).sort();
-      expect(left).toEqual(['.build.lock', '.modelpub-publication', staging!, 'current', 'releases'].sort());
+      expect(left).toEqual(
+        ['.build-lock', '.build-lock.pid', '.modelpub-publication', staging!, 'current', 'releases'].sort(),
+      );
       await expect(stat(path.join(outDir, staging!, 'manifest.json'))).rejects.toThrow();
-      expect(Number(await readFile(path.join(outDir, '.build.lock'), 'utf8'))).toBe(child.pid);
+      expect(Number(await readFile(path.join(outDir, '.build-lock.pid'), 'utf8'))).toBe(child.pid);
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
       const after = fingerprint(await readTree(outDir));
-      const notStaging = (xs: string[]) => xs.filter((x) => !x.startsWith('.staging-') && !x.startsWith('.build.lock'));
+      const notStaging = (xs: string[]) =>
+        xs.filter((x) => !x.startsWith('.staging-') && !x.startsWith('.build-lock.pid'));
       expect({ files: notStaging(after.files), links: after.links, dirs: notStaging(after.dirs) }).toEqual(before);
       await assertIntact(outDir);
 
-      // The next build takes over the stale lock, removes the stale staging folder and publishes
+      // The next build takes the lock the kernel released, removes the stale staging folder and publishes
       // (small data again, edited so that it is a new revision: a second 300-model build would only cost time).
       const spec = smallCatalog();
       spec.models![1]!.name = 'Beta Renamed';
@@ -860,7 +863,7 @@ describe('atomic switch', () => {
       const r2 = await build({ dataDir: small, outDir });
       expect(r2.revision).not.toBe(r1.revision);
       expect(await currentDir(outDir)).toBe(r2.releaseDir);
-      expect((await readdir(outDir)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']);
+      expect((await readdir(outDir)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']);
       await assertIntact(outDir);
       expect(r2.changes.previousRevision).toBe(r1.revision);
     });
@@ -888,6 +891,57 @@ describe('the output folder', () => {
         ),
       );
       expect(fingerprint(await readTree(tmp))).toEqual(before);
+    });
+  });
+
+  it("a build touches only the names it makes in a marked --out: a user's folders stay, a `current` that is not its link is refused", async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      const spec = smallCatalog();
+      await writeFixture(dataDir, spec);
+      await build({ dataDir, outDir });
+      const mine = [
+        ['releases/my-backups/2024.tar', 'backup'],
+        ['releases/0007-notes.txt', 'named like a release, but a file'],
+        ['.staging-photos/cat.jpg', 'a cat'],
+        ['.current-notes', 'not a link'],
+      ];
+      for (const [p, text] of mine) {
+        await mkdir(path.dirname(path.join(outDir, p!)), { recursive: true });
+        await writeFile(path.join(outDir, p!), text!);
+      }
+      // Two more builds: the first release is pruned, and stale staging is cleared, twice.
+      for (const name of ['Alpha Two', 'Alpha Three']) {
+        spec.models![0]!.name = name;
+        await writeFixture(dataDir, spec);
+        await build({ dataDir, outDir });
+      }
+      expect((await readdir(path.join(outDir, 'releases'))).filter((n) => !/^\d{4}-r/.test(n)).sort()).toEqual([
+        '0007-notes.txt',
+        'my-backups',
+      ]);
+      for (const [p, text] of mine) expect(await readFile(path.join(outDir, p!), 'utf8')).toBe(text);
+
+      // A `current` someone replaced: a file, a folder, a link elsewhere. Each is refused, and left as it was.
+      const current = path.join(outDir, 'current');
+      const cases: [string, () => Promise<void>][] = [
+        ['a file', () => writeFile(current, 'my notes')],
+        ['a folder', () => mkdir(current)],
+        ['a link to "/tmp"', () => symlink('/tmp', current)],
+      ];
+      for (const [what, make] of cases) {
+        await rm(current, { recursive: true, force: true });
+        await make();
+        spec.models![0]!.name = `Alpha ${what}`;
+        await writeFixture(dataDir, spec);
+        const err = await build({ dataDir, outDir }).catch((e: unknown) => e);
+        expect(err, what).toBeInstanceOf(UsageError);
+        expect((err as Error).message).toBe(
+          `--out ${outDir}: its \`current\` is ${what}, not the link a build makes (current -> releases/<n>-<revision>); a build does not replace it: move it away, or choose another --out`,
+        );
+      }
+      expect(await readlink(current)).toBe('/tmp');
     });
   });
 
@@ -946,7 +1000,7 @@ describe('the output folder', () => {
       for (const outDir of [path.join(tmp, 'empty'), path.join(tmp, 'new', 'nested')]) {
         const r = await build({ dataDir, outDir });
         expect(await currentDir(outDir)).toBe(r.releaseDir);
-        expect((await readdir(outDir)).sort()).toEqual(['.modelpub-publication', 'current', 'releases']);
+        expect((await readdir(outDir)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']);
       }
     });
   });

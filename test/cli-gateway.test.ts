@@ -1,6 +1,8 @@
 // The gateway's commands through the real CLI: `keys create|list|revoke` on a SQLite store, and `serve`: its
 // "listening on" line, one JSON log line per request with a key fingerprint and never the key, and --workers 2.
 import { execFileSync, type ChildProcess } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { openStore } from '../src/gateway/stores/index.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,7 +99,34 @@ describe('keys', () => {
     expect(again.stdout).toMatch(new RegExp(`^${id} \\(to revoke\\) was already revoked at \\S+Z$`, 'm'));
     const unknown = await runCli(['keys', 'revoke', 'k_00000000', '--store', store()]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^modelpub: no key with id k_00000000 in sqlite:.*keys list/);
+    expect(unknown.stderr).toMatch(/^modelpub: no key has the id k_00000000 in sqlite:.*keys list/);
+  });
+
+  it('revoke takes the key itself too, says when gateways stop taking it, and never prints a key, even in an error', async () => {
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'revoke by key'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
+    const secret = key.slice(3);
+    for (const typo of [key.slice(0, -1), `${key}x`, secret, ` ${key.slice(0, 20)}`]) {
+      const r = await runCli(['keys', 'revoke', typo, '--store', store()]);
+      expect(r.code, typo).toBe(2);
+      expect(r.stderr).toMatch(/^modelpub: that (is neither a key id|starts as a key does \(mp_\) but is not one)/);
+      expect(r.stdout + r.stderr).not.toContain(secret.slice(0, 16));
+    }
+    const unknown = await runCli(['keys', 'revoke', `mp_${'A'.repeat(43)}`, '--store', store()]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^modelpub: no key matches the key given in sqlite:/);
+    expect(unknown.stderr).not.toContain('A'.repeat(16));
+    const revoked = await runCli(['keys', 'revoke', key, '--store', store()]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toMatch(
+      /^revoked k_[0-9a-f]{8} \(revoke by key\); running gateways refuse it within 10 s \(their key cache\)$/m,
+    );
+    expect(revoked.stdout + revoked.stderr).not.toContain(secret.slice(0, 16));
+    expect((await runCli(['keys', 'list', '--store', store()])).stdout).toMatch(
+      /\trevoke by key\tcreated \S+\trevoked /,
+    );
   });
 
   it('list and revoke never create a store at a mistyped path; create refuses memory: and an empty label', async () => {
@@ -420,6 +449,158 @@ describe('serve', () => {
   });
 });
 
+describe('shutdown', () => {
+  /** A connection that sent half a request and then nothing: it keeps node:http's server.close() from ever ending. */
+  const halfRequest = (url: string) =>
+    new Promise<Socket>((resolve, reject) => {
+      const u = new URL(url);
+      const s = connect(Number(u.port), u.hostname, () => {
+        s.write('GET /api/v1/models HTTP/1.1\r\nHost: x\r\nx-api-key: mp_');
+        resolve(s);
+      });
+      s.on('error', () => {});
+      s.once('error', reject);
+    });
+  const granted = async (label: string) => {
+    const s = await openStore(store());
+    try {
+      const rec = (await s.listKeys()).find((k) => k.label === label)!;
+      return await s.granted(rec.id, new Date().toISOString().slice(0, 10));
+    } finally {
+      await s.close();
+    }
+  };
+  const newKey = async (label: string) =>
+    (await runCli(['keys', 'create', '--store', store(), '--label', label])).stdout.trim().split('\n').at(-1)!;
+  const served = async (url: string, key: string, n: number) => {
+    const statuses = await Promise.all(
+      Array.from({ length: n }, () =>
+        fetch(`${url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } }).then(async (r) => {
+          await r.arrayBuffer();
+          return r.status;
+        }),
+      ),
+    );
+    return statuses.filter((s) => s === 200).length;
+  };
+
+  for (const workers of [1, 2]) {
+    it(`${workers === 1 ? 'one process' : '--workers 2'}: SIGTERM ends within the grace period although a connection holds a half-sent request, and hands the leases back`, async () => {
+      const label = `shutdown-${workers}`;
+      const key = await newKey(label);
+      const gw = await serve(['--workers', String(workers), '--shutdown-grace', '1', '--log', 'silent']);
+      const ok = await served(gw.url, key, 30);
+      expect(ok).toBe(30);
+      expect(await granted(label)).toBeGreaterThan(30); // leases of 1 and 100 are held
+      // Several, so that every worker holds one (the kernel spreads connections over the workers).
+      const sockets = await Promise.all(Array.from({ length: 6 }, () => halfRequest(gw.url)));
+      const t0 = Date.now();
+      const exit = new Promise<number | null>((resolve) => gw.child.once('exit', (code) => resolve(code)));
+      gw.child.kill('SIGTERM');
+      const killer = setTimeout(() => gw.child.kill('SIGKILL'), 15_000); // it used to run on indefinitely
+      const code = await exit;
+      clearTimeout(killer);
+      for (const s of sockets) s.destroy();
+      expect(code).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(6_000); // the 1 s grace, then closing
+      expect(await granted(label)).toBe(30); // every unspent unit is back in the store
+    }, 40_000);
+  }
+
+  it('--shutdown-grace takes 0 to 30 seconds', async () => {
+    const r = await runCli(['serve', '--dir', out, '--shutdown-grace', '31', '--store', 'memory:']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "option '--shutdown-grace <seconds>' argument '31' is invalid. a whole number from 0 to 30",
+    );
+  });
+});
+
+describe('SQLite store faults', () => {
+  it('a store file deleted while serving: requests that need it fail (503) with a log line saying why, not silently', async () => {
+    const file = path.join(tmp, 'deleted.db');
+    const url = `sqlite:${file}`;
+    const key = (await runCli(['keys', 'create', '--store', url, '--label', 'deleted'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
+    const gw = await serve(['--log', 'warn'], url);
+    try {
+      const get = () => fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': key } }).then((r) => r.status);
+      expect(await get()).toBe(200);
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) await rm(f, { force: true });
+      // What the process holds of a lease was granted before; the next take needs the store.
+      const statuses: number[] = [];
+      for (let i = 0; i < 150 && statuses.at(-1) !== 503; i++) statuses.push(await get());
+      expect(statuses.at(-1)).toBe(503);
+      expect(statuses.length).toBeLessThanOrEqual(101);
+      expect(await get()).toBe(503); // and it stays so
+      await new Promise((r) => setTimeout(r, 200)); // the log is written asynchronously
+      const logged = gw.lines
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg?: string; err?: string });
+      expect(
+        logged.some(
+          (l) =>
+            l.msg === 'request failed' &&
+            /the SQLite store \S+deleted\.db was deleted while this gateway was serving/.test(l.err ?? ''),
+        ),
+      ).toBe(true);
+    } finally {
+      await gw.stop();
+    }
+  }, 30_000);
+
+  it('--workers: a worker killed by SIGBUS (a -shm file that cannot be written) is logged and replaced, and the others serve', async () => {
+    const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'sigbus'])).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
+    const child = spawnCli([
+      'serve',
+      '--dir',
+      out,
+      '--port',
+      '0',
+      '--store',
+      store(),
+      '--workers',
+      '2',
+      '--log',
+      'silent',
+    ]);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d));
+    const until = async (ok: () => boolean, what: string) => {
+      for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 50));
+      if (!ok()) throw new Error(`timed out waiting for ${what}; stderr: ${stderr}`);
+    };
+    try {
+      await until(() => /listening on http/.test(stdout), 'listening');
+      const url = /listening on (http:\/\/\S+)/.exec(stdout)![1]!;
+      const [victim] = execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .map(Number);
+      process.kill(victim!, 'SIGBUS');
+      await until(
+        () => new RegExp(`worker ${victim} exited \\(SIGBUS\\); starting another`).test(stderr),
+        'the report',
+      );
+      const r = await fetch(`${url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } });
+      expect(r.status).toBe(200);
+    } finally {
+      const code = await new Promise<number | null>((resolve) => {
+        child.once('exit', (c) => resolve(c));
+        child.kill('SIGTERM');
+      });
+      expect(code).toBe(0);
+    }
+  }, 40_000);
+});
+
 // The issue's acceptance case, end to end: two `modelpub serve` processes sharing one store, 1,500 concurrent requests
 // with one fresh key, the default quota of 1,000. An acceptance test: the even split passed before the burst rule of
 // quota.ts too (it failed 2 in 25 loaded runs at the limiter level); test/quota.test.ts guards that rule itself.
@@ -517,6 +698,36 @@ describe('dev (npm start)', () => {
 
 const redisBin = redisServerPath();
 if (!redisBin) console.warn(REDIS_MISSING);
+it.skipIf(!redisBin)(
+  'serve warns once, on stderr, when its Redis runs without the append-only file (also under --workers)',
+  async () => {
+    const redis = await startRedis();
+    try {
+      for (const workers of ['1', '2']) {
+        const child = spawnCli(['serve', '--dir', out, '--port', '0', '--store', redis.url, '--workers', workers]);
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.on('data', (d: Buffer) => (stdout += d));
+        child.stderr!.on('data', (d: Buffer) => (stderr += d));
+        for (let i = 0; i < 200 && !/listening on/.test(stdout); i++) await new Promise((r) => setTimeout(r, 50));
+        const code = await new Promise<number | null>((resolve) => {
+          child.once('exit', (c) => resolve(c));
+          child.kill('SIGTERM');
+        });
+        expect(code).toBe(0);
+        expect(stderr.trim().split('\n'), workers).toEqual([
+          expect.stringMatching(
+            /^modelpub: warning: Redis at redis:\/\/127\.0\.0\.1:\d+ runs with appendonly no: .*set appendonly yes \(docs\/quota\.md\)$/,
+          ),
+        ]);
+      }
+    } finally {
+      await redis.stop();
+    }
+  },
+  40_000,
+);
+
 describe('two serve processes sharing one store', () => {
   for (const kind of ['sqlite', 'redis'] as const) {
     it.skipIf(kind === 'redis' && !redisBin)(

@@ -706,6 +706,29 @@ describe('hostile input', () => {
     expect(four.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200']);
   });
 
+  it('answers an HTTP/1.1 request without Host (400) and an Expect it cannot meet (417) with problem+json and CORS headers', async () => {
+    const own = (await createKey(store, 'host and expect')).key;
+    const read = (text: string) => {
+      const [head, body] = text.split('\r\n\r\n');
+      expect(head).toMatch(/\r\naccess-control-allow-origin: \*\r\n/);
+      expect(head).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/);
+      expect(head).toMatch(/\r\nconnection: close(\r\n|$)/);
+      expect(Number(/content-length: (\d+)/.exec(head!)?.[1])).toBe(Buffer.byteLength(body!));
+      return { head: head!, body: JSON.parse(body!) };
+    };
+    const noHost = read(await raw(`GET /api/v1/models/alpha HTTP/1.1\r\nx-api-key: ${own}\r\n\r\n`));
+    expect(noHost.head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(noHost.body).toMatchObject({ status: 400, code: 'bad_request', detail: expect.stringContaining('Host') });
+    const bogus = read(
+      await raw(`GET /api/v1/models/alpha HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nx-api-key: ${own}\r\n\r\n`),
+    );
+    expect(bogus.head).toMatch(/^HTTP\/1\.1 417 Expectation Failed\r\n/);
+    expect(bogus.body).toMatchObject({ status: 417, code: 'expectation_failed' });
+    // HTTP/1.0 needs no Host; 100-continue is met as before. Neither refusal above counted against the key.
+    const old = await raw(`GET /api/v1/models/alpha HTTP/1.0\r\nx-api-key: ${own}\r\n\r\n`);
+    expect(old).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\nratelimit: "daily";r=399;/);
+  });
+
   it('answers at most MAX_QUEUED_PER_CONNECTION pipelined requests behind the one being sent, then 503 and closes', async () => {
     const own = (await createKey(store, 'pipelining')).key;
     const n = 200;

@@ -1,59 +1,17 @@
-// The build lock of an --out folder (.build.lock): one build at a time, across processes.
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+// The build lock of an --out folder (.build-lock): one build at a time, across processes, with real processes.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { clearStaleStaging, lockOutDir } from '../src/pipeline/publish.js';
 import { ROOT, ensureCompiled } from './helpers/cli.js';
 
-/** Set by a test: the lock file to watch, and what another process saw when it tried to lock at the first moment the
- * file existed (the lock's own process frozen there, as a scheduler may leave it). */
-const probe = vi.hoisted(() => ({ lockFile: '', outDir: '', seen: null as string | null }));
-
-vi.mock('node:fs/promises', async (importOriginal) => {
-  const fs = await importOriginal<typeof import('node:fs/promises')>();
-  const { existsSync: exists } = await import('node:fs');
-  const { spawnSync: run } = await import('node:child_process');
-  const after =
-    <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
-    async (...a: A): Promise<R> => {
-      const r = await fn(...a);
-      if (probe.lockFile && probe.seen === null && exists(probe.lockFile)) {
-        // Synchronous: this process does nothing more until the other one has tried.
-        const child = run(
-          process.execPath,
-          [
-            '--input-type=module',
-            '-e',
-            `
-        const { lockOutDir } = await import(${JSON.stringify(process.env.MODELPUB_PUBLISH_JS)});
-        await lockOutDir(${JSON.stringify(probe.outDir)}).then(() => console.log('locked'), (e) => console.log('refused: ' + e.message));
-      `,
-          ],
-          { encoding: 'utf8' },
-        );
-        probe.seen = (child.stdout + child.stderr).trim();
-      }
-      return r;
-    };
-  const wrapped = {
-    ...fs,
-    open: after(fs.open),
-    link: after(fs.link),
-    writeFile: after(fs.writeFile),
-    rename: after(fs.rename),
-    copyFile: after(fs.copyFile),
-  };
-  return { ...wrapped, default: wrapped };
-});
-
-const { clearStaleStaging, lockOutDir } = await import('../src/pipeline/publish.js');
-
+let publishJs: string;
 beforeAll(() => {
   ensureCompiled();
-  process.env.MODELPUB_PUBLISH_JS = pathToFileURL(path.join(ROOT, 'lib/pipeline/publish.js')).href;
+  publishJs = pathToFileURL(path.join(ROOT, 'lib/pipeline/publish.js')).href;
 });
 
 const dirs: string[] = [];
@@ -63,64 +21,122 @@ const tempDir = async () => {
   return d;
 };
 afterEach(async () => {
-  probe.lockFile = '';
-  probe.seen = null;
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
+/** A node process running `code` (an ES module) with lockOutDir imported; resolves with its stdout once it exits. */
+function run(code: string): { child: ReturnType<typeof spawn>; output: Promise<string> } {
+  const child = spawn(
+    process.execPath,
+    ['--input-type=module', '-e', `const { lockOutDir } = await import(${JSON.stringify(publishJs)});\n${code}`],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let text = '';
+  child.stdout!.on('data', (d: Buffer) => (text += d));
+  child.stderr!.on('data', (d: Buffer) => (text += d));
+  return { child, output: new Promise((resolve) => child.once('close', () => resolve(text.trim()))) };
+}
+
+/** A build killed while holding the lock (SIGKILL: no cleanup of any kind). */
+async function killedHolder(out: string): Promise<void> {
+  const holder = run(`await lockOutDir(${JSON.stringify(out)}); console.log('locked'); setInterval(() => {}, 1000);`);
+  await new Promise<void>((resolve) =>
+    holder.child.stdout!.on('data', (d: Buffer) => String(d).includes('locked') && resolve()),
+  );
+  holder.child.kill('SIGKILL');
+  await holder.output;
+}
+
 describe('lockOutDir', () => {
-  it('another process that tries to lock at the moment the lock file appears is refused (the file already names its holder)', async () => {
+  it('a live holder in another process refuses, naming its pid; once it is killed the lock is free at once', async () => {
     const out = await tempDir();
-    probe.outDir = out;
-    probe.lockFile = path.join(out, '.build.lock');
+    const holder = run(`await lockOutDir(${JSON.stringify(out)}); console.log('locked'); setInterval(() => {}, 1000);`);
+    await new Promise<void>((resolve) =>
+      holder.child.stdout!.on('data', (d: Buffer) => String(d).includes('locked') && resolve()),
+    );
+    await expect(lockOutDir(out)).rejects.toThrow(`another build (pid ${holder.child.pid}) is publishing into ${out}`);
+    holder.child.kill('SIGKILL');
+    await holder.output;
     const unlock = await lockOutDir(out);
-    expect(probe.seen).toMatch(/^refused: another build \(pid \d+\) is publishing/);
-    expect(existsSync(probe.lockFile)).toBe(true);
-    await unlock();
-    expect(existsSync(probe.lockFile)).toBe(false);
-  });
-
-  it('a live holder in another process refuses; a dead one is taken over', async () => {
-    const out = await tempDir();
-    const holder = spawnSync(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `
-      const { lockOutDir } = await import(${JSON.stringify(process.env.MODELPUB_PUBLISH_JS)});
-      await lockOutDir(${JSON.stringify(out)}); console.log(process.pid);
-    `,
-      ],
-      { encoding: 'utf8' },
-    ); // exits holding the lock: a killed build
-    expect(holder.status).toBe(0);
-    const unlock = await lockOutDir(out);
-    await expect(lockOutDir(out)).rejects.toThrow(/another build \(pid \d+\) is publishing/);
     await unlock();
   });
 
-  it("the next build removes the lock file of its own that a build killed while locking left, not a live process's", async () => {
+  it('builds started at the same instant after a killed build left its lock: never two holders at once', async () => {
     const out = await tempDir();
-    const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout.trim();
-    await writeFile(path.join(out, `.build.lock-${dead}`), dead);
-    await writeFile(path.join(out, `.build.lock-${process.pid}`), String(process.pid));
-    await clearStaleStaging(out);
-    expect(await readdir(out)).toEqual([`.build.lock-${process.pid}`]);
-  });
+    for (let round = 0; round < 4; round++) {
+      await killedHolder(out);
+      const start = Date.now() + 700; // every process is loaded and spinning by then
+      const racers = Array.from({ length: 8 }, () =>
+        run(`
+          const out = ${JSON.stringify(out)};
+          while (Date.now() < ${start}) {}
+          try {
+            const unlock = await lockOutDir(out);
+            const from = performance.timeOrigin + performance.now();
+            await new Promise((r) => setTimeout(r, 150));
+            const to = performance.timeOrigin + performance.now();
+            await unlock();
+            console.log(JSON.stringify({ from, to }));
+          } catch (e) {
+            console.log('refused: ' + e.message);
+          }
+        `),
+      );
+      const outputs = await Promise.all(racers.map((r) => r.output));
+      const held = outputs.filter((o) => o.startsWith('{')).map((o) => JSON.parse(o) as { from: number; to: number });
+      expect(
+        held.length + outputs.filter((o) => o.startsWith('refused: another build')).length,
+        outputs.join('\n'),
+      ).toBe(8);
+      expect(held.length).toBeGreaterThanOrEqual(1);
+      held.sort((a, b) => a.from - b.from);
+      for (let i = 1; i < held.length; i++)
+        expect(held[i]!.from, `round ${round}`).toBeGreaterThanOrEqual(held[i - 1]!.to);
+    }
+  }, 60_000);
 
-  it("a lock naming this process's own pid, which this process does not hold, is stale (a killed build that ran as PID 1 in a container, as the next one does)", async () => {
+  it('a second build in this process is refused, also through a link to the folder; after unlock the lock is free', async () => {
     const out = await tempDir();
-    await writeFile(path.join(out, '.build.lock'), String(process.pid));
     const unlock = await lockOutDir(out);
-    // Held now: a second build in this process is refused.
     await expect(lockOutDir(out)).rejects.toThrow(`another build (pid ${process.pid}) is publishing into ${out}`);
-    // Also through a link to the folder (an --out may be one): the same lock, not a stale one to take over.
     const link = `${out}-link`;
     await symlink(out, link);
     dirs.push(link);
     await expect(lockOutDir(link)).rejects.toThrow(`another build (pid ${process.pid}) is publishing into ${link}`);
     await unlock();
-    await (await lockOutDir(out))();
+    await (await lockOutDir(link))();
+  });
+});
+
+describe('clearStaleStaging', () => {
+  it("removes only what dead builds left, by the names and kinds a build makes: never a live build's, never a user's", async () => {
+    const out = await tempDir();
+    const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout.trim();
+    const live = run('setInterval(() => {}, 1000);');
+    try {
+      const livePid = String(live.child.pid);
+      for (const d of [`.staging-r1-${dead}`, `.staging-r1-${livePid}`, '.staging-photos', `.current-${livePid}.d`])
+        await mkdir(path.join(out, d, 'api'), { recursive: true });
+      await writeFile(path.join(out, `.staging-notes-${dead}`), 'a file, not a staging folder');
+      await symlink('releases/0001-r1', path.join(out, `.current-${dead}`));
+      await symlink('releases/0001-r1', path.join(out, `.current-${livePid}`));
+      await writeFile(path.join(out, `.build.lock-${dead}`), dead); // an older modelpub's lock files
+      await writeFile(path.join(out, '.build.lock'), dead);
+      await writeFile(path.join(out, `.build.lock-${livePid}`), livePid);
+      await clearStaleStaging(out);
+      expect((await readdir(out)).sort()).toEqual(
+        [
+          `.build.lock-${livePid}`,
+          `.current-${livePid}`,
+          `.current-${livePid}.d`,
+          '.staging-photos',
+          `.staging-notes-${dead}`,
+          `.staging-r1-${livePid}`,
+        ].sort(),
+      );
+    } finally {
+      live.child.kill('SIGKILL');
+      await live.output;
+    }
   });
 });

@@ -97,7 +97,10 @@ describe('privacy', () => {
       await build({ dataDir, outDir, pageSizes: [1] });
 
       const files = await readAll(outDir); // everything: api/, artifacts/, manifest, changes, publication.json, the marker
-      expect([...files.keys()].filter((p) => !p.startsWith('releases/')).sort()).toEqual(['.modelpub-publication']);
+      expect([...files.keys()].filter((p) => !p.startsWith('releases/')).sort()).toEqual([
+        '.build-lock',
+        '.modelpub-publication',
+      ]);
       expect(
         [...files.keys()].filter((p) => /^releases\/[^/]+\/(manifest|changes|publication)\.json$/.test(p)),
       ).toHaveLength(6);

@@ -318,18 +318,26 @@ describe.skipIf(!redisBin)('redis-server', () => {
         expect(await raw.exists(`t${n}:key:${record.hash}`)).toBe(1);
       });
 
-      it('fails a command within its timeout when Redis stops answering, and works again when it answers', async () => {
+      it('fails a key lookup within its timeout when Redis stops answering; a take waits, and its answer counts', async () => {
         const { store } = await fresh();
         await store.take('k_p', DAY, 1, 10);
         server.pause();
+        let take: Promise<unknown> | undefined;
         try {
           const t0 = Date.now();
-          await expect(store.take('k_p', DAY, 1, 10)).rejects.toThrow(/timed out/i);
+          await expect(store.findKey('0'.repeat(64))).rejects.toThrow(/timed out/i);
           expect(Date.now() - t0).toBeLessThan(4_000); // 2 s by default, not forever
+          // A take is not given up on: its outcome would be unknown, and a later one could not tell (quota.ts waits
+          // for it at most takeWaitMs, and starts no other take of the key meanwhile).
+          take = store.take('k_p', DAY, 2, 10);
+          const early = await Promise.race([take, new Promise((r) => setTimeout(() => r('waiting'), 2_500))]);
+          expect(early).toBe('waiting');
         } finally {
           server.resume();
         }
+        expect(await take).toEqual({ taken: 2, granted: 3 });
         expect((await store.take('k_p', DAY, 1, 10)).taken).toBe(1);
+        expect(await store.granted('k_p', DAY)).toBe(4);
       });
 
       it('uses the database the URL names, and refuses one the server does not have (never database 0 instead)', async () => {

@@ -1,6 +1,7 @@
 // Bad source data: every problem is reported at once, each naming file, line, record and field where the format
 // allows, and nothing is published. Expected messages are stated in full (formatIssue of ValidationError.issues).
-import { open, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, open, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { constants } from 'node:buffer';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -476,12 +477,13 @@ describe('validation reports each kind of problem precisely', () => {
       ]);
     });
   });
-  it('symbolic links: a loop (a link to a folder holding it) and a link to nothing are each one problem; a link to a file is read', async () => {
+  it('symbolic links: a loop (a link to a folder holding it) and a link to nothing are each one problem; a link to a file in the data folder is read', async () => {
     await withTemp(async (tmp) => {
       const dir = path.join(tmp, 'data');
       await writeFixture(dir, smallCatalog());
-      await writeFile(path.join(tmp, 'outside.yaml'), modelYaml(31));
-      await symlink('../../outside.yaml', path.join(dir, 'models/linked.yaml'));
+      await mkdir(path.join(dir, '.shared'));
+      await writeFile(path.join(dir, '.shared/linked.yaml'), modelYaml(31));
+      await symlink('../.shared/linked.yaml', path.join(dir, 'models/linked.yaml'));
       await symlink('..', path.join(dir, 'models/loop'));
       await symlink('nowhere.yaml', path.join(dir, 'models/dangling.yaml'));
       expect(await problems(dir)).toEqual([
@@ -493,6 +495,51 @@ describe('validation reports each kind of problem precisely', () => {
       expect((await loadAndValidate(dir)).models.map((m) => m.slug)).toContain('linked');
     });
   });
+
+  it('hostile data: links out of the folder, pipes, deep nesting, huge values and hidden characters are refused, each naming its place', async () => {
+    await withTemp(async (tmp) => {
+      const dir = path.join(tmp, 'data');
+      const spec = smallCatalog();
+      spec.models!.push(
+        model('spoof', 40, {
+          name: 'gpt\u202e4o',
+          developer: 'Open\u200bAI',
+          description: { en: 'Two lines\nand a\ttab are fine.', zh: '模型\u0007', ru: 'Модель.' },
+        }),
+      );
+      await writeFixture(dir, spec);
+      await writeFile(path.join(tmp, 'secret.jsonl'), 'root:$6$hash:19000:0:99999:7:::\n');
+      await mkdir(path.join(tmp, 'elsewhere'));
+      await writeFile(path.join(tmp, 'elsewhere/m.yaml'), modelYaml(41));
+      await symlink(path.join(tmp, 'secret.jsonl'), path.join(dir, 'measurements/prices/shadow.jsonl'));
+      await symlink('../../elsewhere', path.join(dir, 'models/more'));
+      execFileSync('mkfifo', [path.join(dir, 'models/pipe.yaml')]); // a read would wait for a writer forever
+      const deep = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
+      const huge = 'a'.repeat(2_000_000);
+      await writeFile(
+        path.join(dir, 'measurements/speed/hostile.jsonl'),
+        jsonl(
+          `{"model":"alpha","lane":"verified","tokens_per_second":${deep}}`,
+          run({ model: huge }),
+          run({ private: { validator_input: JSON.parse(`${'{"a":'.repeat(60)}1${'}'.repeat(60)}`) } }),
+        ),
+      );
+      const found = await problems(dir);
+      expect(found).toEqual([
+        'measurements/prices/shadow.jsonl: a symbolic link that leads out of the data folder: refused, never read (copy the file in instead)',
+        'models/more: a symbolic link that leads out of the data folder: refused, never read (copy the file in instead)',
+        'models/pipe.yaml: a named pipe (FIFO), not a file: refused (data files are regular files)',
+        'measurements/speed/hostile.jsonl:1: nested more than 64 levels deep (arrays and objects within each other): a record is a few levels deep',
+        'models/spoof.yaml:2: model "spoof": name: contains U+202E (a bidirectional control) at character 4: names may not hold control or invisible characters',
+        'models/spoof.yaml:3: model "spoof": developer: contains U+200B (an invisible character) at character 5: names may not hold control or invisible characters',
+        'models/spoof.yaml:16: model "spoof": description.zh: contains U+0007 (a control character) at character 3: the zh description may not hold control or invisible characters but tabs and line breaks',
+        `measurements/speed/hostile.jsonl:2: model: unknown model "${'a'.repeat(80)}…" (2,000,000 characters): no data/models/<that slug>.yaml`,
+      ]);
+      expect(found.join('\n').length).toBeLessThan(2_000);
+      expect(found.join('\n')).not.toContain('root:');
+    });
+  });
+
   it('documentation (.md), at the top or in a data folder, is not part of the revision; any byte of data is', async () => {
     await withTemp(async (dir) => {
       await writeFixture(dir, smallCatalog());

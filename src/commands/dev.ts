@@ -1,12 +1,12 @@
 // `npm start`: build the default publication if there is none or data/ changed, make a development key, serve on localhost.
 import { UsageError } from '../errors.js';
 import { createKey } from '../gateway/keys.js';
-import { closeOnSignals, startGateway } from '../gateway/server.js';
+import { startGateway } from '../gateway/server.js';
 import { openStore } from '../gateway/stores/index.js';
 import { dataRevision, loadAndValidate } from '../pipeline/build.js';
 import { liveRevision } from '../pipeline/publish.js';
 import { buildCommand } from './build.js';
-import { DEFAULT_STORE, gatewayOptions, type ServeCommandOptions } from './serve.js';
+import { DEFAULT_STORE, gatewayOptions, untilSignal, type ServeCommandOptions } from './serve.js';
 
 export async function devCommand(o: ServeCommandOptions & { data: string }): Promise<void> {
   // The key goes into the store the gateway opens: memory: would be another one, and the key would never work.
@@ -40,6 +40,7 @@ export async function devCommand(o: ServeCommandOptions & { data: string }): Pro
       throw asDev(e);
     });
   }
+  const stopped = untilSignal();
   const g = await startGateway(gatewayOptions({ ...o, dir }));
   // The key only once the gateway is up: a start that fails leaves no unused key in the store.
   let key: string;
@@ -50,8 +51,10 @@ export async function devCommand(o: ServeCommandOptions & { data: string }): Pro
     await g.close();
     throw e;
   }
+  for (const line of g.warnings) console.error(`modelpub: warning: ${line}`);
   console.log(`listening on ${g.url}`);
   console.log(`development key: ${key}`);
   console.log(`try: curl -s -H 'x-api-key: ${key}' '${g.url}/api/v1/models?page_size=2&include=pricing'`);
-  closeOnSignals(g);
+  await stopped;
+  await g.close();
 }

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { createKey } from '../gateway/keys.js';
+import { createKey, KEY_CACHE_TTL_MS, revokeKey } from '../gateway/keys.js';
 import { openStore, redactUrl } from '../gateway/stores/index.js';
 
 export async function keysCreate(o: { store: string; label: string }): Promise<void> {
@@ -31,16 +31,21 @@ export async function keysList(o: { store: string }): Promise<void> {
   }
 }
 
-export async function keysRevoke(o: { store: string; id: string }): Promise<void> {
+/**
+ * Revokes the key named by its id or by the key itself. Never prints the argument: it may be a key, or a key mistyped.
+ */
+export async function keysRevoke(o: { store: string; idOrKey: string }): Promise<void> {
   const store = await openStore(o.store, { mustExist: true });
   try {
-    const at = new Date().toISOString();
-    const k = await store.revokeKey(o.id, at);
+    const now = new Date();
+    const k = await revokeKey(store, o.idOrKey, now);
     if (!k)
-      throw new UsageError(`no key with id ${o.id} in ${redactUrl(o.store)} (\`modelpub keys list\` shows the ids)`);
+      throw new UsageError(
+        `no key ${o.idOrKey.trim().startsWith('mp_') ? 'matches the key given' : `has the id ${o.idOrKey.trim()}`} in ${redactUrl(o.store)} (\`modelpub keys list\` shows the ids)`,
+      );
     console.log(
-      k.revoked_at === at
-        ? `revoked ${k.id} (${k.label})`
+      k.revoked_at === now.toISOString()
+        ? `revoked ${k.id} (${k.label}); running gateways refuse it within ${KEY_CACHE_TTL_MS / 1000} s (their key cache)`
         : `${k.id} (${k.label}) was already revoked at ${k.revoked_at}`,
     );
   } finally {

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { closeOnSignals, startCluster, startGateway, type GatewayOptions } from '../gateway/server.js';
+import { runCluster, startGateway, type GatewayOptions } from '../gateway/server.js';
 
 export const DEFAULT_STORE = 'sqlite:var/gateway.db';
 
@@ -13,6 +13,8 @@ export interface ServeCommandOptions {
   quota: number;
   cacheMb: number;
   pollMs: number;
+  /** Seconds close() lets requests in progress finish (--shutdown-grace). */
+  shutdownGrace: number;
   log: GatewayOptions['logLevel'];
 }
 
@@ -25,17 +27,39 @@ export const gatewayOptions = (o: ServeCommandOptions): GatewayOptions => ({
   quota: o.quota,
   cacheBytes: o.cacheMb * 1024 * 1024,
   pollMs: o.pollMs,
+  shutdownGraceMs: o.shutdownGrace * 1000,
   logLevel: o.log,
 });
 
+/**
+ * Resolves at the first SIGTERM or SIGINT. Both stay handled from then on: Ctrl-C in a terminal sends SIGINT to a
+ * cluster's workers and the primary then sends SIGTERM, and a second signal must not end a process that is still
+ * handing its leases back.
+ */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    process.on('SIGTERM', resolve);
+    process.on('SIGINT', resolve);
+  });
+}
+
+/** Serves until a signal, then closes (see RunningGateway.close) and returns; the CLI then ends the process. */
 export async function serveCommand(o: ServeCommandOptions): Promise<void> {
   if (o.dir && o.origin) throw new UsageError('give --dir or --origin, not both');
   const opts = gatewayOptions(o);
   if (o.workers !== undefined && o.workers > 1) {
-    await startCluster(opts, o.workers, (url) => console.log(`listening on ${url} (${o.workers} workers)`));
+    await runCluster(opts, o.workers, {
+      announce: (url) => console.log(`listening on ${url} (${o.workers} workers)`),
+      report: (line) => console.error(line),
+      warn: (line) => console.error(`modelpub: warning: ${line}`),
+      untilStopped: untilSignal,
+    });
     return;
   }
+  const stopped = untilSignal();
   const g = await startGateway(opts);
+  for (const line of g.warnings) console.error(`modelpub: warning: ${line}`);
   console.log(`listening on ${g.url}`);
-  closeOnSignals(g);
+  await stopped;
+  await g.close();
 }

@@ -58,6 +58,8 @@ const notInLane = (lane: QueryLane): string =>
     ? 'No published model has this slug.'
     : `No published model has this slug in lane ${lane}${lane === 'verified' ? ' (the default)' : ''}; lane=all covers every model.`;
 
+const NO_HOST = 'An HTTP/1.1 request must carry a Host header (RFC 9112, section 3.2).';
+
 export interface KeyRecordLike {
   id: string;
 }
@@ -207,6 +209,9 @@ export function createHandler(d: GatewayDeps) {
     // node:http gives a response its socket only when the answers before it are sent: without one, it waits.
     if (res.socket === null && queuedBehind(req, res) > MAX_QUEUED_PER_CONNECTION)
       return problem(res, req, 'too_many_pipelined', ['connection', 'close']);
+    // node:http's own check (requireHostHeader) answers a bare 400 without CORS headers or a problem body.
+    if (req.headers.host === undefined && req.httpVersionMinor === 1 && req.httpVersionMajor === 1)
+      return problem(res, req, 'bad_request', ['connection', 'close'], { detail: NO_HOST });
     const method = req.method ?? '';
     const preflight = method === 'OPTIONS';
     if (!preflight && method !== 'GET' && method !== 'HEAD')

@@ -2,7 +2,7 @@
 // not HTTP/1.1, a request not complete within requestTimeout. Node's own answer to them is a bare status line with no
 // headers: a browser page sees a network error instead of a status (no CORS headers), and API clients get no problem
 // body. Here they get what every other error gets: problem+json with CORS headers, and a request log line.
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
 
@@ -73,6 +73,23 @@ export function onClientError(log: ClientErrorLog | null) {
     }
     try {
       log?.info({ route: 'unparsed', status: answered ? PROBLEMS[code].status : null, err: err.code ?? err.message });
+    } catch {
+      /* the logger's own problem */
+    }
+  };
+}
+
+/**
+ * The server's 'checkExpectation' listener: a request with an Expect other than 100-continue gets 417 as problem+json
+ * with CORS headers (node:http's own answer is a bare 417). It is not handed to the handler, so it never counts.
+ */
+export function onUnmetExpectation(log: ClientErrorLog | null) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const body = problemBody('expectation_failed');
+    res.writeHead(417, problemHeaders(body, ['connection', 'close']));
+    res.end(req.method === 'HEAD' ? undefined : body);
+    try {
+      log?.info({ method: req.method, route: 'other', status: 417 });
     } catch {
       /* the logger's own problem */
     }

@@ -67,21 +67,27 @@ export async function createKey(
 /**
  * Revokes a key named by its id ('k_1a2b3c4d') or by the key itself ('mp_...'). Returns the record (revoked_at set;
  * the first revocation's time if it was already revoked), or null if no stored key matches. Gateways notice within
- * their KeyCache ttl (10 s by default).
+ * their KeyCache ttl (KEY_CACHE_TTL_MS).
  */
 export async function revokeKey(store: QuotaStore, idOrKey: string, now: Date = new Date()): Promise<KeyRecord | null> {
   let id = idOrKey.trim();
   if (id.startsWith(KEY_PREFIX)) {
+    if (!KEY_PATTERN.test(id))
+      throw new UsageError('that starts as a key does (mp_) but is not one: a key is mp_ and 43 characters.');
     const rec = await store.findKey(hashKey(id));
     if (!rec) return null;
     id = rec.id;
   } else if (!ID_PATTERN.test(id)) {
+    // Not quoted: a key pasted with a character missing or extra is still a secret.
     throw new UsageError(
-      `"${id}" is neither a key id (k_ and 8 hex digits, as \`modelpub keys list\` shows) nor a key (mp_...).`,
+      'that is neither a key id (k_ and 8 hex digits, as `modelpub keys list` shows) nor a key (mp_ and 43 characters).',
     );
   }
   return store.revokeKey(id, now.toISOString());
 }
+
+/** How long a gateway trusts a key it found: a revocation takes effect in every gateway within it. */
+export const KEY_CACHE_TTL_MS = 10_000;
 
 export interface KeyCacheOptions {
   /** How long a found key (valid or revoked) is trusted, in ms. Default 10,000: a revocation takes effect within it. */
@@ -121,7 +127,7 @@ export class KeyCache {
     private readonly store: QuotaStore,
     opts: KeyCacheOptions = {},
   ) {
-    this.ttlMs = opts.ttlMs ?? 10_000;
+    this.ttlMs = opts.ttlMs ?? KEY_CACHE_TTL_MS;
     this.negativeTtlMs = opts.negativeTtlMs ?? 1_000;
     this.maxEntries = Math.max(1, opts.maxEntries ?? 10_000);
     this.now = opts.now ?? Date.now;

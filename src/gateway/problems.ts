@@ -21,6 +21,11 @@ export const PROBLEMS = {
     detail:
       'The since revision is unknown, or older than the publications the changes feed keeps (the last 30): fetch the catalog again from /api/v1/catalog (or the list and detail operations), then follow /api/v1/changes?since=<the X-Publication-Revision it was served with>.',
   },
+  expectation_failed: {
+    status: 417,
+    title: 'Expectation failed',
+    detail: 'The only Expect this API meets is 100-continue.',
+  },
   method_not_allowed: {
     status: 405,
     title: 'Method not allowed',

@@ -62,6 +62,12 @@ export interface QuotaOptions {
    * back by an instance that shut down cleanly are picked up after at most this delay. Default 1000.
    */
   exhaustedRecheckMs?: number;
+  /**
+   * How long a request waits for a take before it fails (503), in ms. Default 2000. The take itself goes on: no other
+   * take of that key starts until it has an answer, and its units go into the lease when it comes (a store that
+   * stalls costs waiting requests, not units). Requests that find a take older than this fail at once.
+   */
+  takeWaitMs?: number;
   now?: () => number;
 }
 
@@ -86,6 +92,8 @@ interface Lease {
   exhaustedAt: number;
   /** The take in flight for this key, if any; resolves to the units it got. */
   refill: Promise<number> | null;
+  /** When that take started (performance.now()). */
+  refillStarted: number;
   /** admit() calls for this key waiting for a take (none of them holds a unit). */
   waiting: number;
   /** Whether the previous take's units arrived to more waiting requests than it got: a burst bigger than a lease. */
@@ -112,6 +120,7 @@ export class QuotaLimiter {
   readonly limit: number;
   readonly maxLease: number;
   private readonly exhaustedRecheckMs: number;
+  private readonly takeWaitMs: number;
   /** A lease down to this many units is refilled ahead, when the key is at least aheadFrom units from its limit. */
   private readonly refillAt: number;
   private readonly aheadFrom: number;
@@ -131,6 +140,7 @@ export class QuotaLimiter {
     this.limit = opts.limit ?? 1000;
     this.maxLease = opts.maxLease ?? Math.max(100, Math.floor(this.limit / 1000));
     this.exhaustedRecheckMs = opts.exhaustedRecheckMs ?? 1000;
+    this.takeWaitMs = opts.takeWaitMs ?? 2000;
     this.now = opts.now ?? Date.now;
     this.refillAt = Math.floor(this.maxLease / 4);
     this.aheadFrom = AHEAD_LEASES * this.maxLease;
@@ -161,11 +171,12 @@ export class QuotaLimiter {
       if (local !== undefined) return local;
       if (this.closed) throw new Error('QuotaLimiter is closed: no more requests can be admitted.');
       const lease = this.leaseFor(keyId, this.now());
+      if (lease.refill !== null && performance.now() - lease.refillStarted >= this.takeWaitMs) throw this.overdue();
       lease.waiting++;
       let got: number;
       try {
         lease.refill ??= this.refill(keyId, lease);
-        got = await lease.refill;
+        got = await this.within(lease.refill, lease.refillStarted);
       } finally {
         lease.waiting--;
       }
@@ -247,7 +258,10 @@ export class QuotaLimiter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.allSettled([...this.leases.values()].map((l) => l.refill));
+    // Takes in flight are waited for as requests wait for them: one still unanswered then is lost with its units.
+    await Promise.allSettled(
+      [...this.leases.values()].map((l) => l.refill && this.within(l.refill, performance.now())),
+    );
     const giveBack: Promise<void>[] = [];
     for (const [keyId, lease] of this.leases) {
       const units = lease.units;
@@ -274,6 +288,7 @@ export class QuotaLimiter {
         granted: -1,
         exhaustedAt: -Infinity,
         refill: null,
+        refillStarted: 0,
         waiting: 0,
         short: false,
         aheadFailed: false,
@@ -283,7 +298,25 @@ export class QuotaLimiter {
     return lease;
   }
 
+  /** The take's answer, or the overdue error once takeWaitMs have passed since `started` (the take goes on). */
+  private within(take: Promise<number>, started: number): Promise<number> {
+    const left = this.takeWaitMs - (performance.now() - started);
+    if (left <= 0) return Promise.reject(this.overdue());
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([
+      take,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(this.overdue()), left);
+      }),
+    ]).finally(() => clearTimeout(timer));
+  }
+
+  private overdue(): Error {
+    return new Error(`the quota store has not answered a take within ${this.takeWaitMs} ms`);
+  }
+
   private async refill(keyId: string, lease: Lease): Promise<number> {
+    lease.refillStarted = performance.now();
     try {
       let want =
         lease.granted < 0 ? 1 : Math.min(this.maxLease, Math.max(1, Math.floor((this.limit - lease.granted) / 8)));

@@ -4,10 +4,10 @@ import cluster from 'node:cluster';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { destination, pino } from 'pino';
-import { UsageError } from '../errors.js';
+import { AlreadyReported, UsageError } from '../errors.js';
 import { outDirState } from '../publication/folder.js';
 import { createHandler, type RequestLog } from './app.js';
-import { onClientError } from './client-errors.js';
+import { onClientError, onUnmetExpectation } from './client-errors.js';
 import { fingerprint, KeyCache } from './keys.js';
 import { dirOrigin } from './origins/dir.js';
 import { httpOrigin } from './origins/http.js';
@@ -29,14 +29,28 @@ export interface GatewayOptions {
   pollMs: number;
   /** 'info' logs one line per request; 'silent' logs nothing. */
   logLevel: 'info' | 'warn' | 'silent';
+  /**
+   * How long close() lets requests in progress finish before it closes their connections, in ms. Default 10,000;
+   * the CLI allows at most 30 s (--shutdown-grace).
+   */
+  shutdownGraceMs?: number;
   /** An already open store (tests share one with the code that creates keys); not closed by the gateway. */
   storeInstance?: QuotaStore;
 }
+
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 export interface RunningGateway {
   url: string;
   server: Server;
   publication(): Publication;
+  /** What the operator should hear about how the store is set up (Redis without persistence, CONFIG disabled). */
+  warnings: readonly string[];
+  /**
+   * Stops listening, lets the requests in progress finish for up to the grace period, then closes every connection
+   * still open (a half-sent request among them) and hands the unspent quota leases back to the store. Calling it
+   * again returns the same promise.
+   */
   close(): Promise<void>;
 }
 
@@ -57,6 +71,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       ? null
       : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
   const store = o.storeInstance ?? (await openStore(o.store));
+  for (const line of store.warnings ?? []) log?.warn(line);
   const keys = new KeyCache(store);
   const quota = new QuotaLimiter(store, { limit: o.quota });
 
@@ -96,37 +111,69 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     fingerprint,
     onUnavailable: pollEarly,
   });
-  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000 }, handler);
+  // The handler checks Host itself, to answer a request without one as it answers every other error.
+  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000, requireHostHeader: false }, handler);
   server.keepAliveTimeout = 65_000;
   server.on('clientError', onClientError(log));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (e: Error & { code?: string }) => {
-      const why =
-        e.code === 'EADDRINUSE'
-          ? 'the address is in use'
-          : e.code === 'EACCES'
-            ? 'not permitted'
-            : e.code === 'EADDRNOTAVAIL'
-              ? 'no such local address'
-              : e.message;
-      reject(new Error(`cannot listen on ${o.host}:${o.port} (--host, --port): ${why}`, { cause: e }));
+  server.on('checkExpectation', onUnmetExpectation(log));
+  const release = async () => {
+    clearInterval(pollTimer);
+    try {
+      await quota.close(); // fails if the store does (the leases are then lost, and the error says why)
+    } finally {
+      if (!o.storeInstance) await store.close();
+      if (log) await new Promise<void>((resolve) => log.flush(() => resolve()));
+    }
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (e: Error & { code?: string }) => {
+        const why =
+          e.code === 'EADDRINUSE'
+            ? 'the address is in use'
+            : e.code === 'EACCES'
+              ? 'not permitted'
+              : e.code === 'EADDRNOTAVAIL'
+                ? 'no such local address'
+                : e.message;
+        reject(new Error(`cannot listen on ${o.host}:${o.port} (--host, --port): ${why}`, { cause: e }));
+      });
+      server.listen(o.port, o.host, () => resolve());
     });
-    server.listen(o.port, o.host, () => resolve());
-  });
+  } catch (e) {
+    await release().catch(() => {});
+    throw e;
+  }
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const graceMs = o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+  let closing: Promise<void> | null = null;
   return {
     url: `http://${host}:${addr.port}`,
     server,
     publication: () => current,
-    async close() {
-      clearInterval(pollTimer);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await quota.close();
-      if (!o.storeInstance) await store.close();
-      log?.flush();
-    },
+    warnings: store.warnings ?? [],
+    close: () =>
+      (closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // server.close() stops listening and closes idle keep-alive connections, but neither a connection whose
+        // answer is still being written nor one holding a half-sent request (its request timeout is no longer
+        // checked once the server closes): the first are closed as they go idle, the rest when the grace ends.
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        let graceTimer: NodeJS.Timeout | undefined;
+        const graceOver = new Promise<boolean>((resolve) => {
+          graceTimer = setTimeout(() => resolve(true), graceMs);
+        });
+        const cut = await Promise.race([closed.then(() => false), graceOver]);
+        clearInterval(sweep);
+        clearTimeout(graceTimer);
+        if (cut) {
+          log?.warn({ graceMs }, 'shutdown grace period over: closing the connections still open');
+          server.closeAllConnections();
+          await closed;
+        }
+        await release();
+      })()),
   };
 }
 
@@ -155,91 +202,113 @@ interface StartFailure {
   usage: boolean;
 }
 
+export interface ClusterEvents {
+  /** Once every worker listens: the URL they share. */
+  announce(url: string): void;
+  /** A line for the operator about a worker (died, replaced, could not start). */
+  report(line: string): void;
+  /** A warning about how the store is set up (RunningGateway.warnings), told once for all workers. */
+  warn(line: string): void;
+  /** Resolves when the gateway is asked to stop (a signal): every process of the cluster calls it. */
+  untilStopped(): Promise<unknown>;
+}
+
 /**
- * Run `workers` processes sharing one port; each holds its own leases against the shared store. A worker that cannot
- * start (a port in use, no publication, the store out of reach) stops them all while the cluster is starting: the
- * primary prints its error once and exits as a single process would (2 for a mistake in the command, else 1). Once it
+ * Run `workers` processes sharing one port; each holds its own leases against the shared store. In the primary,
+ * resolves once a stop was asked for (untilStopped) and every worker has closed as a single process does (its unspent
+ * leases go back to the store); in a worker, once it has closed. A worker that cannot start (a port in use, no
+ * publication, the store out of reach) stops them all while the cluster is starting: the primary then rejects with
+ * that worker's error (a UsageError for a mistake in the command), and the worker with AlreadyReported. Once it
  * serves, a worker that dies is replaced, and a replacement that cannot start is tried again, later and later (up to
  * every 30 s), while the others go on serving.
  */
-export async function startCluster(o: GatewayOptions, workers: number, announce: (url: string) => void): Promise<void> {
-  if (cluster.isPrimary) {
-    if (o.store.startsWith('memory:'))
-      throw new UsageError('--workers needs a shared store (sqlite:PATH or redis://HOST:PORT), not memory:');
+export async function runCluster(o: GatewayOptions, workers: number, on: ClusterEvents): Promise<void> {
+  if (!cluster.isPrimary) return runWorker(o, on);
+  if (o.store.startsWith('memory:'))
+    throw new UsageError('--workers needs a shared store (sqlite:PATH or redis://HOST:PORT), not memory:');
+  const graceMs = o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+  return new Promise<void>((resolve, reject) => {
     let ready = 0;
     let url = '';
     let stopping = false;
-    let exitCode = 0;
+    let failure: Error | null = null;
     let retryMs = 0; // the wait before replacing a worker; doubles while replacements fail to start
-    for (let i = 0; i < workers; i++) cluster.fork();
-    // Each worker closes as a single process does (its unspent leases go back to the store); the primary exits once
-    // they all have. The signal goes to the worker's process itself: Worker.kill() disconnects it first, and a
-    // disconnected worker exits at once, without closing.
-    const stop = (code: number) => {
+    let hardStop: NodeJS.Timeout | undefined;
+    const live = () => Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
+    const finish = () => {
+      clearTimeout(hardStop);
+      if (failure) reject(failure);
+      else resolve();
+    };
+    // The signal goes to the worker's process itself: Worker.kill() disconnects it first, and a disconnected worker
+    // exits at once, without closing.
+    const stop = (why: Error | null) => {
       if (stopping) return;
       stopping = true;
-      exitCode = code;
-      const live = Object.values(cluster.workers ?? {});
-      if (live.length === 0) process.exit(exitCode);
-      for (const w of live) w?.process.kill('SIGTERM');
-      setTimeout(() => process.exit(1), 30_000).unref(); // a worker stuck in close does not hold the primary forever
+      failure = why;
+      if (live().length === 0) return finish();
+      for (const w of live()) w.process.kill('SIGTERM');
+      // A worker still closing well after its own grace period (a store that does not answer) is killed: its
+      // unspent leases are lost, as in a crash (docs/quota.md), and the stop says so.
+      hardStop = setTimeout(() => {
+        const stuck = live();
+        failure ??= new Error(
+          `${stuck.length} worker(s) had not closed ${(graceMs + CLOSE_MARGIN_MS) / 1000} s after the stop; killed (their unspent quota leases are lost)`,
+        );
+        for (const w of stuck) w.process.kill('SIGKILL');
+      }, graceMs + CLOSE_MARGIN_MS);
     };
-    const startFailed = (why: string, code: number) => {
-      if (stopping) return;
-      console.error(`modelpub: ${why}`);
-      stop(code);
-    };
-    cluster.on('message', (w, msg: { listening?: string } & Partial<StartFailure>) => {
+    for (let i = 0; i < workers; i++) cluster.fork();
+    let warned = false;
+    cluster.on('message', (w, msg: { listening?: string; warnings?: string[] } & Partial<StartFailure>) => {
       if (msg?.failed !== undefined) {
-        if (!url) startFailed(msg.failed, msg.usage ? 2 : 1);
-        else console.error(`a replacement worker (${w.process.pid}) could not start: ${msg.failed}`);
+        if (!url) stop(msg.usage ? new UsageError(msg.failed) : new Error(msg.failed));
+        else on.report(`a replacement worker (${w.process.pid}) could not start: ${msg.failed}`);
       } else if (msg?.listening) {
         retryMs = 0;
-        if (++ready === workers) announce((url = msg.listening));
+        if (!warned) for (const line of msg.warnings ?? []) on.warn(line); // every worker opens the same store
+        warned = true;
+        if (++ready === workers) on.announce((url = msg.listening));
       }
     });
     cluster.on('exit', (w, code, signal) => {
       if (stopping) {
-        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
+        if (live().length === 0) finish();
         return;
       }
       // Before every worker listens, an exit is a start that failed. The worker said why, unless it crashed: its
       // message, sent just before it exited, is given a moment to arrive first.
       if (!url)
         return void setTimeout(
-          () => startFailed(`a gateway worker exited before it was listening (${signal ?? `exit code ${code}`})`, 1),
+          () => stop(new Error(`a gateway worker exited before it was listening (${signal ?? `exit code ${code}`})`)),
           200,
         );
       retryMs = Math.min(30_000, retryMs ? 2 * retryMs : 1000);
-      console.error(`worker ${w.process.pid} exited (${signal ?? code}); starting another in ${retryMs / 1000} s`);
+      on.report(`worker ${w.process.pid} exited (${signal ?? code}); starting another in ${retryMs / 1000} s`);
       setTimeout(() => stopping || cluster.fork(), retryMs);
     });
-    process.on('SIGTERM', () => stop(0));
-    process.on('SIGINT', () => stop(0));
-    return;
-  }
+    void on.untilStopped().then(() => stop(null));
+  });
+}
+
+/** How long the primary waits past the grace period for its workers to hand their leases back and exit. */
+const CLOSE_MARGIN_MS = 10_000;
+
+async function runWorker(o: GatewayOptions, on: ClusterEvents): Promise<void> {
+  const stopped = on.untilStopped(); // listened for from the start: a stop during start-up is not missed
   let g: RunningGateway;
   try {
     g = await startGateway(o);
   } catch (e) {
-    // The primary prints it (once for all workers) and decides; the IPC channel would keep this process alive.
+    // The primary prints it, once for all workers, and decides the exit code.
     const failure: StartFailure = {
       failed: (process.env.MODELPUB_DEBUG && (e as Error).stack) || (e as Error).message,
       usage: e instanceof UsageError,
     };
-    process.send?.(failure, () => process.exit(1));
-    return;
+    await new Promise<void>((resolve) => (process.send ? process.send(failure, () => resolve()) : resolve()));
+    throw new AlreadyReported((e as Error).message, { cause: e });
   }
-  process.send?.({ listening: g.url });
-  closeOnSignals(g);
-}
-
-/** SIGTERM / SIGINT close the gateway cleanly (unspent quota leases go back to the store), then exit. */
-export function closeOnSignals(g: RunningGateway): void {
-  // One close for both signals (Ctrl-C in a terminal sends SIGINT to a cluster's workers, then the primary sends
-  // SIGTERM): a second close would return before the first had handed the leases back, and exit.
-  let closing: Promise<void> | null = null;
-  const stop = () => void (closing ??= g.close().finally(() => process.exit(0)));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.send?.({ listening: g.url, warnings: g.warnings });
+  await stopped;
+  await g.close();
 }

@@ -6,7 +6,7 @@ import { open, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { LineCounter, isPair, isScalar, parseDocument, visit, type Document } from 'yaml';
-import { UsageError, type SourceIssue } from '../errors.js';
+import { UsageError, quoted, type SourceIssue } from '../errors.js';
 
 export interface YamlSource {
   file: string; // relative to the data folder, with forward slashes
@@ -53,8 +53,8 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     digest: '',
     issues: [],
   };
-  const loops = await checkLinks(dataDir, tree.issues);
-  const ignore = loops.flatMap((l) => [fg.escapePath(l), `${fg.escapePath(l)}/**`]);
+  const refused = await checkEntries(dataDir, tree.issues);
+  const ignore = refused.flatMap((l) => [fg.escapePath(l), `${fg.escapePath(l)}/**`]);
   const files = (await fg(['**/*'], { cwd: dataDir, onlyFiles: true, dot: false, ignore })).sort();
   const hash = createHash('sha256');
   for (const file of files) {
@@ -126,12 +126,16 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
 }
 
 /**
- * Symbolic links are followed, but a link to a folder that holds it (data/models/loop -> ..) would be walked ~40
- * levels deep, every file of the data read again at each (tens of thousands of problems, none naming the link), and
- * a link to nothing was skipped without a word. Each is one problem here; the loops are returned, to be left out.
+ * What the listing of files must not read, each one problem here, returned to be left out:
+ * - a symbolic link that leads out of the data folder (to /etc/shadow, whose lines the error list would quote);
+ * - a link to a folder that holds it (data/models/loop -> ..), which would be walked ~40 levels deep, every file of
+ *   the data read again at each (tens of thousands of problems, none naming the link);
+ * - anything that is neither a file nor a folder: a named pipe would hang the read, a device would never end it.
+ * A link to nothing was skipped without a word; it is a problem too. Links within the data folder are followed.
  */
-async function checkLinks(dataDir: string, issues: SourceIssue[]): Promise<string[]> {
-  const loops: string[] = [];
+async function checkEntries(dataDir: string, issues: SourceIssue[]): Promise<string[]> {
+  const refused: string[] = [];
+  const root = await realpath(dataDir);
   const entries = await fg(['**/*'], {
     cwd: dataDir,
     onlyFiles: false,
@@ -139,12 +143,39 @@ async function checkLinks(dataDir: string, issues: SourceIssue[]): Promise<strin
     dot: false,
     objectMode: true,
   });
+  const inside = (p: string) => {
+    const rel = path.relative(root, p);
+    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  };
   for (const e of entries.sort((a, b) => (a.path < b.path ? -1 : 1))) {
-    if (!e.dirent.isSymbolicLink()) continue;
     const abs = path.join(dataDir, e.path);
+    if (!e.dirent.isSymbolicLink()) {
+      if (!e.dirent.isFile() && !e.dirent.isDirectory()) {
+        issues.push({
+          file: e.path,
+          message: `${specialKind(e.dirent)}, not a file: refused (data files are regular files)`,
+        });
+        refused.push(e.path);
+      }
+      continue;
+    }
     const target = await realpath(abs).catch(() => null);
     if (target === null) {
       issues.push({ file: e.path, message: 'a symbolic link to nothing (its target is missing): fix it or remove it' });
+      continue;
+    }
+    if (!inside(target)) {
+      issues.push({
+        file: e.path,
+        message: 'a symbolic link that leads out of the data folder: refused, never read (copy the file in instead)',
+      });
+      refused.push(e.path);
+      continue;
+    }
+    const st = await stat(target);
+    if (!st.isFile() && !st.isDirectory()) {
+      issues.push({ file: e.path, message: `a symbolic link to ${specialKind(st)}, not a file: refused` });
+      refused.push(e.path);
       continue;
     }
     const parent = await realpath(path.dirname(abs));
@@ -154,10 +185,21 @@ async function checkLinks(dataDir: string, issues: SourceIssue[]): Promise<strin
         file: e.path,
         message: 'a symbolic link to a folder that holds it (a loop, never read): remove it',
       });
-      loops.push(e.path);
+      refused.push(e.path);
     }
   }
-  return loops;
+  return refused;
+}
+
+/** What a directory entry that is neither a file nor a folder is, for a problem about it. */
+function specialKind(e: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean }): string {
+  return e.isFIFO()
+    ? 'a named pipe (FIFO)'
+    : e.isSocket()
+      ? 'a socket'
+      : e.isCharacterDevice()
+        ? 'a character device'
+        : 'a block device';
 }
 
 const TOP_FILES = ['site.yaml', 'sources.yaml', 'metrics.yaml'];
@@ -248,6 +290,29 @@ function parseYaml(file: string, text: string, issues: SourceIssue[]): YamlSourc
   return { file, doc, lines };
 }
 
+/** Deeper than any record of the data needs (they are 3 levels deep): a 5,000-deep record overflowed the stack. */
+export const MAX_JSON_DEPTH = 64;
+
+/** How deep arrays and objects nest in a JSON text, counted up to max + 1 (strings skipped; the text may be invalid). */
+function jsonDepth(raw: string, max: number): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === 0x22) {
+      // a string: skip to its closing quote
+      for (i++; i < raw.length; i++) {
+        const d = raw.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > deepest && (deepest = depth) > max) return deepest;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+}
+
 function parseJsonl(file: string, text: string, out: JsonlRecord[], issues: SourceIssue[]): void {
   let start = 0;
   let line = 0;
@@ -258,6 +323,14 @@ function parseJsonl(file: string, text: string, out: JsonlRecord[], issues: Sour
     const raw = text.slice(start, end).trim();
     start = end + 1;
     if (!raw) continue;
+    if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+      issues.push({
+        file,
+        line,
+        message: `nested more than ${MAX_JSON_DEPTH} levels deep (arrays and objects within each other): a record is a few levels deep`,
+      });
+      continue;
+    }
     let value: unknown;
     try {
       value = JSON.parse(raw);
@@ -271,7 +344,7 @@ function parseJsonl(file: string, text: string, out: JsonlRecord[], issues: Sour
       issues.push({
         file,
         line,
-        field,
+        field: field.length <= 80 ? field : quoted(field),
         message: 'written twice in this record (JSON would keep the last one without a word): keep one',
       });
   }

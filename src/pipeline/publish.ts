@@ -1,15 +1,19 @@
 // Stage 6: the output folder (publication/folder.ts) claimed and locked, the previous release read back, and the
 // atomic switch: `current` is replaced by rename(2), so readers see the old release or the new one, never a mix. A
 // killed build leaves its staging folder behind, removed by the next build.
-import { link, mkdir, readdir, readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
+//   <out>/.build-lock[.pid]  the build lock (an OS lock on the file) and, while it is held, its holder's pid
+import { lstat, mkdir, readdir, readFile, realpath, rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
+import { writeFileNamed } from '../write-file.js';
 import { CURRENT, currentRelease, MARKER, outDirState, RELEASES } from '../publication/folder.js';
 import { readRelease } from '../publication/reader.js';
 import type { PreviousRelease } from '../publication/writer.js';
 
-const LOCK = '.build.lock';
+const LOCK = '.build-lock';
+const LOCK_HOLDER = '.build-lock.pid';
 
 /**
  * Refuse an --out that is a file or a folder holding anything modelpub did not write. Writes nothing: a build checks
@@ -44,57 +48,65 @@ export async function checkOutDir(out: string): Promise<boolean> {
 /** checkOutDir, then create the folder if needed and mark it as modelpub's. */
 export async function claimOutDir(out: string): Promise<void> {
   if (!(await checkOutDir(out))) makeDirs(out);
-  await writeFile(
+  await writeFileNamed(
     path.join(out, MARKER),
     `${JSON.stringify({ format: 1, note: 'written by modelpub build; do not put other files here' })}\n`,
   );
 }
 
 /**
- * One build at a time per folder. A lock left by a killed build (its pid is gone) is taken over. The lock file appears
- * with the holder's pid already in it (written to a file of its own, then hard-linked into place): a file created
- * empty and filled after would be read as empty, so left by a killed build, by a build starting at that moment.
+ * One build at a time per folder: an OS lock (SQLite's, through better-sqlite3: a POSIX record lock on
+ * `.build-lock`) held for the whole build. The kernel releases it when its process ends however it ends, so there
+ * is no stale lock to take over, and two builds can never both hold it. The file itself stays: deleting it would let
+ * one build lock the old file and another a new one. The holder's pid is in `.build-lock.pid` while it holds the
+ * lock, for the message another build gives.
  */
 export async function lockOutDir(out: string): Promise<() => Promise<void>> {
-  const file = path.join(await realpath(out), LOCK); // one key per folder, however --out spells it (a link to it too)
+  const dir = await realpath(out); // one key per folder, however --out spells it (a link to it too)
+  const file = path.join(dir, LOCK);
   if (held.has(file))
     throw new UsageError(`another build (pid ${process.pid}) is publishing into ${out}; wait for it to finish`);
-  held.add(file);
+  const Database = await loadSqlite();
+  const db = new Database(file, { timeout: 0 });
   try {
-    const unlock = await takeLock(out, file);
-    return () => unlock().finally(() => held.delete(file));
+    db.pragma('journal_mode = MEMORY'); // nothing is written: no journal file beside it (OFF is refused)
+    db.exec('BEGIN IMMEDIATE'); // the write lock, taken at once or refused
   } catch (e) {
-    held.delete(file);
-    throw e;
+    db.close();
+    if ((e as { code?: string }).code !== 'SQLITE_BUSY') throw e;
+    const pid = Number(await readFile(path.join(dir, LOCK_HOLDER), 'utf8').catch(() => ''));
+    const who = pid && pid !== process.pid && pidAlive(pid) ? ` (pid ${pid})` : '';
+    throw new UsageError(`another build${who} is publishing into ${out}; wait for it to finish`);
   }
+  held.add(file);
+  const unlock = async () => {
+    if (!held.delete(file)) return;
+    try {
+      await rm(path.join(dir, LOCK_HOLDER), { force: true }); // before the lock goes: the next holder writes its own
+    } finally {
+      db.exec('ROLLBACK');
+      db.close();
+    }
+  };
+  await writeFileNamed(path.join(dir, LOCK_HOLDER), String(process.pid)).catch(async (e: unknown) => {
+    await unlock();
+    throw e;
+  });
+  return unlock;
 }
 
-/**
- * The lock files this process holds. A lock naming this process's pid that is not one of them was left by a killed
- * build that had the same pid: in a container each build runs as PID 1, and pid 1 is always alive.
- */
+/** The lock files this process holds: SQLite's lock admits a second connection of the holder's own process. */
 const held = new Set<string>();
 
-async function takeLock(out: string, file: string): Promise<() => Promise<void>> {
-  const mine = `${file}-${process.pid}`;
-  await writeFile(mine, String(process.pid));
+async function loadSqlite(): Promise<typeof BetterSqlite3> {
   try {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await link(mine, file);
-        return () => rm(file, { force: true });
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-        const pid = Number(await readFile(file, 'utf8').catch(() => ''));
-        if (pid && pid !== process.pid && pidAlive(pid))
-          throw new UsageError(`another build (pid ${pid}) is publishing into ${out}; wait for it to finish`);
-        await rm(file, { force: true });
-      }
-    }
-  } finally {
-    await rm(mine, { force: true });
+    return (await import('better-sqlite3')).default;
+  } catch (e) {
+    throw new Error(
+      `Cannot import \`better-sqlite3\`, whose file lock keeps two builds apart: install it with \`npm install better-sqlite3\`. (${(e as Error).message})`,
+      { cause: e },
+    );
   }
-  throw new UsageError(`could not lock ${out}`);
 }
 
 function pidAlive(pid: number): boolean {
@@ -139,14 +151,32 @@ async function readLive(out: string, dir: string) {
   }
 }
 
-/** Remove staging folders of builds that died; they are ours by name. */
+/** A staging folder (`.staging-<revision>-<pid>`), the link switchTo renames over `current`, an older lock's files. */
+const STAGING = /^\.staging-[A-Za-z0-9][A-Za-z0-9._-]{0,63}-(\d{1,10})$/;
+const CURRENT_TMP = /^\.current-(\d{1,10})$/;
+const OLD_LOCK = /^\.build\.lock(?:-(\d{1,10}))?$/;
+
+/**
+ * Remove what builds that died left: only names a build makes, of the kind it makes them (a folder, a link), and only
+ * those of a process that is gone. The caller holds the lock, so no other build of this folder is running; one with
+ * this process's pid is a dead build's too (in a container every build is PID 1). Anything else is left alone.
+ */
 export async function clearStaleStaging(out: string): Promise<void> {
+  const dead = (pid: string | undefined) => Number(pid) === process.pid || !pidAlive(Number(pid));
   for (const name of await readdir(out)) {
-    if (name.startsWith('.staging-') || name.startsWith('.current-'))
-      await rm(path.join(out, name), { recursive: true, force: true });
-    // A lock file of its own that a build killed while locking left behind (a live one is about to be linked).
-    const locking = /^\.build\.lock-(\d+)$/.exec(name);
-    if (locking && !pidAlive(Number(locking[1]))) await rm(path.join(out, name), { force: true });
+    const file = path.join(out, name);
+    const st = await lstat(file).catch(() => null);
+    if (!st) continue;
+    const staging = STAGING.exec(name);
+    const link = CURRENT_TMP.exec(name);
+    const lock = OLD_LOCK.exec(name);
+    if (staging && st.isDirectory() && dead(staging[1])) await rm(file, { recursive: true, force: true });
+    else if (link && st.isSymbolicLink() && dead(link[1])) await rm(file, { force: true });
+    else if (lock && st.isFile() && st.size <= 10) {
+      // The pid file an older modelpub locked with, left by a killed build.
+      const pid = lock[1] ?? (await readFile(file, 'utf8').catch(() => ''));
+      if (/^\d{1,10}$/.test(pid) && dead(pid)) await rm(file, { force: true });
+    }
   }
 }
 
@@ -163,6 +193,7 @@ const releaseNumber = (name: string) => Number(/^(\d{1,9})-/.exec(name)?.[1] ?? 
  * serves, with other bytes.
  */
 export async function switchTo(out: string, staging: string, revision: string): Promise<string> {
+  await currentRelease(out); // still the build's own link (or none), checked again just before it is replaced
   await mkdir(path.join(out, RELEASES), { recursive: true });
   const n = 1 + Math.max(0, ...(await readdir(path.join(out, RELEASES))).map(releaseNumber));
   const name = `${String(n).padStart(4, '0')}-${revision}`;
@@ -175,11 +206,19 @@ export async function switchTo(out: string, staging: string, revision: string): 
   return release;
 }
 
-/** Delete every release but the given ones (the new one and the one it replaced): all of releases/ is ours. */
+/** A release folder as switchTo names it. */
+const RELEASE_NAME = /^\d{1,9}-[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * Delete every release but the given ones (the new one and the one it replaced): only folders named as switchTo
+ * names them. Anything else in releases/ (a user's folder, an older modelpub's release names) is left alone.
+ */
 export async function pruneReleases(out: string, keep: string[]): Promise<void> {
   const dir = path.join(out, RELEASES);
   const keepNames = new Set(keep.map((k) => path.basename(k)));
   for (const n of await readdir(dir).catch(() => [] as string[])) {
-    if (!keepNames.has(n)) await rm(path.join(dir, n), { recursive: true, force: true });
+    if (keepNames.has(n) || !RELEASE_NAME.test(n)) continue;
+    const st = await lstat(path.join(dir, n)).catch(() => null);
+    if (st?.isDirectory()) await rm(path.join(dir, n), { recursive: true, force: true });
   }
 }

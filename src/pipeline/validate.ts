@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { isAlias, isMap, isScalar, isSeq, visit } from 'yaml';
 import type { z } from 'zod';
-import { ValidationError, type SourceIssue } from '../errors.js';
+import { ValidationError, quoted, type SourceIssue } from '../errors.js';
 import {
   BenchmarkResult,
   MetricsFile,
@@ -170,7 +170,7 @@ export function validateTree(tree: LoadedTree): SourceData {
     if (!Slug.safeParse(slug).success) {
       issues.push({
         file: y.file,
-        message: `file name "${slug}" is not a slug (lowercase letters, digits and single hyphens): the slug is the file name`,
+        message: `file name ${quoted(slug)} is not a slug (lowercase letters, digits and single hyphens): the slug is the file name`,
       });
       continue;
     }
@@ -187,14 +187,15 @@ export function validateTree(tree: LoadedTree): SourceData {
   duplicates(
     named,
     (m) => m.slug,
-    (k, a, b) => `Duplicate slug "${k}" used by both ${a.file} and ${b.file}. Slugs must be unique.`,
+    (k, a, b) => `Duplicate slug ${quoted(k)} used by both ${a.file} and ${b.file}. Slugs must be unique.`,
     issues,
   );
   const withId = named.filter((m) => typeof m.id === 'number' || typeof m.id === 'string');
   duplicates(
     withId,
     (m) => String(m.id),
-    (k, a, b) => `Duplicate model id ${k} used by both ${a.file} and ${b.file}. Ids must be unique.`,
+    (k, a, b) =>
+      `Duplicate model id ${k.length <= 80 ? k : quoted(k)} used by both ${a.file} and ${b.file}. Ids must be unique.`,
     issues,
     (m) => lineOf(m.y, ['id']),
   );
@@ -219,11 +220,17 @@ export function validateTree(tree: LoadedTree): SourceData {
     const where = (field: string) => ({ ...at, line: lineOf?.(field.split('.')) ?? at.line, field });
     if (model !== null && !slugs.has(model)) {
       if (!invalidSlugs.has(model))
-        issues.push({ ...where('model'), message: `unknown model "${model}": no data/models/${model}.yaml` });
+        issues.push({
+          ...where('model'),
+          message: `unknown model ${quoted(model)}: no data/models/${model.length <= 80 ? model : '<that slug>'}.yaml`,
+        });
       ok = false;
     }
     if (sourceIds && !sourceIds.has(source)) {
-      issues.push({ ...where('provenance.source'), message: `unknown source "${source}": declare it in sources.yaml` });
+      issues.push({
+        ...where('provenance.source'),
+        message: `unknown source ${quoted(source)}: declare it in sources.yaml`,
+      });
       ok = false;
     }
     return ok;
@@ -262,7 +269,7 @@ export function validateTree(tree: LoadedTree): SourceData {
           file,
           line,
           field: 'metric',
-          message: `unknown metric key "${rec.metric}": declare it in metrics.yaml`,
+          message: `unknown metric key ${quoted(rec.metric)}: declare it in metrics.yaml`,
         });
       }
     }
@@ -350,7 +357,7 @@ function uniqueBy<T>(
   duplicates(
     items.map((t, i) => ({ t, i, file })),
     (e) => key(e.t),
-    (k) => `Duplicate ${what} "${k}". Each ${what} must be unique.`,
+    (k) => `Duplicate ${what} ${quoted(k)}. Each ${what} must be unique.`,
     issues,
     (e) => at(e.i),
   );

@@ -5,6 +5,7 @@
 //   <out>/.staging-*               a build in progress
 import { lstat, readdir, readlink, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { UsageError } from '../errors.js';
 
 export const MARKER = '.modelpub-publication';
 export const CURRENT = 'current';
@@ -39,8 +40,30 @@ export async function outDirState(out: string): Promise<OutDirState> {
   return names.length === 0 || names.includes(MARKER) ? { kind: 'ours' } : { kind: 'foreign', names };
 }
 
-/** The live release folder, or null before the first publication. */
+/**
+ * The live release folder, or null before the first publication. A `current` that is not the link a build makes
+ * (`releases/<name>`), a file or a folder a user put there, is refused rather than replaced.
+ */
 export async function currentRelease(out: string): Promise<string | null> {
-  const target = await readlink(path.join(out, CURRENT)).catch(() => null);
-  return target ? path.resolve(out, target) : null;
+  const file = path.join(out, CURRENT);
+  const st = await lstat(file).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return null;
+    throw e;
+  });
+  if (!st) return null;
+  const target = st.isSymbolicLink() ? await readlink(file) : null;
+  if (target === null || !/^releases\/[^/]+$/.test(target)) {
+    const what =
+      target !== null
+        ? `a link to ${JSON.stringify(target.slice(0, 200))}`
+        : st.isDirectory()
+          ? 'a folder'
+          : st.isFile()
+            ? 'a file'
+            : 'not a link';
+    throw new UsageError(
+      `--out ${out}: its \`current\` is ${what}, not the link a build makes (current -> releases/<n>-<revision>); a build does not replace it: move it away, or choose another --out`,
+    );
+  }
+  return path.resolve(out, target);
 }

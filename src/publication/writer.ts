@@ -3,10 +3,11 @@
 // revision and bytes (it is hard-linked from the previous release, not rewritten), so its sha256, ETag and
 // Last-Modified stay put. Every other body takes the time policy's `changedAt` (times.ts).
 import { createHash } from 'node:crypto';
-import { link, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pMap from 'p-map';
 import { UsageError } from '../errors.js';
+import { writeFileNamed } from '../write-file.js';
 import type { BodyParts } from './assemble.js';
 import type { ChangeList, Manifest, ManifestEntry, PublicationMeta } from './files.js';
 import { CHANGES_FILE, MANIFEST_FILE, META_FILE } from './layout.js';
@@ -122,7 +123,7 @@ export async function writeBodies(
               return target;
             }
           }
-          await writeFile(target, body);
+          await writeFileNamed(target, body);
           stats.bytesWritten += Buffer.byteLength(body);
           return target;
         })();
@@ -179,8 +180,8 @@ export async function writeReleaseFiles(
 ): Promise<PublicationMeta> {
   const manifestBytes = Buffer.from(JSON.stringify(manifest));
   const full: PublicationMeta = { ...meta, manifestSha256: sha256(manifestBytes) };
-  await writeFile(path.join(stagingDir, MANIFEST_FILE), manifestBytes);
-  await writeFile(path.join(stagingDir, CHANGES_FILE), JSON.stringify(changes));
-  await writeFile(path.join(stagingDir, META_FILE), `${JSON.stringify(full, null, 2)}\n`);
+  await writeFileNamed(path.join(stagingDir, MANIFEST_FILE), manifestBytes);
+  await writeFileNamed(path.join(stagingDir, CHANGES_FILE), JSON.stringify(changes));
+  await writeFileNamed(path.join(stagingDir, META_FILE), `${JSON.stringify(full, null, 2)}\n`);
   return full;
 }

@@ -8,9 +8,54 @@ export type Locale = z.infer<typeof Locale>;
 
 /** Lanes a record can be authored in; `all` is a query lane only. */
 export const RecordLane = z.enum(['verified', 'provisional'], {
-  error: (iss) => `unknown lane ${JSON.stringify(iss.input)}: must be "verified" or "provisional"`,
+  error: (iss) => `unknown lane ${JSON.stringify(String(iss.input).slice(0, 40))}: must be "verified" or "provisional"`,
 });
 export type RecordLane = z.infer<typeof RecordLane>;
+
+/**
+ * Characters a reader cannot see or that change how text around them reads: C0 and C1 controls, DEL, bidirectional
+ * controls (U+202E turns `gpt-4o` into a look-alike of another name), zero-width and other invisible format
+ * characters, and the byte-order mark. Refused in the fields that name things (names, developers, providers, labels);
+ * descriptions may hold tabs and line breaks, nothing else of these (data/README.md).
+ */
+const HIDDEN_IN_TEXT =
+  '\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u115f\\u1160\\u180e\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufeff\\ufff9-\\ufffb';
+const HIDDEN_IN_NAME = `\\u0009\\u000a${HIDDEN_IN_TEXT}`;
+const hiddenChar = (chars: string) => new RegExp(`[${chars}]`);
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/** "contains U+202E (a bidirectional control) at character 5" for the first hidden character of a value. */
+function hiddenMessage(input: unknown, chars: string, what: string): string {
+  const text = typeof input === 'string' ? input : '';
+  const at = text.search(hiddenChar(chars));
+  const c = text.codePointAt(at) ?? 0;
+  const kind = BIDI.test(String.fromCodePoint(c))
+    ? 'a bidirectional control'
+    : c < 0x20 || (c >= 0x7f && c <= 0x9f)
+      ? 'a control character'
+      : 'an invisible character';
+  return `contains U+${c.toString(16).toUpperCase().padStart(4, '0')} (${kind}) at character ${at + 1}: ${what}`;
+}
+
+/** A non-empty name, label or identifier shown to people: no hidden characters, no line breaks. */
+const NameText = (whenEmpty?: string) =>
+  z
+    .string()
+    .min(1, whenEmpty)
+    .regex(new RegExp(`^[^${HIDDEN_IN_NAME}]*$`), {
+      error: (iss) => hiddenMessage(iss.input, HIDDEN_IN_NAME, 'names may not hold control or invisible characters'),
+    });
+
+/** Prose (a description, an attribution): tabs and line breaks allowed, other hidden characters not. */
+const ProseText = (l: string) =>
+  z.string().regex(new RegExp(`^[^${HIDDEN_IN_TEXT}]*$`), {
+    error: (iss) =>
+      hiddenMessage(
+        iss.input,
+        HIDDEN_IN_TEXT,
+        `the ${l} may not hold control or invisible characters but tabs and line breaks`,
+      ),
+  });
 
 const Slug = z
   .string()
@@ -75,12 +120,12 @@ export type Provenance = z.infer<typeof Provenance>;
 
 export const Source = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a lowercase identifier'),
-  name: z.string().min(1),
+  name: NameText(),
   url: HttpUrl,
-  license: z.string().min(1, 'every source declares its licence, or NOASSERTION'),
+  license: NameText('every source declares its licence, or NOASSERTION'),
   /** The rights filter (SPEC part 1): only sources whose licence allows redistribution reach the publication. */
   redistributable: z.boolean(),
-  attribution: z.string().min(1).optional(),
+  attribution: ProseText('attribution').min(1).optional(),
   /**
    * The tokens-per-second value the source writes when it could not measure (thefastest.ai: 999 for a request too
    * short to time). Samples carrying it are valid data, left out of the tokens-per-second average and counted.
@@ -96,7 +141,7 @@ export type Source = z.infer<typeof Source>;
 export const SourcesFile = z.strictObject({ sources: z.array(Source) });
 
 export const SiteFile = z.strictObject({
-  name: z.string().min(1),
+  name: NameText(),
   url: HttpUrl,
   schema_version: z.string().regex(/^\d+\.\d+\.\d+$/, 'must be a semantic version like 1.0.0'),
 });
@@ -104,8 +149,8 @@ export type SiteFile = z.infer<typeof SiteFile>;
 
 export const Metric = z.strictObject({
   key: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a lowercase identifier'),
-  label: z.string().min(1),
-  benchmark: z.string().min(1),
+  label: NameText(),
+  benchmark: NameText(),
   group: z.enum(['coding', 'reasoning', 'math', 'language', 'data', 'agentic', 'knowledge', 'efficiency']),
   unit: z.enum(['percent', 'score', 'index', 'usd', 'seconds']),
   higher_is_better: z.boolean(),
@@ -158,17 +203,23 @@ const Description = (l: string) =>
       error: (iss) =>
         iss.input === undefined ? `the ${l} description is required` : `the ${l} description must be text`,
     })
-    .min(1, `the ${l} description is required`);
+    .min(1, `the ${l} description is required`)
+    .regex(new RegExp(`^[^${HIDDEN_IN_TEXT}]*$`), {
+      error: (iss) =>
+        hiddenMessage(
+          iss.input,
+          HIDDEN_IN_TEXT,
+          `the ${l} description may not hold control or invisible characters but tabs and line breaks`,
+        ),
+    });
 export const LocalizedText = z.strictObject({ en: Description('en'), zh: Description('zh'), ru: Description('ru') });
 
 /** data/models/<slug>.yaml: the slug is the file name and is never repeated inside. */
 export const ModelRecord = z.strictObject({
   id: z.number().int().positive('must be a positive integer'),
-  name: z.string().min(1),
+  name: NameText(),
   // The list filter takes developers as a comma list of names up to 100 characters (developer=OpenAI,Anthropic).
-  developer: z
-    .string()
-    .min(1)
+  developer: NameText()
     .max(100)
     .regex(/^[^,]*$/, 'must not contain a comma'),
   release_date: IsoDate,
@@ -178,7 +229,7 @@ export const ModelRecord = z.strictObject({
   documentation_url: HttpUrl.nullable().default(null),
   hub_url: HttpUrl.nullable().default(null),
   /** Providers that serve this model; their count orders `sort=popular`. */
-  served_by: z.array(z.string().min(1)).default([]),
+  served_by: z.array(NameText()).default([]),
   description: LocalizedText,
   capabilities: CapabilityDeclaration,
   lane: RecordLane.default('verified'),
@@ -250,7 +301,7 @@ export type PriceObservation = z.infer<typeof PriceObservation>;
 export const DisplayOverride = z.strictObject({
   model: Slug,
   reason: z.string().min(1, 'say why this display-only value exists'),
-  name: z.string().min(1).optional(),
+  name: NameText().optional(),
   description: LocalizedText.partial().optional(),
   documentation_url: HttpUrl.nullable().optional(),
   hub_url: HttpUrl.nullable().optional(),

@@ -15,7 +15,7 @@
 //           unrecorded), yielding to the event loop between requests as a server would; prints `done` if the limit is
 //           reached. (Not stdout: a pipe to the parent is written asynchronously, so lines could be admitted but lost.)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -172,7 +172,8 @@ async function main(argv: string[]): Promise<void> {
   throw new Error(`unknown mode ${mode}`);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// Node gives the main module's URL with links resolved (node_modules may be a link, as in a git worktree).
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   main(process.argv.slice(2)).catch((e: unknown) => {
     console.error(e);
     process.exitCode = 1;

@@ -25,7 +25,16 @@ export interface RedisServer {
   /** SIGSTOP / SIGCONT: a server that keeps its connections open but answers nothing. */
   pause(): void;
   resume(): void;
+  /** SIGKILL, then start again on the same port: without persistence, with nothing of what it held. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface RedisServerOptions {
+  /** appendonly yes (default no, as the quota tests need no persistence). */
+  appendonly?: boolean;
+  /** More redis-server arguments, e.g. ['--rename-command', 'CONFIG', '']. */
+  args?: string[];
 }
 
 export function freePort(): Promise<number> {
@@ -62,18 +71,23 @@ const exited = (child: ChildProcess) =>
     child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
   );
 
-/** Starts redis-server without persistence in a temporary folder and waits until it answers PING. */
-export async function startRedis(): Promise<RedisServer> {
+/** Starts redis-server (without persistence by default) in a temporary folder and waits until it answers PING. */
+export async function startRedis(o: RedisServerOptions = {}): Promise<RedisServer> {
   const bin = redisServerPath();
   if (!bin) throw new Error(REDIS_MISSING);
   const dir = await mkdtemp(path.join(tmpdir(), 'modelpub-redis-'));
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    const child = spawn(
+  const launch = (port: number) =>
+    spawn(
       bin,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      [
+        ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir],
+        ...['--appendonly', o.appendonly ? 'yes' : 'no', ...(o.args ?? [])],
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    let child = launch(port);
     let output = '';
     child.stdout?.on('data', (d) => (output += d));
     child.stderr?.on('data', (d) => (output += d));
@@ -86,6 +100,13 @@ export async function startRedis(): Promise<RedisServer> {
         port,
         pause: () => child.kill('SIGSTOP'),
         resume: () => child.kill('SIGCONT'),
+        async restart() {
+          child.kill('SIGKILL');
+          await exited(child);
+          child = launch(port);
+          const until = Date.now() + 10_000;
+          while (Date.now() < until && !(await ping(port))) await new Promise((r) => setTimeout(r, 50));
+        },
         async stop() {
           child.kill('SIGCONT');
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

@@ -7,12 +7,31 @@
 //   <prefix>key:<sha256>           hash  id, hash, label, created_at, revoked_at ('' while valid)
 //   <prefix>ids                    hash  id -> sha256 (the list of keys, and revoke by id)
 //   <prefix>quota:<day>:<key id>   int   units granted that day; expires 2 days after its last take
+//   <prefix>generation             str   random, written by the first process to open the store; see below
+//   <prefix>take:<id>              str   what one take or release did ("<units> <granted>", or "void"); 10 minutes
 //
-// Durability is Redis's own: with persistence off, a Redis restart forgets the day's counters and keys.
-import { createHash } from 'node:crypto';
+// Durability is Redis's own (docs/quota.md: appendonly yes). Two faults are handled here:
+// - Redis lost its data (a restart without persistence, a FLUSHALL): every process adopts the generation when it
+//   opens the store, and every take and release checks it in the same script. A Redis that no longer holds it fails
+//   them all with StoreDataLostError until the gateways restart (fail closed: the day's counters are gone, and with
+//   them what was already admitted).
+// - A take whose answer never came (Redis paused, a connection dropped): takes run on a connection of their own
+//   without a command timeout, so a slow answer still arrives and its units are used; the limiter stops waiting for
+//   it (quota.ts) but starts no other take for that key meanwhile. A take resent after a reconnect is recognised by
+//   its id and not applied twice. One whose connection failed for good is named to the next take for the same key
+//   and day, which in one script claims its units if it ran, or voids it so that it can never run later.
+import { createHash, randomBytes } from 'node:crypto';
 import type { Redis as RedisClient } from 'ioredis';
 import { redactUrl } from './redact.js';
-import { DuplicateKeyError, checkDay, checkTake, checkUnits, type KeyRecord, type QuotaStore } from './types.js';
+import {
+  DuplicateKeyError,
+  StoreDataLostError,
+  checkDay,
+  checkTake,
+  checkUnits,
+  type KeyRecord,
+  type QuotaStore,
+} from './types.js';
 
 export const DRIVER_NAME = 'redis';
 
@@ -37,7 +56,34 @@ export interface RedisStoreOptions {
   commandTimeoutMs?: number;
 }
 
+/** How long the record of a take or release is kept: a resend or a later take's claim comes well within it. */
+const RECORD_TTL_SECONDS = 600;
+
+const GENERATION_LOST = 'MODELPUB_GENERATION_LOST';
+
+/** KEYS: generation. ARGV: a new random generation. Returns the generation in force. */
+const INIT = `
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])`;
+
+/**
+ * KEYS: counter, generation, this take's record, records of earlier takes of this key and day whose answer never
+ * came. ARGV: want, limit, counter ttl, generation, record ttl. Returns {units handed to the caller, granted}.
+ */
 const TAKE = `
+if redis.call('GET', KEYS[2]) ~= ARGV[4] then return redis.error_reply('${GENERATION_LOST}') end
+local done = redis.call('GET', KEYS[3])
+if done then
+  if done == 'void' then return {0, tonumber(redis.call('GET', KEYS[1]) or '0')} end
+  local t, g = string.match(done, '^(%d+) (%d+)$')
+  return {tonumber(t), tonumber(g)}
+end
+local claimed = 0
+for i = 4, #KEYS do
+  local earlier = redis.call('GET', KEYS[i])
+  if earlier and earlier ~= 'void' then claimed = claimed + tonumber(string.match(earlier, '^(%d+)')) end
+  redis.call('SET', KEYS[i], 'void', 'EX', ARGV[5])
+end
 local g = tonumber(redis.call('GET', KEYS[1]) or '0')
 local t = math.min(tonumber(ARGV[1]), tonumber(ARGV[2]) - g)
 if t < 0 then t = 0 end
@@ -45,9 +91,13 @@ if t > 0 then
   g = redis.call('INCRBY', KEYS[1], t)
   redis.call('EXPIRE', KEYS[1], ARGV[3])
 end
-return {t, g}`;
+redis.call('SET', KEYS[3], (t + claimed) .. ' ' .. g, 'EX', ARGV[5])
+return {t + claimed, g}`;
 
+/** KEYS: counter, generation, this release's record. ARGV: units, generation, record ttl. */
 const RELEASE = `
+if redis.call('GET', KEYS[2]) ~= ARGV[2] then return redis.error_reply('${GENERATION_LOST}') end
+if redis.call('SET', KEYS[3], 'done', 'NX', 'EX', ARGV[3]) == false then return -1 end
 local g = tonumber(redis.call('GET', KEYS[1]) or '0')
 if g == 0 then return 0 end
 local n = g - tonumber(ARGV[1])
@@ -129,20 +179,35 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
     });
   }
 
+  // Takes and releases: a connection of their own without a command timeout (see the top of this file). Its
+  // commands are resent after a reconnect; the scripts' records make that harmless.
+  const quotaClient = client.duplicate({ commandTimeout: undefined });
+  quotaClient.on('error', () => {
+    /* told by the commands that fail */
+  });
+  const closeAll = async () => {
+    for (const c of [client, quotaClient]) {
+      if (c.status === 'end') continue;
+      // QUIT waits for an answer, which a paused Redis never gives.
+      await Promise.race([c.quit(), new Promise((resolve) => setTimeout(resolve, 1000).unref())]).catch(() => {});
+      c.disconnect();
+    }
+  };
+
   // EVALSHA, falling back to EVAL (which also caches the script) the first time, or after a SCRIPT FLUSH.
-  const script = (lua: string) => {
+  const script = (lua: string, on: RedisClient = client) => {
     const sha = createHash('sha1').update(lua).digest('hex');
     return async (keys: string[], args: (string | number)[]): Promise<unknown> => {
       try {
-        return await client.evalsha(sha, keys.length, ...keys, ...args);
+        return await on.evalsha(sha, keys.length, ...keys, ...args);
       } catch (e) {
         if (!String((e as Error).message).startsWith('NOSCRIPT')) throw e;
-        return await client.eval(lua, keys.length, ...keys, ...args);
+        return await on.eval(lua, keys.length, ...keys, ...args);
       }
     };
   };
-  const take = script(TAKE);
-  const release = script(RELEASE);
+  const take = script(TAKE, quotaClient);
+  const release = script(RELEASE, quotaClient);
   const createKey = script(CREATE_KEY);
   const revokeKey = script(REVOKE_KEY);
 
@@ -150,10 +215,44 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
     key: (hash: string) => `${prefix}key:${hash}`,
     ids: `${prefix}ids`,
     quota: (keyId: string, day: string) => `${prefix}quota:${day}:${keyId}`,
+    generation: `${prefix}generation`,
+    record: (id: string) => `${prefix}take:${id}`,
   };
+
+  let generation: string;
+  const warnings: string[] = [];
+  try {
+    await quotaClient.connect();
+    generation = String(await script(INIT)([k.generation], [randomBytes(12).toString('base64url')]));
+    warnings.push(...(await persistenceWarnings(client, redactUrl(opts.url))));
+  } catch (e) {
+    await closeAll();
+    throw new Error(`Redis at ${redactUrl(opts.url)}: ${(e as Error).message}`, { cause: e });
+  }
+
+  const lostError = () =>
+    new StoreDataLostError(
+      `Redis at ${redactUrl(opts.url)} lost its data (its generation key ${k.generation} is gone or changed since this gateway started): every request is refused until the gateway restarts; see docs/quota.md, "When Redis loses its data"`,
+    );
+  let lost = false;
+  const checked = async <T>(run: () => Promise<T>): Promise<T> => {
+    if (lost) throw lostError();
+    try {
+      return await run();
+    } catch (e) {
+      if (String((e as Error).message).includes(GENERATION_LOST)) {
+        lost = true;
+        throw lostError();
+      }
+      throw e;
+    }
+  };
+  /** Takes of a key and day whose answer never came, by `<day> <key id>`: the next take claims or voids them. */
+  const unanswered = new Map<string, string[]>();
 
   return {
     driver: DRIVER_NAME,
+    warnings,
     async createKey(rec) {
       const ok = await createKey(
         [k.key(rec.hash), k.ids],
@@ -185,28 +284,58 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
     async take(keyId, day, want, limit) {
       checkDay(day);
       checkTake(want, limit);
-      const [taken, granted] = (await take([k.quota(keyId, day)], [want, limit, COUNTER_TTL_SECONDS])) as [
-        number,
-        number,
-      ];
-      return { taken: Number(taken), granted: Number(granted) };
+      const slot = `${day} ${keyId}`;
+      const earlier = unanswered.get(slot) ?? [];
+      const id = randomBytes(12).toString('base64url');
+      try {
+        const [taken, granted] = (await checked(() =>
+          take(
+            [k.quota(keyId, day), k.generation, k.record(id), ...earlier.map(k.record)],
+            [want, limit, COUNTER_TTL_SECONDS, generation, RECORD_TTL_SECONDS],
+          ),
+        )) as [number, number];
+        unanswered.delete(slot);
+        return { taken: Number(taken), granted: Number(granted) };
+      } catch (e) {
+        // It may have run: the next take of this key and day settles it (the oldest are dropped past 16).
+        if (!(e instanceof StoreDataLostError)) unanswered.set(slot, [...earlier, id].slice(-16));
+        throw e;
+      }
     },
     async release(keyId, day, units) {
       checkDay(day);
       checkUnits(units);
-      if (units > 0) await release([k.quota(keyId, day)], [units]);
+      if (units === 0) return;
+      const id = randomBytes(12).toString('base64url');
+      await checked(() =>
+        release([k.quota(keyId, day), k.generation, k.record(id)], [units, generation, RECORD_TTL_SECONDS]),
+      );
     },
     async granted(keyId, day) {
       checkDay(day);
       return Number((await client.get(k.quota(keyId, day))) ?? 0);
     },
-    async close() {
-      if (client.status === 'end') return;
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
-    },
+    close: closeAll,
   };
+}
+
+/**
+ * What the operator should hear about this Redis's persistence (docs/quota.md): without the append-only file, a
+ * restart forgets the day's counters and the keys. CONFIG may be disabled (managed services rename it): then say so.
+ */
+async function persistenceWarnings(client: RedisClient, where: string): Promise<string[]> {
+  let appendonly: string | undefined;
+  try {
+    const reply = (await client.config('GET', 'appendonly')) as string[];
+    appendonly = reply[1];
+  } catch (e) {
+    return [
+      `cannot check the persistence of Redis at ${where} (CONFIG GET refused: ${(e as Error).message}): make sure it runs with appendonly yes (docs/quota.md)`,
+    ];
+  }
+  return appendonly === 'yes'
+    ? []
+    : [
+        `Redis at ${where} runs with appendonly ${appendonly ?? 'unknown'}: a restart can forget today's quota counters and the keys, and the gateways then refuse every request until restarted; set appendonly yes (docs/quota.md)`,
+      ];
 }

@@ -7,11 +7,13 @@
 // at commit); only a power loss or kernel crash can forget the last commits, and with them grants already admitted.
 // better-sqlite3 is synchronous: a take() blocks the event loop for its few microseconds, or up to busy_timeout while
 // another process holds the write lock. The limiter (../quota.ts) calls take() about once per lease, not per request.
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { makeDirs } from '../../make-dirs.js';
 import {
   DuplicateKeyError,
+  StoreDataLostError,
   checkDay,
   checkTake,
   checkUnits,
@@ -138,6 +140,23 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
     return q.keyById.get(id);
   });
 
+  // A file deleted (or replaced) under a running gateway: its open handle still reads and writes the old inode, which
+  // no other process and no restart will ever see, so every take would count quota nowhere. Checked by one stat(2)
+  // per store call (a take is about one per lease; key lookups are cached); once seen, every call fails until a
+  // restart (fail closed), each failed request logging why.
+  const identity = file === ':memory:' ? null : statSync(file);
+  let lost: StoreDataLostError | null = null;
+  const present = () => {
+    if (identity === null) return;
+    if (lost) throw lost;
+    const now = statSync(file, { throwIfNoEntry: false });
+    if (now && now.ino === identity.ino && now.dev === identity.dev) return;
+    lost = new StoreDataLostError(
+      `the SQLite store ${file} was ${now ? 'replaced' : 'deleted'} while this gateway was serving: every request is refused until the gateway restarts (it then opens the file as it is; docs/operations.md)`,
+    );
+    throw lost;
+  };
+
   // Counters of days before yesterday are never read again: drop them the first time this process sees a new day.
   let prunedFor = '';
   const prune = (day: string) => {
@@ -157,6 +176,7 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
       }
     },
     async findKey(hash) {
+      present();
       const r = q.keyByHash.get(hash);
       return r ? record(r) : null;
     },
@@ -170,6 +190,7 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
     async take(keyId, day, want, limit) {
       checkDay(day);
       checkTake(want, limit);
+      present();
       const result = take.immediate(keyId, day, want, limit);
       if (day > prunedFor) prune(day);
       return result;
@@ -177,6 +198,7 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
     async release(keyId, day, units) {
       checkDay(day);
       checkUnits(units);
+      present();
       if (units > 0) q.release.run(units, keyId, day);
     },
     async granted(keyId, day) {

@@ -24,6 +24,8 @@ export interface TakeResult {
 export interface QuotaStore {
   /** The driver's DRIVER_NAME: 'memory', 'sqlite' or 'redis'. */
   readonly driver: string;
+  /** What the operator should hear at start about how the store is set up (e.g. Redis without persistence). */
+  readonly warnings?: readonly string[];
 
   /** Adds a key; throws if its id or hash is already stored. */
   createKey(rec: KeyRecord): Promise<void>;
@@ -52,6 +54,17 @@ export interface QuotaStore {
   granted(keyId: string, day: string): Promise<number>;
 
   close(): Promise<void>;
+}
+
+/**
+ * The store no longer holds what this process saw in it (Redis restarted without its data, a SQLite file deleted):
+ * counters of the day may be gone with what was already admitted, so every take fails until an operator has looked.
+ */
+export class StoreDataLostError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreDataLostError';
+  }
 }
 
 /** Thrown by createKey when the id or hash is taken: keys.ts then draws a new key. */
