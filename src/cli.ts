@@ -185,6 +185,8 @@ export function program(): Command {
     .argument('<id-or-key>', 'the key id, as keys list shows it (k_...), or the key itself (mp_...)')
     .option('--store <url>', 'store URL', DEFAULT_STORE)
     .description('revoke a key; running gateways refuse it within 10 s')
+    // A key pasted without its mp_ prefix may start with '-': commander's "unknown option" message would print it.
+    .configureOutput({ outputError: (text, write) => write(text.replace(/'[^']*'/g, "'…'")) })
     .action((idOrKey, o) => keysRevoke({ ...o, idOrKey }));
   return p;
 }
