@@ -262,7 +262,7 @@ function measureRelease(dir) {
   return { files: manifest.files.length + meta.length, logical, onDisk: duApparent, allocated: duAllocated };
 }
 
-/** Times `cp -r` (hard links become separate files, as the issue asks) and `cp -a` (links preserved) of a release. */
+/** Times `cp -r` (hard links become separate files: the bytes a plain copy of the publication writes) and `cp -a` (links preserved) of a release. */
 function measureCopies(release, scratch) {
   const out = {};
   for (const [key, flags] of [

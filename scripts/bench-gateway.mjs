@@ -1,18 +1,19 @@
 #!/usr/bin/env node
 // Gateway benchmark: nginx (files), a bare node:http server (bodies from a Map: one Node process's ceiling), the same
-// with the gateway's response headers (bare-hdr: what node:http charges for them), bare-hdr with the issue's reference
-// key check and quota counter in a Map (bare-quota), and `modelpub serve` on SQLite and on Redis (one process, then
-// --workers 2), loaded in turn with wrk, several repetitions alternating between servers; then composed list answers
-// (q=, other page sizes) against the prebuilt list pages. Prints req/s, p50, p99, RSS, CPU and the ratios, and checks
-// the goals (docs/benchmarks/README.md).
+// with the gateway's response headers (bare-hdr: what node:http charges for them), bare-hdr with the reference work
+// the gateway is held to, a key check and quota counter in a Map (bare-quota), and `modelpub serve` on SQLite and on
+// Redis (one process, then --workers 2), loaded in turn with wrk, several repetitions alternating between servers;
+// then composed list answers (q=, other page sizes) against the prebuilt list pages. Prints req/s, p50, p99, RSS, CPU
+// and the ratios, and checks the goals (docs/benchmarks/README.md).
 //
-//   node scripts/bench-gateway.mjs [--reps 3] [--duration 10] [--warmup 2] [--settle 15] [--connections 64] [--threads 2]
-//        [--keys 200] [--mix-size 100000] [--seed 1] [--pub DIR] [--out DIR] [--only nginx,bare,sqlite,...]
+//   node scripts/bench-gateway.mjs [--reps 3] [--duration 10] [--warmup 2] [--settle 15] [--connections 64]
+//        [--threads 2] [--keys 200] [--mix-size 100000] [--seed 1] [--pub DIR] [--out DIR] [--only nginx,bare,...]
 //        [--no-workers] [--no-composed] [--profile] [--keep-tmp] [--gateway-node-flags "--a --b"]
 //        [--baseline-checkout DIR | --baseline-rev GIT-REV] [--baseline-pub DIR]
 //
 // Servers (--only takes a comma list of them): nginx, bare, bare-hdr, bare-quota, sqlite, redis, sqlite-w2, redis-w2.
-// --pub: a folder `modelpub build --out` wrote (default: the default data, built into bench-out/gateway/pub if missing).
+// --pub: a folder `modelpub build --out` wrote (default: the default data, built into bench-out/gateway/pub when
+// missing).
 //
 // Before and after: --baseline-checkout DIR adds a server "baseline", the gateway of another compiled checkout (its
 // bin/modelpub.js and lib/, e.g. a `git worktree` of an older commit after `npx tsc -p .`) on its own SQLite store,
@@ -1219,9 +1220,9 @@ function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistin
     for (const n of ['sqlite', 'redis'])
       if (S[n])
         goal(
-          `${n}: req/s vs bare-quota (info: the issue's reference, key check + counter in a Map, same headers)`,
+          `${n}: req/s vs bare-quota (info: the reference work, key check + counter in a Map, same headers)`,
           null,
-          `${fmt(S[n].rps / ref.rps, 2)} (per rep ${range(n, 'bare-quota')}); bare-quota = ${fmt(ref.rps / (bare?.rps ?? NaN), 2)} x bare (the issue measured 0.86)`,
+          `${fmt(S[n].rps / ref.rps, 2)} (per rep ${range(n, 'bare-quota')}); bare-quota = ${fmt(ref.rps / (bare?.rps ?? NaN), 2)} x bare`,
         );
   if (C.lists && C.composed)
     goal(

@@ -306,7 +306,7 @@ describe('serve', () => {
         const child = spawnCli(['serve', ...args, '--workers', '2', '--store', store(), '--log', 'silent']);
         let stderr = '';
         child.stderr!.on('data', (d: Buffer) => (stderr += d));
-        // It used to stay alive, serving nothing: give up after 15 s rather than wait for the test's timeout.
+        // A primary that stays alive serving nothing fails here after 15 s rather than at the test's timeout.
         const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
         const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
         clearTimeout(killer);
@@ -420,9 +420,6 @@ describe('serve', () => {
   });
 });
 
-// The issue's acceptance case, end to end: two `modelpub serve` processes sharing one store, 1,500 concurrent requests
-// with one fresh key, the default quota of 1,000. An acceptance test: the even split passed before the burst rule of
-// quota.ts too (it failed 2 in 25 loaded runs at the limiter level); test/quota.test.ts guards that rule itself.
 /** Starts `dev` and resolves once it printed its example curl command (or rejects with what it printed if it exits). */
 async function dev(args: string[]): Promise<{ lines: string[]; url: string; key: string; stop(): Promise<void> }> {
   const child = spawnCli(['dev', '--port', '0', '--store', store(), '--log', 'silent', ...args]);
@@ -517,6 +514,9 @@ describe('dev (npm start)', () => {
 
 const redisBin = redisServerPath();
 if (!redisBin) console.warn(REDIS_MISSING);
+// Exact quotas end to end: two `modelpub serve` processes sharing one store, 1,500 concurrent requests with one fresh
+// key, the default quota of 1,000. A load test can pass by luck; test/quota.test.ts checks the burst rule of quota.ts
+// itself, deterministically.
 describe('two serve processes sharing one store', () => {
   for (const kind of ['sqlite', 'redis'] as const) {
     it.skipIf(kind === 'redis' && !redisBin)(
