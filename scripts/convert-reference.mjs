@@ -111,6 +111,109 @@ function slugify(text) {
     .replace(/^-+|-+$/g, '');
 }
 
+/** Folded for comparison: lower case, letters and digits only ("Z.ai" -> "zai"). */
+const folded = (text) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+
+/**
+ * A display name as lists should show it: runs of white space made one space, ends trimmed, and a vendor prefix
+ * ("Anthropic: Claude 3.5 Haiku", copied from OpenRouter) removed when it names the developer. The prefix stays as a
+ * word when the slug starts with it and the rest does not ("DeepSeek: R1 Distill Qwen 32B" -> "DeepSeek R1 Distill
+ * Qwen 32B"), so the name keeps what the slug says.
+ */
+function cleanName(name, developer, slug) {
+  let clean = name.replace(/\s+/g, ' ').trim();
+  const m = /^([^:]{1,40}):\s*(.+)$/.exec(clean);
+  if (m) {
+    const [, prefix, rest] = m;
+    const dev = folded(developer);
+    const pre = folded(prefix);
+    if (pre && dev && (dev.includes(pre) || pre.includes(dev))) {
+      const keepWord = slug.startsWith(`${slugify(prefix)}-`) && !slugify(rest).startsWith(slugify(prefix));
+      clean = keepWord ? `${prefix} ${rest}` : rest;
+    }
+  }
+  return clean;
+}
+
+/** A snapshot date as model names write it: 2025-04-16, 20250514, 06-05, 0528. */
+const SNAPSHOT_TOKEN = /\b(\d{4}-\d{2}-\d{2}|\d{8}|\d{2}-\d{2}|\d{4})\b/g;
+
+/**
+ * The catalog entry of a dated snapshot that a source row names but the reference matched to the undated model:
+ * "DeepSeek R1 (0528)" is deepseek-r1-0528, not deepseek-r1. The catalog keeps snapshots and aliases apart.
+ */
+function snapshotSlug(row, slugs) {
+  for (const token of row.model_name.match(SNAPSHOT_TOKEN) ?? []) {
+    const date = slugify(token);
+    const candidate = `${row.catalog_slug}-${date}`;
+    if (!row.catalog_slug.endsWith(date) && slugs.has(candidate)) return candidate;
+  }
+  return row.catalog_slug;
+}
+
+const REASONING_EFFORTS = new Set(['minimal', 'low', 'medium', 'high', 'xhigh']);
+
+/** What sets an Aider run apart: its name's note, reasoning effort, thinking budget and edit format. */
+function aiderVariant(row) {
+  const s = row.settings ?? {};
+  const note = /\(([^)]*)\)\s*$/.exec(row.model_name)?.[1]?.trim();
+  const effort = s.reasoning_effort ?? (note && REASONING_EFFORTS.has(note.toLowerCase()) ? note.toLowerCase() : null);
+  const parts = [];
+  // A date in the note names the snapshot (the model), not the run.
+  if (note && !new RegExp(`^${SNAPSHOT_TOKEN.source}$`).test(note) && note.toLowerCase() !== effort) parts.push(note);
+  if (effort) parts.push(`reasoning effort ${effort}`);
+  if (s.thinking_tokens != null && !/think/i.test(note ?? '')) parts.push(`${s.thinking_tokens} thinking tokens`);
+  if (s.edit_format) parts.push(`${s.edit_format} edit format`);
+  if (s.editor_model) parts.push(`editor ${s.editor_model}${s.editor_edit_format ? ` (${s.editor_edit_format})` : ''}`);
+  return parts.join(', ') || null;
+}
+
+/** Scalar settings only, keys sorted: a run's settings as the source gives them. */
+function scalarSettings(settings, where) {
+  const out = {};
+  for (const k of Object.keys(settings ?? {}).sort()) {
+    const v = settings[k];
+    if (v !== null && typeof v === 'object') throw new Error(`${where}: setting ${k} is not a scalar`);
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * The run a benchmark row belongs to, for the sources that report several runs of a model: Aider (one leaderboard
+ * entry, its dirname), LiveBench (one model name of a release) and models.dev's citations (one cited measurement:
+ * source URL, harness, variant, dataset, version). EvalPlus reports one run per model: null.
+ */
+function runOf(row) {
+  const where = `${row.source} ${row.benchmark} ${row.model_name}`;
+  if (row.source === 'aider') {
+    if (!row.settings?.dirname) throw new Error(`${where}: an Aider row without settings.dirname`);
+    return { id: row.settings.dirname, variant: aiderVariant(row), settings: scalarSettings(row.settings, where) };
+  }
+  if (row.source === 'livebench') {
+    const settings = { livebench_release: row.settings?.livebench_release, model_name: row.model_name };
+    return { id: row.model_name, variant: row.model_name, settings: scalarSettings(settings, where) };
+  }
+  if (row.source === 'models.dev') {
+    const s = row.settings ?? {};
+    const url = s.source ? new URL(s.source) : null;
+    const host = url?.host.replace(/^www\./, '');
+    const described = [
+      s.harness,
+      s.variant,
+      s.dataset && `dataset ${s.dataset}`,
+      s.version && `version ${s.version}`,
+    ].filter(Boolean);
+    const id = slugify(
+      [url ? `${url.host}${url.pathname}` : 'uncited', s.harness, s.variant, s.dataset, s.version]
+        .filter(Boolean)
+        .join(' '),
+    );
+    return { id, variant: [...described, host].filter(Boolean).join(', ') || null, settings: scalarSettings(s, where) };
+  }
+  return null;
+}
+
 /** The "owner/name" part of a repo description such as "anomalyco/models.dev (same project as sst/models.dev)". */
 function repoName(repo) {
   const m = /^([A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+)/.exec(repo);
@@ -138,7 +241,9 @@ const SOURCE_META = {
   aider: { id: 'aider', name: 'Aider LLM leaderboards' },
   evalplus: { id: 'evalplus', name: 'EvalPlus leaderboard' },
   livebench: { id: 'livebench', name: 'LiveBench leaderboard' },
-  'thefastest.ai': { id: 'thefastest-ai', name: 'thefastest.ai' },
+  // thefastest.ai writes 999 tokens/s when a response arrived in one piece: each request asked for 20 output tokens,
+  // too few to time. The build leaves such samples out of the tokens/s averages (sources.yaml declares the value).
+  'thefastest.ai': { id: 'thefastest-ai', name: 'thefastest.ai', tokensPerSecondSentinel: 999 },
   'llmperf-leaderboard': { id: 'llmperf-leaderboard', name: 'LLMPerf leaderboard' },
 };
 /** Only these licences are treated as allowing redistribution; anything else (NOASSERTION included) is not. */
@@ -174,6 +279,7 @@ function sourceRecord(referenceName, block) {
     license,
     redistributable,
     attribution: `${meta.name} (${repo}) @ ${block.commit}, ${licenceText}${holder}`,
+    ...(meta.tokensPerSecondSentinel === undefined ? {} : { tokens_per_second_sentinel: meta.tokensPerSecondSentinel }),
   };
 }
 
@@ -269,14 +375,26 @@ function unitOf(row) {
   return unit;
 }
 
+/**
+ * The metric of each Aider benchmark whose best value picks the run to publish: the leaderboard's own headline,
+ * pass rate after two tries, or after one where a benchmark reports no second (Refactoring).
+ */
+function aiderDeciders(rows) {
+  const reported = new Map();
+  for (const r of rows)
+    if (r.source === 'aider') reported.set(r.benchmark, (reported.get(r.benchmark) ?? new Set()).add(r.metric));
+  return new Map([...reported].map(([b, ms]) => [b, ms.has('pass_rate_2') ? 'pass_rate_2' : 'pass_rate_1']));
+}
+
 /** The metric definition a benchmark row belongs to, or a reason to drop the row. */
-function metricFor(row) {
+function metricFor(row, deciders) {
   const { source, benchmark, metric } = row;
   if (source === 'aider') {
     const m = AIDER_METRICS[metric];
     if (!m) throw new Error(`unknown aider metric ${JSON.stringify(metric)}`);
     // The legacy editing benchmark's name carries a parenthetical note; the key leaves it out, the label keeps it.
     const base = slugify(benchmark.replace(/\s*\(.*\)\s*$/, ''));
+    // One leaderboard entry is one run: its pass rates, cost and time are published together.
     return {
       key: `${base}.${slugify(metric)}`,
       label: `${benchmark} ${m.label}`,
@@ -286,6 +404,8 @@ function metricFor(row) {
       higher_is_better: !m.lowerIsBetter,
       aggregate: false,
       headline: HEADLINE.aider(benchmark, metric),
+      run_group: base,
+      ...(deciders.get(benchmark) === metric ? { decides_run: true } : {}),
     };
   }
   if (source === 'evalplus') {
@@ -315,6 +435,9 @@ function metricFor(row) {
       higher_is_better: true,
       aggregate: false,
       headline: false,
+      // A release's tasks of one model entry come from one run. No task decides between runs (this data has no overall
+      // score): the build takes the newest run, then the first by id.
+      run_group: slugify(benchmark),
     };
   }
   if (source === 'models.dev') {
@@ -705,6 +828,8 @@ function convert(opts) {
   const modelFiles = [];
   const priceRows = [];
   const coerced = { temperature: [], maxOutput: [], releaseMonth: [], updatedMonth: [], droppedModalities: [] };
+  const renamed = []; // [slug, catalog name, published name]
+  let resellerZero = 0;
   for (const m of models) {
     const release = normalizeDate(m.release_date);
     if (!release)
@@ -733,9 +858,11 @@ function convert(opts) {
     const linkUrl = Array.isArray(m.links) ? m.links.map((l) => l?.url).find(isHttpUrl) : undefined;
     const documentationUrl = linkUrl ?? (isHttpUrl(m.provider_docs_url) ? m.provider_docs_url : null);
     const id = existingIds.get(m.slug) ?? nextId++;
+    const name = cleanName(m.name, m.developer, m.slug);
+    if (name !== m.name) renamed.push([m.slug, m.name, name]);
     const record = {
       id,
-      name: m.name,
+      name,
       developer: m.developer,
       release_date: release.date,
       updated_at: updated.date,
@@ -744,7 +871,7 @@ function convert(opts) {
       documentation_url: documentationUrl,
       hub_url: isHttpUrl(m.hub_url) ? m.hub_url : null,
       served_by: [...new Set(m.served_by_providers ?? [])].sort(),
-      description: describe(m, { input, output, release, cutoff, context, maxOutput }),
+      description: describe({ ...m, name }, { input, output, release, cutoff, context, maxOutput }),
       capabilities: {
         input,
         output,
@@ -764,17 +891,17 @@ function convert(opts) {
 
     const p = m.pricing;
     if (p) {
-      const free = p.input === 0 && p.output === 0;
       if (!isFiniteNumber(p.input) || !isFiniteNumber(p.output) || p.input < 0 || p.output < 0) {
         notes.push(`price of ${m.slug} skipped: input/output is not a non-negative number`);
-      } else if (free && p.first_party === false) {
-        // A reseller's free listing is not a price (reference README): treat as unpriced.
       } else {
+        // A reseller's 0/0 listing is kept as the catalog has it; the build publishes it as no price (reference README).
+        if (p.first_party === false && p.input === 0 && p.output === 0) resellerZero++;
         priceRows.push({
           model: m.slug,
           lane: 'verified',
           input_per_million: p.input,
           output_per_million: p.output,
+          first_party: p.first_party !== false,
           observed_at: `${updated.date}T00:00:00Z`,
           provenance: { source: 'models-dev', evidence_sha256: evidence(p) },
         });
@@ -787,7 +914,18 @@ function convert(opts) {
   const metricOrigin = new Map(); // key -> "source|benchmark|metric"
   const benchRows = new Map(); // source id -> rows
   const dropped = { unmatched: 0, unknownSlug: 0, nonFinite: 0, unrecordedCost: 0, ambiguous: [] };
-  for (const row of benchmarks.rows) {
+  const deciders = aiderDeciders(benchmarks.rows);
+  const snapshots = new Map(); // "source|name|from|to" -> rows moved
+  for (const reference of benchmarks.rows) {
+    let row = reference;
+    if (row.catalog_slug && slugs.has(row.catalog_slug)) {
+      const slug = snapshotSlug(row, slugs);
+      if (slug !== row.catalog_slug) {
+        const k = `${row.source}|${row.model_name}|${row.catalog_slug}|${slug}`;
+        snapshots.set(k, (snapshots.get(k) ?? 0) + 1);
+        row = { ...row, catalog_slug: slug };
+      }
+    }
     if (!row.catalog_slug) {
       dropped.unmatched++;
       continue;
@@ -806,7 +944,7 @@ function convert(opts) {
       dropped.unrecordedCost++;
       continue;
     }
-    const metric = metricFor(row);
+    const metric = metricFor(row, deciders);
     if (metric.drop) {
       dropped.ambiguous.push(`${row.source} ${row.benchmark} ${row.model_name}: ${metric.drop}`);
       continue;
@@ -820,6 +958,7 @@ function convert(opts) {
     if (!src) throw new Error(`benchmark row from undeclared source ${row.source}`);
     const evalDate = normalizeDate(row.date)?.date ?? toUtcInstant(src.commitDate).slice(0, 10);
     const isSecondary = row.source === 'models.dev';
+    const run = runOf(row);
     const out = {
       model: row.catalog_slug,
       metric: metric.key,
@@ -828,17 +967,63 @@ function convert(opts) {
       stderr: isFiniteNumber(row.stderr) && row.stderr >= 0 ? row.stderr : null,
       confidence: isSecondary ? 0.7 : 1,
       eval_date: evalDate,
-      provenance: { source: src.id, evidence_sha256: evidence(row) },
+      ...(run ? { run } : {}),
+      // The evidence is the reference row as published, before any re-matching.
+      provenance: { source: src.id, evidence_sha256: evidence(reference) },
     };
     if (!benchRows.has(src.id)) benchRows.set(src.id, []);
     benchRows.get(src.id).push(out);
+  }
+
+  // Runs: a variant label names one run among a model's runs of a run group; where two would read the same (two
+  // Aider entries with the same edit format and no note), the run id is added so the published label tells them apart.
+  const runStats = new Map(); // source id -> { runs, multiRunKeys, multiRunGroups }
+  for (const [id, rows] of benchRows) {
+    const groups = new Map(); // model | run group -> run id -> rows
+    const perMetric = new Map(); // model | metric -> runs
+    for (const r of rows) {
+      if (!r.run) continue;
+      const g = `${r.model}|${metrics.get(r.metric).run_group ?? r.metric}`;
+      if (!groups.has(g)) groups.set(g, new Map());
+      const runs = groups.get(g);
+      if (!runs.has(r.run.id)) runs.set(r.run.id, []);
+      runs.get(r.run.id).push(r);
+      const k = `${r.model}|${r.metric}`;
+      perMetric.set(k, (perMetric.get(k) ?? 0) + 1);
+    }
+    for (const runs of groups.values()) {
+      const labels = new Map();
+      for (const [runId, rs] of runs) labels.set(runId, rs[0].run.variant);
+      for (const [runId, rs] of runs) {
+        const label = labels.get(runId);
+        const shared = [...labels].filter(([other, l]) => other !== runId && l === label).length > 0;
+        if (shared) for (const r of rs) r.run = { ...r.run, variant: `${label ? `${label}, ` : ''}run ${runId}` };
+      }
+    }
+    const runIds = new Set(rows.filter((r) => r.run).map((r) => `${r.model}|${r.run.id}`));
+    if (runIds.size)
+      runStats.set(id, {
+        runs: runIds.size,
+        multiRunKeys: [...perMetric.values()].filter((n) => n > 1).length,
+        multiRunGroups: [...groups.values()].filter((runs) => runs.size > 1).length,
+      });
   }
 
   // Speed ---------------------------------------------------------------------------------------
   const speedRows = new Map();
   for (const id of Object.keys(speed.sources).map(sourceId)) speedRows.set(id, []);
   const speedDropped = { unmatched: 0, unknownSlug: 0, error: 0, invalid: 0 };
-  for (const row of speed.rows) {
+  let sentinelSamples = 0;
+  for (const reference of speed.rows) {
+    let row = reference;
+    if (row.catalog_slug && slugs.has(row.catalog_slug)) {
+      const slug = snapshotSlug(row, slugs);
+      if (slug !== row.catalog_slug) {
+        const k = `${row.source}|${row.model_name}|${row.catalog_slug}|${slug}`;
+        snapshots.set(k, (snapshots.get(k) ?? 0) + 1);
+        row = { ...row, catalog_slug: slug };
+      }
+    }
     if (!row.catalog_slug) {
       speedDropped.unmatched++;
       continue;
@@ -859,13 +1044,14 @@ function convert(opts) {
     }
     const src = sourceInfo[row.source];
     if (!src) throw new Error(`speed row from undeclared source ${row.source}`);
+    if (tps === SOURCE_META[row.source].tokensPerSecondSentinel) sentinelSamples++;
     speedRows.get(src.id).push({
       model: row.catalog_slug,
       lane: 'verified',
       tokens_per_second: tps,
       first_token_latency_ms: ttft * 1000,
       measured_at: row.timestamp ? toZonedInstant(row.timestamp) : toUtcInstant(src.commitDate),
-      provenance: { source: src.id, evidence_sha256: evidence(row) },
+      provenance: { source: src.id, evidence_sha256: evidence(reference) },
     });
   }
 
@@ -924,6 +1110,11 @@ function convert(opts) {
     speedDropped,
     notes,
     priceSkipped: models.filter((m) => m.pricing).length - priceRows.length,
+    resellerZero,
+    renamed,
+    snapshots,
+    runStats,
+    sentinelSamples,
   };
 }
 
@@ -933,7 +1124,20 @@ function main() {
     console.log('usage: node scripts/convert-reference.mjs [--reference DIR] [--data DIR]');
     return;
   }
-  const { w, modelCount, coerced, dropped, speedDropped, notes, priceSkipped } = convert(opts);
+  const {
+    w,
+    modelCount,
+    coerced,
+    dropped,
+    speedDropped,
+    notes,
+    priceSkipped,
+    resellerZero,
+    renamed,
+    snapshots,
+    runStats,
+    sentinelSamples,
+  } = convert(opts);
   const summary = new Map();
   for (const [rel, count] of w.counts) {
     const key = rel.startsWith('models/') ? 'models/*.yaml' : rel;
@@ -949,7 +1153,25 @@ function main() {
   if (coerced.maxOutput.length) console.log(`max_output_tokens unknown, written as 0: ${coerced.maxOutput.join(', ')}`);
   if (coerced.droppedModalities.length)
     console.log(`modalities outside text|image|audio|video|pdf dropped: ${coerced.droppedModalities.join('; ')}`);
-  console.log(`prices: ${priceSkipped} priced catalog entries skipped (reseller 0/0 listings or invalid)`);
+  if (renamed.length) {
+    console.log(`names cleaned (vendor prefix, stray spaces): ${renamed.length}`);
+    for (const [slug, from, to] of renamed) console.log(`  ${slug}: ${JSON.stringify(from)} -> ${JSON.stringify(to)}`);
+  }
+  console.log(
+    `prices: ${priceSkipped} priced catalog entries skipped (invalid); ${resellerZero} reseller listings of 0/0 kept with first_party: false (the build publishes them as no price)`,
+  );
+  for (const [k, n] of snapshots) {
+    const [source, name, from, to] = k.split('|');
+    console.log(`dated snapshot: ${source} ${JSON.stringify(name)} matched to ${to}, not ${from} (${n} rows)`);
+  }
+  for (const [id, st] of runStats)
+    console.log(
+      `runs: ${id}: ${st.runs} runs; ${st.multiRunKeys} (model, metric) keys and ${st.multiRunGroups} (model, run group) pairs with several runs`,
+    );
+  if (sentinelSamples)
+    console.log(
+      `speed: ${sentinelSamples} sample${sentinelSamples === 1 ? '' : 's'} at their source's tokens/s sentinel (kept; the build leaves them out of the tokens/s averages)`,
+    );
   console.log(
     `benchmark rows dropped: ${dropped.unmatched} unmatched, ${dropped.unknownSlug} unknown slug, ${dropped.nonFinite} non-finite, ${dropped.unrecordedCost} Aider costs of 0 (not recorded), ${dropped.ambiguous.length} without metric/unit`,
   );

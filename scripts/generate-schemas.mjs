@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes schemas/<name>.schema.json from the zod schemas (src/schema/json-schema.ts, compiled to lib/ by tsc).
+// Writes schemas/<name>.schema.json from the zod schemas (src/json-schemas.ts, compiled to lib/ by tsc).
 // Run through `npm run schemas`, which compiles first. Files of ours that no schema produces any more are removed.
 // test/schemas.test.ts fails when the committed files differ from what this writes.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = path.join(root, 'schemas');
-const { schemaFiles } = await import('../lib/schema/json-schema.js').catch((e) => {
-  console.error('generate-schemas: cannot load lib/schema/json-schema.js; run `npm run schemas` (it compiles first).');
+const { schemaFiles } = await import('../lib/json-schemas.js').catch((e) => {
+  console.error('generate-schemas: cannot load lib/json-schemas.js; run `npm run schemas` (it compiles first).');
   throw e;
 });
 

@@ -487,6 +487,8 @@ function benchmarkRows(r, models, metrics, sourceOf) {
           stderr: r.chance(0.3) ? round(Math.abs(value) * 0.02 * r.next(), 3) : null,
           confidence,
           eval_date: isoDate(Math.min(END, Date.parse(`${m.release_date}T00:00:00Z`) + r.int(0, 365) * DAY)),
+          // Repeats are runs of their own: without an id, two on one day would be two values in one run.
+          ...(runs > 1 ? { run: { id: `repeat-${k + 1}`, variant: `repeat ${k + 1}` } } : {}),
         };
         // About 3 % of rows (besides the closed benchmarks) come from the closed leaderboard.
         const source = r.chance(0.03) ? 'synth-closed' : sourceOf.get(metric.benchmark);

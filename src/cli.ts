@@ -61,8 +61,9 @@ export function program(): Command {
     .option('--quiet', 'no progress output')
     .action((o) => buildCommand(o));
   p.command('validate')
-    .description('check data/ and report every problem; publishes nothing')
+    .description('check data/ and report every problem, and warnings about implausible values; publishes nothing')
     .option('--data <dir>', 'source data folder', 'data')
+    .option('--strict', 'treat warnings (valid but implausible values) as problems: exit code 1, for CI')
     .action((o) => validateCommand(o));
   // dev serves its own build: --origin stays parseable there (devCommand refuses it, naming serve) but out of its help.
   const serving = (c: Command, remote = true) =>

@@ -13,9 +13,13 @@ export const formatIssue = (i: SourceIssue): string =>
   `${i.file}${i.line ? `:${i.line}` : ''}: ${i.record ? `${i.record}: ` : ''}${i.field ? `${i.field}: ` : ''}${i.message}`;
 
 export class ValidationError extends Error {
-  constructor(readonly issues: SourceIssue[]) {
+  /** `kind`: what the issues are, in the plural ("warnings, refused by --strict"); by default problems. */
+  constructor(
+    readonly issues: SourceIssue[],
+    kind?: string,
+  ) {
     super(
-      `${issues.length} problem${issues.length === 1 ? '' : 's'} in the source data:\n` +
+      `${issues.length} ${kind ?? (issues.length === 1 ? 'problem' : 'problems')} in the source data:\n` +
         issues.map((i) => `  ${formatIssue(i)}`).join('\n'),
     );
     this.name = 'ValidationError';

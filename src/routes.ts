@@ -1,11 +1,8 @@
-// Request <-> file mapping, shared by the build (what to write), the gateway (what to serve) and the tests.
-// A request is first canonicalized (validated, defaults filled, includes sorted), then mapped to a path
-// relative to the publication root. Layout (docs/publication.md):
-//   api/v1/models/<slug>/<locale>.<lane>.<public|display>.<include>.json           detail
-//   api/v1/list/<locale>.<lane>.<public|display>.<include>/<sort>-<size>-<page>.json  list page (no q)
-// where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
+// Requests: a URL is canonicalized (validated, defaults filled, includes sorted), then mapped to the prebuilt file
+// that answers it (publication/layout.ts), or to none when the answer is composed.
 import { INCLUDES, QUERY_LANES, SORTS, type Include, type QueryLane, type Sort } from './schema/api.js';
 import { LOCALES, type Locale } from './schema/source.js';
+import { detailFile, listFile } from './publication/layout.js';
 
 export const API_PREFIX = '/api/v1/models';
 export const DEFAULT_PAGE_SIZE = 50;
@@ -163,22 +160,6 @@ function parseInclude(v: string | undefined, invalid: InvalidParam[]): Include[]
     }
   }
   return INCLUDES.filter((i) => set.has(i));
-}
-
-export const includeKey = (include: readonly Include[]): string => (include.length ? include.join('+') : 'base');
-export const variantKey = (v: Omit<Variant, 'include'>): string =>
-  `${v.locale}.${v.lane}.${v.displayOnly ? 'display' : 'public'}`;
-
-/** Every canonical include subset, in a stable order. */
-export const INCLUDE_SUBSETS: Include[][] = Array.from({ length: 1 << INCLUDES.length }, (_, mask) =>
-  INCLUDES.filter((_, i) => mask & (1 << i)),
-);
-
-export function detailFile(r: Omit<DetailRequest, 'kind'>): string {
-  return `api/v1/models/${r.slug}/${variantKey(r)}.${includeKey(r.include)}.json`;
-}
-export function listFile(r: Omit<ListRequest, 'kind' | 'q'>): string {
-  return `api/v1/list/${variantKey(r)}.${includeKey(r.include)}/${r.sort}-${r.pageSize}-${r.page}.json`;
 }
 
 /**

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManifestIndex } from '../src/gateway/manifest-index.js';
-import { BodyCache, ByteCache, Doorkeeper, useSlot } from '../src/gateway/publication.js';
+import { BodyCache, ByteCache, Doorkeeper } from '../src/gateway/publication.js';
 import { SendBuffers } from '../src/gateway/send-buffers.js';
 
 const cache = (max: number) => new ByteCache<string>(max, (v) => v.length);
@@ -38,27 +38,6 @@ describe('ByteCache', () => {
       c.set(`cold-${i}`, 'c'.repeat(10));
       expect(c.size).toBeLessThanOrEqual(100);
     }
-  });
-
-  it('lets a holder keep a slot: it reads the value until eviction, then undefined (the value is not kept alive)', () => {
-    const c = cache(20);
-    c.set('a', 'a'.repeat(10));
-    const slot = c.slot('a')!;
-    expect(slot.value).toBe('a'.repeat(10));
-    expect(useSlot(slot)).toBe('a'.repeat(10)); // a holder's read: a second chance, as get() gives
-    c.set('b', 'b'.repeat(10));
-    c.set('c', 'c'.repeat(10)); // evicts b, the oldest not used since
-    expect(slot.value).toBe('a'.repeat(10));
-    expect(c.slot('b')).toBeUndefined();
-    c.set('d', 'd'.repeat(10)); // evicts c: a's flag was cleared when the walk passed it, but a is now younger than c
-    expect(slot.value).toBe('a'.repeat(10));
-    c.set('e', 'e'.repeat(10)); // a is the oldest and unused since: it goes
-    expect(slot.value).toBeUndefined();
-    expect(useSlot(slot)).toBeUndefined();
-    expect(c.slot('a')).toBeUndefined();
-    c.set('a', 'A'.repeat(10)); // cached again: a new slot, the old one stays empty
-    expect(c.slot('a')!.value).toBe('A'.repeat(10));
-    expect(slot.value).toBeUndefined();
   });
 
   it('counts the key when told to, and refuses a value larger than the budget', () => {

@@ -10,10 +10,11 @@ import { MAX_QUEUED_PER_CONNECTION } from '../src/gateway/app.js';
 import { connect } from 'node:net';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
-import { detailFile, listFile, parseRequest } from '../src/routes.js';
+import { parseRequest } from '../src/routes.js';
+import { detailFile, listFile } from '../src/publication/layout.js';
 import { composedCached, searchOrder } from '../src/gateway/compose.js';
 import { loadedArtifact } from '../src/gateway/artifact.js';
-import type { ManifestEntry } from '../src/schema/api.js';
+import type { ManifestEntry } from '../src/publication/files.js';
 import { SORTS, INCLUDES } from '../src/schema/api.js';
 import { model, smallCatalog, writeFixture } from './helpers/fixture.js';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
@@ -487,7 +488,7 @@ describe('composed answers', () => {
       if (!parsed.ok || parsed.request.kind !== 'list') throw new Error('a list request');
       const f = composedCached(gw.publication(), parsed.request)!;
       expect(r.headers.get('etag'), u).toBe(`"${f.entry.sha256.slice(0, 32)}"`);
-      const a = await gw.publication().artifact('verified', false);
+      const a = await gw.publication().artifact({ lane: 'verified', displayOnly: false });
       return { validator: f.entry.sha256, withoutRules: a.validatorPrefix.copy().update(f.entry.path).digest('hex') };
     };
     const plain = await composed('/api/v1/models?page_size=4');
@@ -496,7 +497,7 @@ describe('composed answers', () => {
     expect(searched.validator).not.toBe(searched.withoutRules);
     // Last-Modified too: an answer with q is no older than its rules, so If-Modified-Since with the artifact's time
     // (all an older gateway's answer carried) gets the new bytes, not a 304. Without q, the artifact's time.
-    const artifactTime = (await gw.publication().artifact('verified', false)).lastModified;
+    const artifactTime = (await gw.publication().artifact({ lane: 'verified', displayOnly: false })).lastModified;
     const since = (u: string) =>
       fetch(gw.url + u, { headers: { 'x-api-key': own, 'if-modified-since': artifactTime } });
     const withQ = await since('/api/v1/models?q=extra1');

@@ -10,7 +10,7 @@ import { startGateway, type RunningGateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
-import { detailFile } from '../src/routes.js';
+import { detailFile } from '../src/publication/layout.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
 
 let tmp: string;

@@ -156,8 +156,9 @@ describe('QuotaLimiter', () => {
     const g = gated();
     const limiter = new QuotaLimiter(g.store, { limit: 100_000, now: () => T0 }); // maxLease 100
     let admitted = 0;
-    const admit = async () => {
+    const admit = async ({ waits = false } = {}) => {
       const p = limiter.admit('k_h');
+      if (waits) expect(p).toBeInstanceOf(Promise); // the lease is spent: this request waits for the store
       if (g.inFlight()) await g.answer();
       expect((await p).ok).toBe(true);
       admitted++;
@@ -166,7 +167,9 @@ describe('QuotaLimiter', () => {
     const held = async () => (await g.store.granted('k_h', DAY)) + (g.inFlight() ? g.wants.at(-1)! : 0) - admitted;
     const spendLocally = async (n: number) => {
       for (let i = 0; i < n; i++) {
-        expect(limiter.tryAdmit('k_h')?.ok).toBe(true); // never undefined: no request waits for the store
+        const a = limiter.admit('k_h');
+        expect(a).not.toBeInstanceOf(Promise); // answered at once: no request waits for the store
+        expect((a as Admission).ok).toBe(true);
         admitted++;
         expect(await held()).toBeLessThanOrEqual(100);
       }
@@ -186,8 +189,7 @@ describe('QuotaLimiter', () => {
     await g.fail();
     await spendLocally(25);
     expect(g.wants).toEqual([1, 100, 75, 75]);
-    expect(limiter.tryAdmit('k_h')).toBeUndefined();
-    await admit();
+    await admit({ waits: true });
     expect(g.wants).toEqual([1, 100, 75, 75, 100]);
     await spendLocally(74);
     expect(g.wants).toEqual([1, 100, 75, 75, 100, 75]);
@@ -201,8 +203,8 @@ describe('QuotaLimiter', () => {
     let served = 0;
     const arrive = (n: number) => {
       for (let i = 0; i < n; i++) {
-        const a = limiter.tryAdmit('k_s');
-        if (a === undefined) waiting.push(limiter.admit('k_s'));
+        const a = limiter.admit('k_s');
+        if (a instanceof Promise) waiting.push(a);
         else served += a.ok ? 1 : 0;
       }
     };
@@ -240,7 +242,7 @@ describe('QuotaLimiter', () => {
     ).toEqual([100, 100, 199, 200, 100_000]);
     const { store, wants } = recording();
     const limiter = new QuotaLimiter(store, { limit: 100_000_000, now: () => T0 });
-    for (let i = 0; i < 200_000; i++) limiter.tryAdmit('k_j') ?? (await limiter.admit('k_j'));
+    for (let i = 0; i < 200_000; i++) await limiter.admit('k_j');
     expect(wants).toEqual([1, 100_000, 75_000, 75_000]); // refilled ahead at 25,000 left, topped up to 100,000
   });
 

@@ -1,15 +1,7 @@
 // Request canonicalization (src/routes.ts): what the gateway accepts, how it names the prebuilt file, and what it refuses.
 import { describe, expect, it } from 'vitest';
-import {
-  INCLUDE_SUBSETS,
-  detailFile,
-  fileFor,
-  listFile,
-  parseRequest,
-  type ApiRequest,
-  type ListRequest,
-  type ParseResult,
-} from '../src/routes.js';
+import { fileFor, parseRequest, type ApiRequest, type ListRequest, type ParseResult } from '../src/routes.js';
+import { INCLUDE_SUBSETS, detailFile, listFile } from '../src/publication/layout.js';
 
 const LIST = '/api/v1/models';
 const parse = (pathname: string, query = '') => parseRequest(pathname, new URLSearchParams(query));

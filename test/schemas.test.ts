@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCALES } from '../src/schema/source.js';
-import { jsonSchemas, schemaFiles } from '../src/schema/json-schema.js';
+import { jsonSchemas, schemaFiles } from '../src/json-schemas.js';
 import { SCHEMA_DIR, committedSchemas, createAjv } from './helpers/schemas.js';
 
 const EXPECTED = [

@@ -145,7 +145,12 @@ const CASES: Record<string, Case> = {
     ],
   },
   'unknown metric keys': {
-    files: { 'measurements/benchmarks/unknown-metric.jsonl': jsonl(result(), result({ metric: 'code.nope' })) },
+    files: {
+      'measurements/benchmarks/unknown-metric.jsonl': jsonl(
+        result({ eval_date: '2025-01-12' }),
+        result({ metric: 'code.nope' }),
+      ),
+    },
     expected: [
       'measurements/benchmarks/unknown-metric.jsonl:2: metric: unknown metric key "code.nope": declare it in metrics.yaml',
     ],
@@ -362,6 +367,20 @@ const CASES: Record<string, Case> = {
         'speed.jsonl: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in measurements/speed/',
       ],
     },
+  'two values of one metric in one run: a run id, or without one, a source and a day': {
+    files: {
+      'measurements/benchmarks/runs.jsonl': jsonl(
+        result({ run: { id: 'r1', variant: 'high' } }),
+        result({ value: 60, run: { id: 'r1', variant: 'low' }, provenance: prov(904) }),
+        result({ run: { id: 'r2' } }), // another run: fine
+        result(), // lab on 2025-01-10, as alpha's 90 in results.jsonl
+      ),
+    },
+    expected: [
+      'measurements/benchmarks/runs.jsonl:2: run.id: run "r1" of "alpha" (source lab) already has a value of "code.pass" at measurements/benchmarks/runs.jsonl:1: give each run its own run.id',
+      'measurements/benchmarks/runs.jsonl:4: run: the run of 2025-01-10 (no run id) of "alpha" (source lab) already has a value of "code.pass" at measurements/benchmarks/results.jsonl:1: give each run its own run.id',
+    ],
+  },
   'observations in the future (a typo in the year); today is fine': {
     files: {
       'models/future.yaml': modelYaml(40, { updated_at: 'updated_at: 2205-02-01' }),
@@ -641,6 +660,109 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
   }
   return out;
 }
+
+/** smallCatalog, a speed source that writes 999 when it cannot measure, and one implausible value of each kind. */
+function implausibleCatalog(): FixtureSpec {
+  const probe = {
+    id: 'probe',
+    name: 'Probe',
+    url: 'https://example.org/probe',
+    license: 'MIT',
+    redistributable: true,
+    tokens_per_second_sentinel: 999,
+  };
+  return {
+    ...smallCatalog(),
+    sources: [...DEFAULT_SOURCES, probe],
+    files: {
+      'models/prefixed.yaml': modelYaml(50, { name: 'name: "Lab: Test Model"' }),
+      'models/spaced.yaml': modelYaml(51, { name: 'name: " Test  Model"' }),
+      'measurements/speed/odd.jsonl': jsonl(
+        run({ first_token_latency_ms: 0.35 }),
+        run({ tokens_per_second: 1200, provenance: prov(905, 'probe') }),
+        run({ tokens_per_second: 999, provenance: prov(906, 'probe') }), // the sentinel itself: "not measured", fine
+      ),
+      'measurements/benchmarks/odd.jsonl': jsonl(
+        result({ value: 104, eval_date: '2025-01-11' }),
+        result({ value: -3, eval_date: '2025-01-12' }),
+        result({ metric: 'cost.usd', value: 250, eval_date: '2025-01-13' }), // USD: no range
+      ),
+    },
+  };
+}
+const IMPLAUSIBLE = [
+  'models/prefixed.yaml:2: model "prefixed": name: "Lab: Test Model" starts with its developer ("Lab: "): lists sort it under the developer; the developer has a field of its own',
+  'models/spaced.yaml:2: model "spaced": name: " Test  Model" has leading, trailing or repeated spaces',
+  'measurements/speed/odd.jsonl:1: first_token_latency_ms: 0.35 ms is under 1 ms: a latency in seconds written as milliseconds?',
+  'measurements/speed/odd.jsonl:2: tokens_per_second: 1200 is above 999, the value probe writes when it could not measure (sources.yaml tokens_per_second_sentinel): more than it can report',
+  'measurements/benchmarks/odd.jsonl:1: value: 104 is outside 0-100, the range of a percentage (metric "code.pass"): a fraction, or a count?',
+  'measurements/benchmarks/odd.jsonl:2: value: -3 is outside 0-100, the range of a percentage (metric "code.pass"): a fraction, or a count?',
+];
+
+describe('warnings: valid values that look implausible', () => {
+  it('each kind is reported with file, line, record and field, and the data stays valid', async () => {
+    await withTemp(async (dir) => {
+      await writeFixture(dir, implausibleCatalog());
+      expect((await loadAndValidate(dir)).warnings.map(formatIssue)).toEqual(IMPLAUSIBLE);
+    });
+  });
+  it('the base catalog has none', async () => {
+    await withTemp(async (dir) => {
+      await writeFixture(dir, smallCatalog());
+      expect((await loadAndValidate(dir)).warnings).toEqual([]);
+    });
+  });
+  it('two metrics deciding the run of one run group is a problem, at the second', async () => {
+    await withTemp(async (dir) => {
+      const spec = smallCatalog();
+      spec.metrics = [
+        metric('suite.a', { run_group: 'suite', decides_run: true }),
+        metric('suite.b', { run_group: 'suite', decides_run: true }),
+      ];
+      spec.benchmarks = [];
+      await writeFixture(dir, spec);
+      expect(await problems(dir)).toEqual([
+        'metrics.yaml:21: metric #2: decides_run: run group "suite" already has "suite.a" deciding its run: one metric per group picks the run',
+      ]);
+    });
+  });
+
+  describe('the CLI', () => {
+    beforeAll(() => ensureCompiled());
+    it('`validate` prints them on stderr and exits 0; `--strict` refuses them with exit code 1', async () => {
+      await withTemp(async (dir) => {
+        await writeFixture(dir, implausibleCatalog());
+        const r = await runCli(['validate', '--data', dir]);
+        expect(r.code).toBe(0);
+        expect(r.stdout).toContain(`  ${IMPLAUSIBLE.length} warnings (on stderr): valid values that look implausible`);
+        expect(r.stderr.trimEnd().split('\n')).toEqual(IMPLAUSIBLE.map((w) => `warning: ${w}`));
+        const strict = await runCli(['validate', '--data', dir, '--strict']);
+        expect(strict.code).toBe(1);
+        expect(strict.stdout).toBe('');
+        expect(strict.stderr.trimEnd().split('\n')).toEqual([
+          `modelpub: ${IMPLAUSIBLE.length} warnings, refused by --strict, in the source data:`,
+          ...IMPLAUSIBLE.map((w) => `  ${w}`),
+        ]);
+      });
+    });
+    it('`build` publishes, says how many sentinel samples and reseller 0/0 prices it left out, and prints the warnings', async () => {
+      await withTemp(async (tmp) => {
+        const spec = implausibleCatalog();
+        spec.prices = [
+          ...spec.prices!,
+          price({ model: 'beta', input_per_million: 0, output_per_million: 0, first_party: false }),
+        ];
+        await writeFixture(path.join(tmp, 'data'), spec);
+        const r = await runCli(['build', '--data', path.join(tmp, 'data'), '--out', path.join(tmp, 'out'), '--quiet']);
+        expect(r.code).toBe(0);
+        expect(r.stdout).toContain(
+          '  1 sentinel speed sample left out of the tokens/s averages (their source could not measure them); 1 reseller price of 0/0 published as no price',
+        );
+        expect(r.stderr.trimEnd().split('\n')).toEqual(IMPLAUSIBLE.map((w) => `warning: ${w}`));
+      });
+    });
+  });
+});
 
 describe('data/README.md', () => {
   it('its override example is a valid overrides file for a model of the default data', async () => {

@@ -1,6 +1,7 @@
 import { build } from '../pipeline/build.js';
 import { createProgress } from '../pipeline/progress.js';
 import type { SourceData } from '../pipeline/validate.js';
+import { leftOutLine, printWarnings } from './report.js';
 
 export interface BuildCommandOptions {
   data: string;
@@ -31,5 +32,11 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
   console.log(
     `  changes: ${r.changes.added.length} added, ${r.changes.changed.length} changed, ${r.changes.removed.length} removed (changes.json)`,
   );
+  const left = leftOutLine(r.leftOut);
+  if (left) console.log(left);
+  if (r.warnings.length) {
+    console.log(`  ${r.warnings.length} warnings (on stderr; modelpub validate --strict refuses them)`);
+    printWarnings(r.warnings);
+  }
   console.log(`  ${r.seconds.toFixed(1)} s`);
 }

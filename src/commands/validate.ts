@@ -1,8 +1,16 @@
+import { ValidationError } from '../errors.js';
 import { loadAndValidate } from '../pipeline/build.js';
 import { compute } from '../pipeline/compute/index.js';
+import { leftOutLine, printWarnings } from './report.js';
 
-export async function validateCommand(o: { data: string }): Promise<void> {
+export async function validateCommand(o: { data: string; strict?: boolean }): Promise<void> {
   const data = await loadAndValidate(o.data);
+  // For CI: a value that is valid but implausible fails the check too.
+  if (o.strict && data.warnings.length)
+    throw new ValidationError(
+      data.warnings,
+      `${data.warnings.length === 1 ? 'warning' : 'warnings'}, refused by --strict,`,
+    );
   const c = compute(data);
   const dropped =
     data.benchmarks.length -
@@ -13,4 +21,10 @@ export async function validateCommand(o: { data: string }): Promise<void> {
   console.log(
     `  published: verified ${c.lanes.verified.models.length} models, provisional ${c.lanes.provisional.models.length}, all ${c.lanes.all.models.length}; ${dropped} benchmark results withheld by the rights filter`,
   );
+  const left = leftOutLine(c.leftOut);
+  if (left) console.log(left);
+  if (data.warnings.length) {
+    console.log(`  ${data.warnings.length} warnings (on stderr): valid values that look implausible`);
+    printWarnings(data.warnings);
+  }
 }

@@ -1,31 +1,16 @@
 // The request handler: method -> route -> key -> parameters -> quota -> publication file (or composed list) ->
 // conditional request -> response. Plain node:http: two routes need no framework, and every microsecond here is
-// multiplied by the request rate (docs/benchmarks/README.md has the figures).
+// multiplied by the request rate.
 //
 // The common request (a key seen in the last seconds, units left in this process's lease, a body in memory) runs
 // synchronously from the first byte to res.end(): each step returns its answer, or a promise only when it must wait
 // (a store lookup, a lease refill, a disk or origin read), and the next step runs when it is known.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  API_PREFIX,
-  fileFor,
-  MAX_SLUG_LENGTH,
-  parseRequest,
-  type ApiRequest,
-  type InvalidParam,
-  type ParseResult,
-} from '../routes.js';
+import { API_PREFIX, MAX_SLUG_LENGTH, parseRequest, type InvalidParam, type ParseResult } from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
 import { composeList, composedCached } from './compose.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
-import {
-  CACHE_CONTROL,
-  CORS_HEADERS,
-  useSlot,
-  type CacheSlot,
-  type FileInfo,
-  type Publication,
-} from './publication.js';
+import { CACHE_CONTROL, CORS_HEADERS, type ComposedFile, type FileInfo, type Publication } from './publication.js';
 import type { Admission } from './quota.js';
 import { SendBuffers } from './send-buffers.js';
 import { parseHttpDate } from './validators.js';
@@ -65,15 +50,12 @@ const notInLane = (lane: QueryLane): string =>
 export interface KeyRecordLike {
   id: string;
 }
+/** Answers from memory when they can (a synchronous value), from the store otherwise (a promise). */
 export interface KeyLookup {
-  /** The answer if known without the store (undefined otherwise). */
-  peek(key: string): KeyRecordLike | null | undefined;
-  lookup(key: string): Promise<KeyRecordLike | null>;
+  lookup(key: string): KeyRecordLike | null | Promise<KeyRecordLike | null>;
 }
 export interface QuotaCheck {
-  /** The answer if known without the store (undefined otherwise). */
-  tryAdmit(keyId: string): Admission | undefined;
-  admit(keyId: string): Promise<Admission>;
+  admit(keyId: string): Admission | Promise<Admission>;
   /** Gives back the unit of an admitted request that could not be answered. */
   refund(keyId: string, a: Admission): void;
 }
@@ -99,11 +81,6 @@ interface ParsedUrl {
   result: ParseResult | 'bad_request';
   /** Whether a CORS preflight for this target passes: the path has the shape of one of the two operations. */
   preflight: boolean;
-  /** The prebuilt file that answers it in `pub` (null: composed or not found), remembered for the live publication. */
-  pub: Publication | null;
-  info: FileInfo | null;
-  /** The body cache's slot for that file's bytes, once found: a hit reads it without a lookup by hash. */
-  body: CacheSlot<Buffer> | undefined;
 }
 
 /** Raw request target -> its parse: the same URLs come back all day. Bounded (20,000 targets of at most 512 bytes);
@@ -134,7 +111,7 @@ function parseUrl(rawUrl: string): ParsedUrl {
       ? new URL(`http://gateway.invalid${rawUrl}`)
       : new URL(rawUrl, 'http://gateway.invalid');
   } catch {
-    return { route: 'other', result: 'bad_request', preflight: false, pub: null, info: null, body: undefined };
+    return { route: 'other', result: 'bad_request', preflight: false };
   }
   const result = parseRequest(url.pathname, url.searchParams);
   const route: Route = result.ok
@@ -148,10 +125,20 @@ function parseUrl(rawUrl: string): ParsedUrl {
   // problem body, not a CORS network error.
   const preflight =
     route === 'list' || (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
-  return { route, result, preflight, pub: null, info: null, body: undefined };
+  return { route, result, preflight };
 }
 
-const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => v instanceof Promise;
+/** A step's outcome: the status it answered with, or a promise of it when the step had to wait. */
+type Answered = number | Promise<number>;
+
+/**
+ * Runs `then` on a value that is usually at hand and sometimes must be waited for (a key or quota units from the
+ * store, a body from the disk). The common request never waits and stays synchronous from its first byte to
+ * res.end(): that is most of the gateway's speed, so the steps take their inputs through here.
+ */
+function next<T>(value: T | Promise<T>, x: Exchange, step: (x: Exchange, v: T) => Answered): Answered {
+  return value instanceof Promise ? value.then((v) => step(x, v)) : step(x, value);
+}
 
 /** One request in flight: what its log line needs besides the request itself. */
 interface Exchange {
@@ -160,16 +147,138 @@ interface Exchange {
   route: Route;
   keyPrint: string | undefined;
   started: number;
+  /** What the steps found so far: they take it from here, so that the common path allocates no closures. */
+  key: string;
+  result: ParseResult | null;
   /** Once admitted: whose unit it spent, and the admission (a request that then fails gets its unit back). */
   keyId: string | undefined;
   admission: Admission | undefined;
+  pub: Publication | null;
+  file: FileInfo | null;
 }
 
 export function createHandler(d: GatewayDeps) {
   const urls = new UrlCache(20_000);
-  const heads = new ResponseHeads();
-  let lastPub: Publication | null = null;
-  // The steps are created once, here, not per request: a request carries its state in one small Exchange object.
+  const sendBuffers = new SendBuffers();
+
+  return function handle(req: IncomingMessage, res: ServerResponse): void {
+    const x: Exchange = {
+      req,
+      res,
+      route: 'other',
+      keyPrint: undefined,
+      started: d.log ? performance.now() : 0,
+      key: '',
+      result: null,
+      keyId: undefined,
+      admission: undefined,
+      pub: null,
+      file: null,
+    };
+    let status: Answered;
+    try {
+      status = answer(x);
+    } catch (err) {
+      fail(x, err);
+      return;
+    }
+    if (status instanceof Promise)
+      status.then(
+        (s) => logged(x, s),
+        (err: unknown) => fail(x, err),
+      );
+    else logged(x, status);
+  };
+
+  // The steps, in order: connection, method, route, key, parameters, quota, resolve, respond.
+
+  function answer(x: Exchange): Answered {
+    const { req, res } = x;
+    // node:http gives a response its socket only when the answers before it are sent: without one, it waits.
+    if (res.socket === null && queuedBehind(req, res) > MAX_QUEUED_PER_CONNECTION)
+      return problem(res, req, 'too_many_pipelined', ['connection', 'close']);
+    const method = req.method ?? '';
+    const preflight = method === 'OPTIONS';
+    if (!preflight && method !== 'GET' && method !== 'HEAD')
+      return problem(res, req, 'method_not_allowed', ['allow', ALLOW]);
+
+    const rawUrl = req.url ?? '/';
+    if (rawUrl.length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
+    const parsed = urls.get(rawUrl);
+    x.route = parsed.route;
+    // A preflight is for one of the two operations' paths; a path that does not exist is 404 for OPTIONS too.
+    if (parsed.result === 'bad_request') return problem(res, req, preflight ? 'not_found' : 'bad_request');
+    if (preflight ? !parsed.preflight : !parsed.result.ok && parsed.result.status === 404) {
+      return problem(res, req, 'not_found', [], {
+        detail: parsed.route === 'detail' && parsed.preflight ? NOT_A_SLUG : NO_PATH,
+      });
+    }
+    if (preflight) {
+      x.route = 'preflight';
+      res.writeHead(204, PREFLIGHT_HEADERS);
+      res.end();
+      return 204;
+    }
+
+    const key = req.headers['x-api-key'];
+    if (typeof key !== 'string' || key === '') return problem(res, req, 'missing_api_key');
+    x.key = key;
+    x.result = parsed.result;
+    return next(key.length <= 256 ? d.keys.lookup(key) : null, x, withOwner);
+  }
+
+  function withOwner(x: Exchange, owner: KeyRecordLike | null): Answered {
+    const { req, res, result } = x;
+    // A key's id is `k_` + its fingerprint: no second hash on the common path.
+    if (d.log) x.keyPrint = owner ? owner.id.slice(2) : d.fingerprint(x.key);
+    if (!owner) return problem(res, req, 'invalid_api_key');
+    if (!result!.ok)
+      return problem(res, req, 'invalid_parameter', [], result!.status === 400 ? { invalid: result!.invalid } : {});
+    x.keyId = owner.id;
+    return next(d.quota.admit(owner.id), x, admitted);
+  }
+
+  function admitted(x: Exchange, a: Admission): Answered {
+    const { req, res } = x;
+    if (!a.ok) return problem(res, req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
+    x.admission = a;
+    const request = (x.result as Extract<ParseResult, { ok: true }>).request;
+    const pub = (x.pub = d.publication());
+    const file = (x.file = pub.prebuilt(request));
+    if (file === null) {
+      if (request.kind === 'detail')
+        return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
+      return next(composedCached(pub, request) ?? composeList(pub, request), x, withComposed);
+    }
+    return next(pub.cachedBody(file) ?? pub.body(file), x, withBody);
+  }
+
+  function withComposed(x: Exchange, f: ComposedFile): number {
+    x.file = f;
+    return respond(x, f.body);
+  }
+
+  function withBody(x: Exchange, body: Buffer): number {
+    return respond(x, body);
+  }
+
+  function respond(x: Exchange, body: Buffer | readonly Buffer[]): number {
+    const { req, res } = x;
+    const pub = x.pub!;
+    const f = x.file!;
+    const a = x.admission!;
+    if (notModified(req, f)) {
+      res.writeHead(304, responseHeaders(pub, f, a, null));
+      res.end();
+      return 304;
+    }
+    const whole = Buffer.isBuffer(body);
+    res.writeHead(200, responseHeaders(pub, f, a, whole ? body.length : f.entry.bytes));
+    if (req.method === 'HEAD') res.end();
+    else if (whole) res.end(body);
+    else sendBuffers.end(res, body, f.entry.bytes);
+    return 200;
+  }
 
   function logged(x: Exchange, status: number): void {
     if (!d.log) return;
@@ -202,115 +311,6 @@ export function createHandler(d: GatewayDeps) {
     logged(x, 503);
     d.onUnavailable?.();
   }
-
-  function start(x: Exchange): number | Promise<number> {
-    const { req, res } = x;
-    const method = req.method ?? '';
-    const preflight = method === 'OPTIONS';
-    if (!preflight && method !== 'GET' && method !== 'HEAD')
-      return problem(res, req, 'method_not_allowed', ['allow', ALLOW]);
-    const rawUrl = req.url ?? '/';
-    if (rawUrl.length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
-    const parsed = urls.get(rawUrl);
-    x.route = parsed.route;
-    // A preflight is for one of the two operations' paths; a path that does not exist is 404 for OPTIONS too.
-    if (parsed.result === 'bad_request') return problem(res, req, preflight ? 'not_found' : 'bad_request');
-    if (preflight ? !parsed.preflight : !parsed.result.ok && parsed.result.status === 404) {
-      return problem(res, req, 'not_found', [], {
-        detail: parsed.route === 'detail' && parsed.preflight ? NOT_A_SLUG : NO_PATH,
-      });
-    }
-    if (preflight) {
-      x.route = 'preflight';
-      res.writeHead(204, PREFLIGHT_HEADERS);
-      res.end();
-      return 204;
-    }
-
-    const key = req.headers['x-api-key'];
-    if (typeof key !== 'string' || key === '') return problem(res, req, 'missing_api_key');
-    const known = key.length <= 256 ? d.keys.peek(key) : null;
-    if (known === undefined) return d.keys.lookup(key).then((owner) => withKey(x, key, owner, parsed));
-    return withKey(x, key, known, parsed);
-  }
-
-  function withKey(x: Exchange, key: string, owner: KeyRecordLike | null, parsed: ParsedUrl): number | Promise<number> {
-    // A key's id is `k_` + its fingerprint: no second hash on the common path.
-    if (d.log) x.keyPrint = owner ? owner.id.slice(2) : d.fingerprint(key);
-    if (!owner) return problem(x.res, x.req, 'invalid_api_key');
-    const result = parsed.result as ParseResult;
-    if (!result.ok)
-      return problem(x.res, x.req, 'invalid_parameter', [], result.status === 400 ? { invalid: result.invalid } : {});
-    const admission = d.quota.tryAdmit(owner.id);
-    if (admission === undefined)
-      return d.quota.admit(owner.id).then((a) => admitted(x, owner.id, a, parsed, result.request));
-    return admitted(x, owner.id, admission, parsed, result.request);
-  }
-
-  function admitted(
-    x: Exchange,
-    keyId: string,
-    a: Admission,
-    parsed: ParsedUrl,
-    request: ApiRequest,
-  ): number | Promise<number> {
-    const { req, res } = x;
-    if (!a.ok) return problem(res, req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
-    x.keyId = keyId;
-    x.admission = a;
-    const pub = d.publication();
-    if (pub !== lastPub) {
-      // A new publication: forget the old one's files (and let it be collected once its requests are done).
-      urls.clear();
-      lastPub = pub;
-    }
-    if (parsed.pub !== pub) {
-      parsed.info = prebuilt(pub, request);
-      parsed.body = undefined;
-      parsed.pub = pub;
-    }
-    const info = parsed.info;
-    if (info === null) {
-      if (request.kind === 'detail')
-        return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
-      const made = composedCached(pub, request);
-      if (made) return heads.send(req, res, pub, made, made.body, a);
-      return composeList(pub, request).then((f) => heads.send(req, res, pub, f, f.body, a));
-    }
-    let body = useSlot(parsed.body);
-    if (body === undefined) body = useSlot((parsed.body = pub.bodySlot(info)));
-    if (body === undefined) return pub.body(info).then((b) => heads.send(req, res, pub, info, b, a));
-    return heads.send(req, res, pub, info, body, a);
-  }
-
-  return function handle(req: IncomingMessage, res: ServerResponse): void {
-    const x: Exchange = {
-      req,
-      res,
-      route: 'other',
-      keyPrint: undefined,
-      started: d.log ? performance.now() : 0,
-      keyId: undefined,
-      admission: undefined,
-    };
-    let status: number | Promise<number>;
-    try {
-      // node:http gives a response its socket only when the answers before it are sent: without one, it waits.
-      status =
-        res.socket === null && queuedBehind(req, res) > MAX_QUEUED_PER_CONNECTION
-          ? problem(res, req, 'too_many_pipelined', ['connection', 'close'])
-          : start(x);
-    } catch (err) {
-      fail(x, err);
-      return;
-    }
-    if (isPromise(status))
-      status.then(
-        (s) => logged(x, s),
-        (err: unknown) => fail(x, err),
-      );
-    else logged(x, status);
-  };
 }
 
 /** Counts the answers waiting on the request's connection, this one included, until each is done. */
@@ -329,97 +329,45 @@ const policyOf = (limit: number) => `"daily";q=${limit};w=86400`;
 const rateOf = (a: Admission) => `"daily";r=${a.remaining};t=${a.resetSeconds}`;
 const rateHeaders = (a: Admission): string[] => ['ratelimit-policy', policyOf(a.limit), 'ratelimit', rateOf(a)];
 
+const policies = new Map<number, string>();
+/** The policy field of a limit, made once per limit. */
+const policyField = (limit: number): string => {
+  let p = policies.get(limit);
+  if (p === undefined) policies.set(limit, (p = policyOf(limit)));
+  return p;
+};
+
 /**
- * The header lists of 200 and 304 answers, each one array reused for every response: writeHead() turns the list into
- * bytes before it returns, and this thread answers one request at a time, so filling the value slots in place is
- * safe and saves building a list of 24 strings per response. Both lists start with the same names, so one set of
- * slot positions serves both. `Vary: x-api-key`: the status and the rate-limit fields depend on the key, so a browser
- * must not answer a request with another key (or none) from an answer it cached for this one (RFC 9110 12.5.5; a
- * 304 carries it as its 200 would, 15.4.5).
+ * The headers of a 200 (with its length) or a 304 (length null: a 304 carries the validators and fields its 200
+ * would, but no content headers). `Vary: x-api-key`: the status and the rate-limit fields depend on the key, so a
+ * browser must not answer a request with another key (or none) from an answer it cached for this one (RFC 9110
+ * 12.5.5; a 304 carries it as its 200 would, 15.4.5).
  */
-class ResponseHeads {
-  private readonly ok = [
-    ...CORS_HEADERS,
+function responseHeaders(pub: Publication, f: FileInfo, a: Admission, length: number | null): string[] {
+  const h = [
+    CORS_HEADERS[0],
+    CORS_HEADERS[1],
+    CORS_HEADERS[2],
+    CORS_HEADERS[3],
     'etag',
-    '',
+    f.etag,
     'last-modified',
-    '',
+    f.lastModified,
     'cache-control',
     CACHE_CONTROL,
     'x-publication-revision',
-    '',
+    pub.revision,
     'x-schema-version',
-    '',
+    pub.meta.schemaVersion,
     'ratelimit-policy',
-    '',
+    policyField(a.limit),
     'ratelimit',
-    '',
+    rateOf(a),
     'vary',
     'x-api-key',
-    'content-type',
-    JSON_TYPE,
-    'content-length',
-    '',
   ];
-  private readonly notModified = this.ok.slice(0, this.ok.indexOf('content-type'));
-  private readonly slot = (name: string) => this.ok.indexOf(name) + 1;
-  private readonly at = {
-    etag: this.slot('etag'),
-    lastModified: this.slot('last-modified'),
-    revision: this.slot('x-publication-revision'),
-    schema: this.slot('x-schema-version'),
-    policy: this.slot('ratelimit-policy'),
-    rate: this.slot('ratelimit'),
-    length: this.slot('content-length'),
-  };
-  private policyLimit = -1;
-  private policy = '';
-  private readonly buffers = new SendBuffers();
-
-  send(
-    req: IncomingMessage,
-    res: ServerResponse,
-    pub: Publication,
-    f: FileInfo,
-    body: Buffer | readonly Buffer[],
-    a: Admission,
-  ): number {
-    const unchanged = notModified(req, f);
-    const list = unchanged ? this.notModified : this.ok;
-    const at = this.at;
-    if (a.limit !== this.policyLimit) {
-      this.policy = policyOf(a.limit);
-      this.policyLimit = a.limit;
-    }
-    list[at.etag] = f.etag;
-    list[at.lastModified] = f.lastModified;
-    list[at.revision] = pub.revision;
-    list[at.schema] = pub.meta.schemaVersion;
-    list[at.policy] = this.policy;
-    list[at.rate] = rateOf(a);
-    if (unchanged) {
-      res.writeHead(304, list);
-      res.end();
-      return 304;
-    }
-    const whole = Buffer.isBuffer(body);
-    list[at.length] = String(whole ? body.length : f.entry.bytes);
-    res.writeHead(200, list);
-    if (req.method === 'HEAD') res.end();
-    else if (whole) res.end(body);
-    else this.buffers.end(res, body, f.entry.bytes);
-    return 200;
-  }
-}
-
-/** The prebuilt file that answers a request in a publication; null when it is composed (lists) or unknown (details). */
-function prebuilt(pub: Publication, r: ApiRequest): FileInfo | null {
-  const path = fileFor(r, {
-    pageSizes: pub.meta.pageSizes,
-    pages: (l) =>
-      Math.max(1, Math.ceil((pub.meta.totals[`${l.lane}.${l.displayOnly ? 'display' : 'public'}`] ?? 0) / l.pageSize)),
-  });
-  return path === null ? null : pub.info(path);
+  if (length !== null) h.push('content-type', JSON_TYPE, 'content-length', String(length));
+  return h;
 }
 
 /** RFC 9110 13.1.2 and 13.2.2: If-None-Match (a list, weak comparison) wins over If-Modified-Since. */

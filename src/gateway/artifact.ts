@@ -1,8 +1,9 @@
 // A lane's list artifact as the gateway holds it: what the build wrote (orders, per-model items, sections and search
 // text) plus what the gateway derives from it once, when the artifact is first needed.
 import { createHash, type Hash } from 'node:crypto';
-import type { Include, ManifestEntry, Sort } from '../schema/api.js';
-import type { ArtifactModel } from '../pipeline/render.js';
+import type { ArtifactModel, ManifestEntry } from '../publication/files.js';
+import type { ArtifactAsRead } from '../publication/reader.js';
+import type { Include } from '../schema/api.js';
 import { httpDate } from './validators.js';
 
 /** A model's list item as UTF-8, a comma in front: whole, and without its closing brace (compose.ts splices sections in). */
@@ -11,12 +12,8 @@ export interface ItemPieces {
   open: Buffer;
 }
 
-export interface ListArtifact {
-  publicationRevision: string;
-  schemaVersion: string;
-  attribution: unknown;
-  orders: Record<Sort, string[]>;
-  models: Record<string, ArtifactModel>;
+/** An artifact as the gateway holds it: the file's content, and what is derived from it once (on first use). */
+export interface ListArtifact extends Omit<ArtifactAsRead, 'attribution'> {
   entry: ManifestEntry;
   /** Each model's item as UTF-8 pieces (compose.ts), by locale then slug, made on first use. */
   items: Map<string, Map<string, ItemPieces>>;
@@ -40,10 +37,7 @@ export interface ListArtifact {
  * before they held the attribution (an older build still being served) take the publication's.
  */
 export function loadedArtifact(
-  raw: Omit<
-    ListArtifact,
-    'entry' | 'items' | 'sections' | 'searchIndex' | 'lastModified' | 'attributionJson' | 'validatorPrefix'
-  >,
+  raw: ArtifactAsRead,
   entry: ManifestEntry,
   publicationAttribution: unknown,
 ): ListArtifact {

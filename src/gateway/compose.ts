@@ -12,8 +12,9 @@
 // the query as typed (inside a word: 千问 in 通义千问), (3) the rest (matched word by word).
 import type { Include, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
-import { envelopeParts, foldText, listDataJson, sectionsJson } from '../pipeline/render.js';
-import { includeKey, type ListRequest } from '../routes.js';
+import { envelopeParts, foldText, listDataJson, sectionsJson } from '../publication/assemble.js';
+import { includeKey } from '../publication/layout.js';
+import type { ListRequest } from '../routes.js';
 import type { ItemPieces, ListArtifact } from './artifact.js';
 import type { ComposedFile, Publication } from './publication.js';
 import { etagOf, httpDate } from './validators.js';
@@ -25,7 +26,7 @@ const CLOSE = Buffer.from('}');
  * is the item without sections, a comma in front; `open` the same without its closing brace, for items that get
  * sections; each section a comma in front. So an item for any include set is `full`, or `open` + sections + `}`
  * (withSections' splice, in bytes). Memory grows with the catalog times the three locales, not times every locale and
- * include set (the latter was 120 MB for the default publication's six lane variants).
+ * include set (the latter is over a hundred MB for the default publication's six lane variants).
  */
 function pieces(a: ListArtifact, locale: Locale): Map<string, ItemPieces> {
   let m = a.items.get(locale);
@@ -179,7 +180,7 @@ export function composedCached(pub: Publication, r: ListRequest): ComposedFile |
  * asks composedCached first). */
 export async function composeList(pub: Publication, r: ListRequest): Promise<ComposedFile> {
   const cacheKey = composedKey(r);
-  const a = await pub.artifact(r.lane, r.displayOnly);
+  const a = await pub.artifact(r);
   let order = a.orders[r.sort];
   if (r.q !== null) {
     const searchKey = `${r.lane}.${r.displayOnly}.${r.locale}.${r.sort}.${r.q}`;

@@ -64,10 +64,6 @@ export async function createKey(
   }
 }
 
-export function listKeys(store: QuotaStore): Promise<KeyRecord[]> {
-  return store.listKeys();
-}
-
 /**
  * Revokes a key named by its id ('k_1a2b3c4d') or by the key itself ('mp_...'). Returns the record (revoked_at set;
  * the first revocation's time if it was already revoked), or null if no stored key matches. Gateways notice within
@@ -135,9 +131,13 @@ export class KeyCache {
    * The record of a valid (stored, not revoked) key, or null: malformed, unknown or revoked. Store errors propagate
    * and are not cached.
    */
-  async lookup(key: string): Promise<KeyRecord | null> {
-    const cached = this.peek(key);
-    if (cached !== undefined) return cached;
+  lookup(key: string): KeyRecord | null | Promise<KeyRecord | null> {
+    // A key seen in the last ttlMs is answered from memory: the request path stays synchronous.
+    const known = this.cached(key);
+    return known === undefined ? this.lookupInStore(key) : known;
+  }
+
+  private async lookupInStore(key: string): Promise<KeyRecord | null> {
     let pending = this.inflight.get(key);
     if (!pending) {
       pending = this.fetch(key);
@@ -147,11 +147,8 @@ export class KeyCache {
     return record && !record.revoked_at ? record : null;
   }
 
-  /**
-   * lookup() without the store: the answer when it is known from the cache (or from the key's shape), undefined when
-   * only lookup() can tell. Lets the request path stay synchronous for the keys it has seen in the last ttlMs.
-   */
-  peek(key: string): KeyRecord | null | undefined {
+  /** The answer when it is known from the cache (or from the key's shape); undefined when only the store can tell. */
+  private cached(key: string): KeyRecord | null | undefined {
     const hit = this.entries.get(key);
     if (hit === undefined) return isWellFormedKey(key) ? undefined : null;
     if (hit.until <= this.now()) return undefined;

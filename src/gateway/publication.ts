@@ -3,8 +3,10 @@
 // across a switch). A request takes one Publication object at its start and uses only it: never a mix of two.
 import { createHash } from 'node:crypto';
 import { validateHeaderValue } from 'node:http';
-import { Manifest, PublicationMeta, type ManifestEntry, type QueryLane } from '../schema/api.js';
-import { parseJsonFile } from '../schema/parse.js';
+import type { ManifestEntry, PublicationMeta } from '../publication/files.js';
+import { artifactFile, laneVariantKey, pageCount, type LaneVariant } from '../publication/layout.js';
+import { fileFor, type ApiRequest } from '../routes.js';
+import { parseArtifact, readRelease } from '../publication/reader.js';
 import { loadedArtifact, type ListArtifact } from './artifact.js';
 import { ManifestIndex } from './manifest-index.js';
 import { etagOf, httpDate } from './validators.js';
@@ -21,18 +23,11 @@ export interface ComposedFile extends FileInfo {
   body: readonly Buffer[];
 }
 
-/** One cached value. Its holder may keep the slot to skip the map next time: `value` is undefined once evicted. */
-export interface CacheSlot<V> {
-  value: V | undefined;
+/** One cached value; `hit` gives it a second chance at eviction. */
+interface CacheSlot<V> {
+  value: V;
   readonly bytes: number;
   hit: boolean;
-}
-
-/** A held slot's value, marked as used for eviction (what get() does); undefined without a slot or once evicted. */
-export function useSlot<V>(slot: CacheSlot<V> | undefined): V | undefined {
-  if (slot === undefined || slot.value === undefined) return undefined;
-  slot.hit = true;
-  return slot.value;
 }
 
 /**
@@ -48,11 +43,10 @@ export class ByteCache<V> {
     private readonly sizeOf: (v: V, key: string) => number,
   ) {}
   get(key: string): V | undefined {
-    return useSlot(this.map.get(key));
-  }
-  /** The slot of a cached value (read it with useSlot), or undefined. */
-  slot(key: string): CacheSlot<V> | undefined {
-    return this.map.get(key);
+    const slot = this.map.get(key);
+    if (slot === undefined) return undefined;
+    slot.hit = true;
+    return slot.value;
   }
   set(key: string, value: V): void {
     const bytes = this.sizeOf(value, key);
@@ -69,7 +63,6 @@ export class ByteCache<V> {
         this.map.set(k, e);
       } else {
         this.bytes -= e.bytes;
-        e.value = undefined; // a holder of the slot must not keep the evicted value alive, nor serve it
       }
     }
   }
@@ -82,7 +75,7 @@ export class ByteCache<V> {
  * Which keys were offered recently, as fingerprints in a fixed table (no allocation per key, nothing for the
  * collector to trace). A cache that admits a value only on its key's second offer lets one-off values die young:
  * cached at once, a page asked for once is promoted to the old generation and evicted later, and under a stream of
- * one-off composed pages that garbage let V8's heap reach 175 MB with 65 MB live (131 MB with this; docs/benchmarks).
+ * one-off composed pages that garbage made V8's heap grow to several times the live data.
  * A collision only admits a value early; an overwritten slot only delays one.
  */
 export class Doorkeeper {
@@ -156,6 +149,7 @@ export const CACHE_CONTROL = 'private, max-age=300';
 
 export class Publication {
   private infos = new Map<string, FileInfo>();
+  private prebuiltFiles = new WeakMap<ApiRequest, FileInfo | null>();
   private artifacts = new Map<string, Promise<ListArtifact>>();
   /** Composed answers (q, other page sizes), by canonical request: within a byte budget, dropped with the publication. */
   readonly composed = new ByteCache<ComposedFile>(
@@ -180,25 +174,13 @@ export class Publication {
   ) {}
 
   static async load(origin: Origin, id: string, cache: BodyCache, { verify = false } = {}): Promise<Publication> {
-    const [manifestBytes, metaBytes] = await Promise.all([
-      origin.read(id, 'manifest.json'),
-      origin.read(id, 'publication.json'),
-    ]);
-    const manifest = parseJsonFile(Manifest, manifestBytes, `publication ${id}: manifest.json`);
-    const meta = parseJsonFile(PublicationMeta, metaBytes, `publication ${id}: publication.json`);
-    if (meta.publicationRevision !== manifest.publicationRevision)
-      throw new Error(`publication ${id}: manifest and publication.json disagree on the revision`);
-    // From a remote host the two files may come from two builds of one revision (an upload under way): the hash
-    // publication.json gives its manifest tells.
-    if (
-      verify &&
-      meta.manifestSha256 !== undefined &&
-      createHash('sha256').update(manifestBytes).digest('hex') !== meta.manifestSha256
-    ) {
-      throw new Error(
-        `publication ${id}: manifest.json is not the one publication.json names (the host is switching publications)`,
-      );
-    }
+    const { manifest, meta } = await readRelease(
+      (file) => origin.read(id, file),
+      (file) => `publication ${id}: ${file}`,
+      {
+        verifyManifestHash: verify,
+      },
+    );
     // Both go out as response headers (the revision's schema allows only safe characters; the schema version is free
     // text): a value node:http would refuse must stop the publication here, not a response.
     for (const [name, value] of [
@@ -233,10 +215,26 @@ export class Publication {
     return info;
   }
 
-  /** The cache slot holding the body while it is in memory (see CacheSlot), or undefined when it is not: lets the
-   * request path stay synchronous. */
-  bodySlot(info: FileInfo): CacheSlot<Buffer> | undefined {
-    return this.cache.slot(info.entry.sha256);
+  /**
+   * The prebuilt file that answers a request, or null when it is composed (lists) or unknown (details). Remembered
+   * per request object: the gateway's parsed URLs are kept, so a URL asked again costs one WeakMap lookup.
+   */
+  prebuilt(request: ApiRequest): FileInfo | null {
+    let file = this.prebuiltFiles.get(request);
+    if (file === undefined) {
+      const path = fileFor(request, {
+        pageSizes: this.meta.pageSizes,
+        pages: (r) => pageCount(this.meta.totals[laneVariantKey(r)] ?? 0, r.pageSize),
+      });
+      file = path === null ? null : this.info(path);
+      this.prebuiltFiles.set(request, file);
+    }
+    return file;
+  }
+
+  /** The body when it is in memory (the request path then stays synchronous), else undefined. */
+  cachedBody(info: FileInfo): Buffer | undefined {
+    return this.cache.get(info.entry.sha256);
   }
 
   /** The body, read from the origin (and checked against the manifest) when it is not in memory. */
@@ -258,8 +256,8 @@ export class Publication {
   }
 
   /** The parsed list artifact of a lane and display variant (loaded once per publication). */
-  artifact(lane: QueryLane, displayOnly: boolean): Promise<ListArtifact> {
-    const path = `artifacts/${lane}.${displayOnly ? 'display' : 'public'}.json`;
+  artifact(variant: LaneVariant): Promise<ListArtifact> {
+    const path = artifactFile(variant);
     let p = this.artifacts.get(path);
     if (!p) {
       p = (async () => {
@@ -267,7 +265,11 @@ export class Publication {
         if (!entry) throw new Error(`publication ${this.revision} has no ${path}`);
         const raw = await this.origin.read(this.id, path);
         this.checkBytes(raw, entry);
-        return loadedArtifact(JSON.parse(raw.toString('utf8')), entry, this.meta.attribution);
+        return loadedArtifact(
+          parseArtifact(raw, `publication ${this.revision}: ${path}`),
+          entry,
+          this.meta.attribution,
+        );
       })();
       p.catch(() => this.artifacts.delete(path));
       this.artifacts.set(path, p);

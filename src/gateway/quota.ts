@@ -150,9 +150,14 @@ export class QuotaLimiter {
    * (the request must not be served, and is not counted). Rejects if the store fails or the limiter is closed: the
    * request must then be refused too (fail closed).
    */
-  async admit(keyId: string): Promise<Admission> {
+  admit(keyId: string): Admission | Promise<Admission> {
+    // Between takes the answer is local and the request path stays synchronous.
+    return this.local(keyId) ?? this.admitFromStore(keyId);
+  }
+
+  private async admitFromStore(keyId: string): Promise<Admission> {
     for (;;) {
-      const local = this.tryAdmit(keyId);
+      const local = this.local(keyId);
       if (local !== undefined) return local;
       if (this.closed) throw new Error('QuotaLimiter is closed: no more requests can be admitted.');
       const lease = this.leaseFor(keyId, this.now());
@@ -178,10 +183,10 @@ export class QuotaLimiter {
   }
 
   /**
-   * admit() when the answer is local: a unit of the lease spent, or a refusal while the store is known to be empty.
-   * Undefined when only the store can tell (call admit()). Keeps the request path synchronous between takes.
+   * The answer when it is local: a unit of the lease spent, or a refusal while the store is known to be empty.
+   * Undefined when only the store can tell.
    */
-  tryAdmit(keyId: string): Admission | undefined {
+  private local(keyId: string): Admission | undefined {
     const t = this.now();
     const lease = this.leaseFor(keyId, t);
     if (lease.units > 0) {

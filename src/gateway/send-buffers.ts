@@ -2,7 +2,7 @@
 // with one write; the buffer comes back once node:http reports the response finished. Why not write the pieces one
 // by one: a page of 100 items with sections is 300-500 pieces, and each res.write() costs about 0.2 us of JavaScript
 // (a page took twice as long). Why not a new buffer per answer: composed pages are mostly sent once, and a fresh
-// 30 KB body per answer made V8 run several mark-compacts a second for the external memory (docs/benchmarks).
+// 30 KB body per answer made V8 run several mark-compacts a second for the external memory.
 //
 // 'finish' is emitted once the last write's callback has run: the bytes are with the kernel, or the connection is
 // gone and libuv will never read them. A response that never finishes keeps its buffer until the collector takes it;

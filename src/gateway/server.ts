@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { destination, pino } from 'pino';
 import { UsageError } from '../errors.js';
-import { outDirState } from '../pipeline/publish.js';
+import { outDirState } from '../publication/folder.js';
 import { createHandler, type RequestLog } from './app.js';
 import { onClientError } from './client-errors.js';
 import { fingerprint, KeyCache } from './keys.js';

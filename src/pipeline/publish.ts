@@ -1,65 +1,15 @@
-// Stage 6: the publication folder and its atomic switch.
-//   <out>/.modelpub-publication   marker: this folder is ours (a folder without it, and not empty, is refused)
-//   <out>/current -> releases/<n>-<revision>  the live publication; replaced by rename(2), so readers see old or new, never a mix
-//   <out>/releases/<n>-<revision>/            one complete publication: api/, artifacts/, manifest.json, changes.json, publication.json
-//   <out>/.staging-*               a build in progress; a killed build leaves one behind, removed by the next build
-import {
-  link,
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  readlink,
-  realpath,
-  rename,
-  rm,
-  stat,
-  symlink,
-  writeFile,
-} from 'node:fs/promises';
+// Stage 6: the output folder (publication/folder.ts) claimed and locked, the previous release read back, and the
+// atomic switch: `current` is replaced by rename(2), so readers see the old release or the new one, never a mix. A
+// killed build leaves its staging folder behind, removed by the next build.
+import { link, mkdir, readdir, readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
-import type { z } from 'zod';
-import { Manifest, PublicationMeta, type ManifestEntry } from '../schema/api.js';
-import { parseJsonFile } from '../schema/parse.js';
+import { CURRENT, currentRelease, MARKER, outDirState, RELEASES } from '../publication/folder.js';
+import { readRelease } from '../publication/reader.js';
+import type { PreviousRelease } from '../publication/writer.js';
 
-export type { PublicationMeta };
-import type { PreviousRelease } from './write.js';
-
-export const MARKER = '.modelpub-publication';
-const CURRENT = 'current';
-const RELEASES = 'releases';
 const LOCK = '.build.lock';
-
-/**
- * What is at a folder, as far as a build writing there is concerned: nothing yet, a folder a build may write to
- * (empty, or marked as modelpub's), or something it must not touch. One answer for `build --out` (checkOutDir) and
- * for the hint `serve --dir` gives when it finds no publication. A link to a folder is that folder.
- */
-export type OutDirState =
-  | { kind: 'missing' | 'ours' | 'dangling-link' | 'not-a-folder' | 'through-file' }
-  | { kind: 'foreign'; names: string[] }
-  | { kind: 'unusable'; error: Error };
-
-export async function outDirState(out: string): Promise<OutDirState> {
-  let st: Awaited<ReturnType<typeof lstat>>;
-  try {
-    st = await lstat(out);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return code === 'ENOENT'
-      ? { kind: 'missing' }
-      : code === 'ENOTDIR'
-        ? { kind: 'through-file' }
-        : { kind: 'unusable', error: e as Error };
-  }
-  const target = st.isSymbolicLink() ? await stat(out).catch(() => null) : st;
-  if (!target) return { kind: 'dangling-link' };
-  if (!target.isDirectory()) return { kind: 'not-a-folder' };
-  const names = await readdir(out);
-  return names.length === 0 || names.includes(MARKER) ? { kind: 'ours' } : { kind: 'foreign', names };
-}
 
 /**
  * Refuse an --out that is a file or a folder holding anything modelpub did not write. Writes nothing: a build checks
@@ -156,22 +106,15 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** The live release folder, or null before the first publication. */
-export async function currentRelease(out: string): Promise<string | null> {
-  const target = await readlink(path.join(out, CURRENT)).catch(() => null);
-  return target ? path.resolve(out, target) : null;
-}
-
-export async function readPrevious(out: string): Promise<(PreviousRelease & { meta: PublicationMeta }) | null> {
+export async function readPrevious(out: string): Promise<PreviousRelease | null> {
   const dir = await currentRelease(out);
   if (!dir) return null;
-  const manifest = await readLiveFile(out, dir, Manifest, 'manifest.json');
-  const meta = await readLiveFile(out, dir, PublicationMeta, 'publication.json');
+  const { manifest, meta } = await readLive(out, dir);
   return {
     dir,
     revision: manifest.publicationRevision,
     publishedAt: meta.publishedAt,
-    entries: new Map<string, ManifestEntry>(manifest.files.map((f) => [f.path, f])),
+    entries: new Map(manifest.files.map((f) => [f.path, f])),
     meta,
   };
 }
@@ -179,12 +122,15 @@ export async function readPrevious(out: string): Promise<(PreviousRelease & { me
 /** The revision of the live release of a build's --out; null when it has none. */
 export async function liveRevision(out: string): Promise<string | null> {
   const dir = await currentRelease(out);
-  return dir && (await readLiveFile(out, dir, PublicationMeta, 'publication.json')).publicationRevision;
+  return dir && (await readLive(out, dir)).meta.publicationRevision;
 }
 
-async function readLiveFile<T>(out: string, dir: string, schema: z.ZodType<T>, name: string): Promise<T> {
+async function readLive(out: string, dir: string) {
   try {
-    return parseJsonFile(schema, await readFile(path.join(dir, name), 'utf8'), path.join(dir, name));
+    return await readRelease(
+      (file) => readFile(path.join(dir, file)),
+      (file) => path.join(dir, file),
+    );
   } catch (e) {
     // A release this build cannot read (e.g. a revision id an older modelpub allowed, now refused) cannot be continued.
     throw new UsageError(

@@ -1,10 +1,21 @@
-// Stage 4: response bodies. Bodies are assembled from pre-serialized parts (a model's base object per locale, its
-// include sections once per lane) so that 100k+ combinations cost string concatenation, not re-serialization.
-// The gateway composes non-prebuilt list pages with the same functions from the build's artifacts, so a composed
-// answer is byte-identical to a prebuilt one.
-import type { Include, QueryLane, Sort } from '../schema/api.js';
-import { INCLUDES, SORTS } from '../schema/api.js';
-import { LOCALES, type Locale, type SiteFile } from '../schema/source.js';
+// Stage 4: the typed parts every response of a lane variant is made of: per model its list item and detail core per
+// locale, its include sections, its search fields; per sort the model order. publication/assemble.ts turns them into
+// bytes (the build's bodies.ts for every prebuilt body, the gateway for composed lists), so 100k+ combinations cost
+// string concatenation, not re-serialization.
+import {
+  SORTS,
+  type BenchmarkEntry,
+  type BenchmarkGroup,
+  type DetailCore,
+  type DetailSections,
+  type ItemSections,
+  type ListItemCore,
+  type QueryLane,
+  type Sort,
+} from '../schema/api.js';
+import { LOCALES, type Locale } from '../schema/source.js';
+import { foldText } from '../publication/assemble.js';
+import type { SearchFields } from '../publication/files.js';
 import type { Computed } from './compute/index.js';
 import { round } from './compute/numbers.js';
 import { orderSlugs } from './compute/order.js';
@@ -12,25 +23,22 @@ import { nearby, percentile, type Placement } from './compute/ranks.js';
 import { NO_TESTS } from './compute/stats.js';
 import { toInstant } from './validate.js';
 
-export const TIER = 'free';
 const GROUP_ORDER = ['coding', 'reasoning', 'math', 'language', 'data', 'agentic', 'knowledge', 'efficiency'] as const;
 const SUMMARY_FALLBACK = 3;
 
-/** Per model and lane/display variant: the objects a response is made of. Also the artifact the gateway loads. */
+/** Per model and lane variant: the objects its responses are made of. */
 export interface ModelParts {
-  item: Record<Locale, Record<string, unknown>>;
-  detail: Record<Locale, Record<string, unknown>>;
+  item: Record<Locale, ListItemCore>;
+  detail: Record<Locale, DetailCore>;
   /** Each section is an object whose keys are spliced into the detail. */
-  sections: Record<Include, Record<string, unknown>>;
+  sections: DetailSections;
   /**
    * The same for list items, where `benchmarks` adds the display-ready groups and category scores but not the full
    * metric list with nearby models: that stays on the detail, and a page of 50 items stays small.
    */
-  itemSections: Record<Include, Record<string, unknown>>;
-  search: { name: string; slug: string; text: Record<Locale, string> };
+  itemSections: ItemSections;
+  search: SearchFields;
 }
-/** A model as the list artifact carries it for the gateway: its list item, the item's sections, its search text. */
-export type ArtifactModel = Pick<ModelParts, 'item' | 'search'> & { sections: ModelParts['itemSections'] };
 
 export interface VariantParts {
   lane: QueryLane;
@@ -38,9 +46,6 @@ export interface VariantParts {
   orders: Record<Sort, string[]>;
   models: Record<string, ModelParts>;
 }
-
-/** Case- and accent-insensitive form used by search (NFKD, marks removed, lower case). */
-export const foldText = (s: string): string => s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
 
 export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean): VariantParts {
   const view = c.lanes[lane];
@@ -71,7 +76,7 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
     const hub_url = o && o.hub_url !== undefined ? o.hub_url : m.hub_url;
     const name = o?.name ?? m.name;
     const description = (l: Locale) => o?.description?.[l] ?? m.description[l];
-    const common = (l: Locale) => ({
+    const common = (l: Locale): ListItemCore => ({
       id: m.id,
       slug: m.slug,
       name,
@@ -103,7 +108,7 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
         provenance: { sources: view.provenance.get(m.slug) ?? [] },
       };
     }
-    const groups = new Map<string, { benchmark: string; group: string; metrics: unknown[] }>();
+    const groups = new Map<string, BenchmarkGroup>();
     for (const [i, p] of placements.entries()) {
       const e = entries[i]!;
       const g = groups.get(p.board.metric.benchmark) ?? {
@@ -118,6 +123,7 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
         unit: e.unit,
         rank: e.rank,
         ranked_count: e.ranked_count,
+        variant: e.variant,
       });
       groups.set(p.board.metric.benchmark, g);
     }
@@ -135,7 +141,7 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
     });
     const benchmark_groups = [...groups.values()];
     const capabilities = { capabilities: c.capabilities.get(m.slug)! };
-    const pricing = {
+    const pricing: ItemSections['pricing'] = {
       pricing: price && {
         input_price_per_million: price.input_price_per_million,
         output_price_per_million: price.output_price_per_million,
@@ -166,7 +172,7 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
   return { lane, displayOnly, orders, models };
 }
 
-function benchmarkEntry(p: Placement, nameOf: (slug: string) => string) {
+function benchmarkEntry(p: Placement, nameOf: (slug: string) => string): BenchmarkEntry {
   const row = p.board.rows[p.index]!;
   const metric = p.board.metric;
   const date = toInstant(row.eval_date);
@@ -181,67 +187,10 @@ function benchmarkEntry(p: Placement, nameOf: (slug: string) => string) {
     higher_is_better: metric.higher_is_better,
     is_aggregate: metric.aggregate,
     eval_date: date,
+    variant: row.variant,
     stderr: row.stderr,
     confidence: row.confidence,
     updated_at: date,
     nearby_models: nearby(p).map((n) => ({ slug: n.slug, name: nameOf(n.slug), value: n.value, rank: n.rank })),
   };
-}
-
-// ---- string assembly, shared with the gateway -------------------------------------------------------------
-
-/** `"k1":v1,"k2":v2` of an object: spliced into another object. */
-export const innerJson = (o: Record<string, unknown>): string => JSON.stringify(o).slice(1, -1);
-
-/** Each include section of a model as `innerJson`, ready for withSections. */
-export const sectionsJson = (s: Record<Include, Record<string, unknown>>): Record<Include, string> => ({
-  benchmarks: innerJson(s.benchmarks),
-  capabilities: innerJson(s.capabilities),
-  pricing: innerJson(s.pricing),
-});
-
-/** An object with the include sections spliced in, in canonical include order. */
-export function withSections(
-  objJson: string,
-  sectionJson: Partial<Record<Include, string>>,
-  include: readonly Include[],
-): string {
-  if (!include.length) return objJson;
-  let out = objJson.slice(0, -1);
-  for (const inc of INCLUDES) if (include.includes(inc)) out += `,${sectionJson[inc]}`;
-  return `${out}}`;
-}
-
-export interface Envelope {
-  schemaVersion: string;
-  locale: Locale;
-  attribution: { required: true; name: string; url: string; text: string };
-}
-
-export const attributionOf = (site: SiteFile) => ({
-  required: true as const,
-  name: site.name,
-  url: site.url,
-  text: `Source: ${site.name} (${site.url})`,
-});
-
-/**
- * A body is `head + revision + tail`. The tail holds everything but the revision, so its hash tells whether the
- * content changed since the previous publication (and the body then keeps its old revision and bytes).
- */
-export function envelopeParts(
-  schemaVersion: string,
-  locale: Locale,
-  attributionJson: string,
-  dataJson: string,
-): { head: string; tail: string } {
-  return {
-    head: `{"schemaVersion":${JSON.stringify(schemaVersion)},"publicationRevision":`,
-    tail: `,"tier":"${TIER}","locale":"${locale}","attribution":${attributionJson},"data":${dataJson}}`,
-  };
-}
-
-export function listDataJson(itemJsons: readonly string[], page: number, pageSize: number, total: number): string {
-  const pagination = { page, page_size: pageSize, total, total_pages: Math.ceil(total / pageSize) };
-  return `{"models":[${itemJsons.join(',')}],"pagination":${JSON.stringify(pagination)}}`;
 }

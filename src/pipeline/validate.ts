@@ -36,6 +36,8 @@ export interface SourceData {
   digest: string;
   /** The newest date found in the data: the default publication time, so that no clock enters the output. */
   latestInstant: string;
+  /** Values that are valid but implausible (a unit mix-up?): reported, not refused; `validate --strict` refuses them. */
+  warnings: SourceIssue[];
 }
 
 const fieldOf = (p: readonly PropertyKey[]) =>
@@ -290,7 +292,13 @@ export function validateTree(tree: LoadedTree): SourceData {
     })),
   ];
   futureObservations(observed, issues);
+  if (metricsFile) runGroups(metricsFile.metrics, tree.metrics!, issues);
+  oneValuePerRun(benchmarks, issues);
   if (issues.length || !site) throw new ValidationError(issues);
+
+  const warnings: SourceIssue[] = [];
+  for (const m of models) for (const w of nameWarnings(m)) warnings.push({ ...w, line: modelLine(m, ['name']) });
+  implausible(speed, benchmarks, sources, metrics, warnings);
 
   const latest = observed.reduce((newest, o) => (o.at > newest ? o.at : newest), '0000-01-01T00:00:00.000Z');
   const values = <T>(rows: Located<T>[]) => rows.map((r) => r.value);
@@ -302,6 +310,7 @@ export function validateTree(tree: LoadedTree): SourceData {
     overrides,
     digest: tree.digest,
     latestInstant: latest,
+    warnings,
     speed: values(speed),
     benchmarks: values(benchmarks),
     prices: values(prices),
@@ -378,6 +387,103 @@ function futureObservations(observed: Observation[], issues: SourceIssue[]): voi
   const horizon = new Date(Date.now() + 86_400_000).toISOString();
   const message = `is later than ${horizon.slice(0, 10)}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
   for (const o of observed) if (o.at > horizon) issues.push({ ...o.where(), message });
+}
+
+/** At most one metric decides the run of a run group (compute/ranks.ts): two would contradict each other. */
+function runGroups(metrics: Metric[], y: YamlSource, issues: SourceIssue[]): void {
+  const decider = new Map<string, string>();
+  metrics.forEach((m, i) => {
+    if (!m.decides_run) return;
+    const group = m.run_group ?? m.key;
+    const first = decider.get(group);
+    if (first === undefined) decider.set(group, m.key);
+    else
+      issues.push({
+        file: y.file,
+        line: lineOf(y, ['metrics', i, 'decides_run']),
+        record: `metric #${i + 1}`,
+        field: 'decides_run',
+        message: `run group "${group}" already has "${first}" deciding its run: one metric per group picks the run`,
+      });
+  });
+}
+
+/** A run reports one value per metric: a second one could only be another run, which needs a run id of its own. */
+function oneValuePerRun(results: Located<z.infer<typeof BenchmarkResult>>[], issues: SourceIssue[]): void {
+  const seen = new Map<string, Located<unknown>>();
+  for (const r of results) {
+    const v = r.value;
+    const run = v.run ? `run "${v.run.id}"` : `the run of ${v.eval_date} (no run id)`;
+    const key = `${v.model}\u0000${v.metric}\u0000${v.provenance.source}\u0000${v.run ? `id:${v.run.id}` : `date:${v.eval_date}`}`;
+    const first = seen.get(key);
+    if (!first) seen.set(key, r);
+    else
+      issues.push({
+        file: r.file,
+        line: r.line,
+        field: v.run ? 'run.id' : 'run',
+        message: `${run} of "${v.model}" (source ${v.provenance.source}) already has a value of "${v.metric}" at ${first.file}:${first.line}: give each run its own run.id`,
+      });
+  }
+}
+
+/** Folded for comparison: lower case, letters and digits only ("Z.ai" -> "zai"). */
+const folded = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+
+/** A display name with stray spaces, or one that starts with its developer ("Anthropic: Claude 3.5 Haiku"). */
+function nameWarnings(m: ModelEntry): Omit<SourceIssue, 'line'>[] {
+  const at = { file: m.file, record: `model "${m.slug}"`, field: 'name' };
+  const out: Omit<SourceIssue, 'line'>[] = [];
+  if (m.name !== m.name.trim() || /\s{2,}/.test(m.name))
+    out.push({ ...at, message: `${JSON.stringify(m.name)} has leading, trailing or repeated spaces` });
+  const prefix = /^([^:]{1,40}):\s/.exec(m.name)?.[1];
+  const dev = folded(m.developer);
+  if (prefix && dev && folded(prefix) && (dev.includes(folded(prefix)) || folded(prefix).includes(dev)))
+    out.push({
+      ...at,
+      message: `${JSON.stringify(m.name)} starts with its developer ("${prefix}: "): lists sort it under the developer; the developer has a field of its own`,
+    });
+  return out;
+}
+
+/**
+ * Valid values no measurement is likely to give: a first-token latency under 1 ms (seconds written as milliseconds),
+ * tokens per second above what its source writes when it could not measure, a percentage outside 0-100.
+ */
+function implausible(
+  speed: Located<z.infer<typeof SpeedRun>>[],
+  benchmarks: Located<z.infer<typeof BenchmarkResult>>[],
+  sources: Source[],
+  metrics: Metric[],
+  warnings: SourceIssue[],
+): void {
+  const sentinel = new Map(sources.map((s) => [s.id, s.tokens_per_second_sentinel]));
+  for (const { value: r, file, line } of speed) {
+    if (r.first_token_latency_ms < 1)
+      warnings.push({
+        file,
+        line,
+        field: 'first_token_latency_ms',
+        message: `${r.first_token_latency_ms} ms is under 1 ms: a latency in seconds written as milliseconds?`,
+      });
+    const max = sentinel.get(r.provenance.source);
+    if (max !== undefined && r.tokens_per_second > max)
+      warnings.push({
+        file,
+        line,
+        field: 'tokens_per_second',
+        message: `${r.tokens_per_second} is above ${max}, the value ${r.provenance.source} writes when it could not measure (sources.yaml tokens_per_second_sentinel): more than it can report`,
+      });
+  }
+  const percent = new Set(metrics.filter((m) => m.unit === 'percent').map((m) => m.key));
+  for (const { value: r, file, line } of benchmarks)
+    if (percent.has(r.metric) && (r.value < 0 || r.value > 100))
+      warnings.push({
+        file,
+        line,
+        field: 'value',
+        message: `${r.value} is outside 0-100, the range of a percentage (metric "${r.metric}"): a fraction, or a count?`,
+      });
 }
 
 /** Dates and instants in the data, normalized to the API's ISO form (UTC, milliseconds). */

@@ -13,7 +13,9 @@ export const SORTS = ['popular', 'recent', 'newest', 'alphabetical'] as const;
 export const Sort = z.enum(SORTS);
 export type Sort = z.infer<typeof Sort>;
 
-const Instant = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO 8601 UTC with milliseconds');
+export const Instant = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO 8601 UTC with milliseconds');
 /**
  * A publication revision id: it names a release folder and is sent in a header, so one path segment of ASCII
  * letters, digits, '.', '_' and '-' (not starting with a dot), at most 64 characters.
@@ -33,10 +35,11 @@ export const Attribution = z.strictObject({
 });
 
 export const Stats = z.strictObject({
+  /** Every test run of the model in the lane, those whose source could not measure their speed included. */
   total_tests: z.number().int().min(0),
-  /** null when total_tests is 0: no measurement, not a measured zero. */
+  /** Median over the runs whose speed was measured; null when there is none: no measurement, not a measured zero. */
   average_tokens_per_second: z.number().nullable(),
-  /** milliseconds */
+  /** Median over the test runs, in milliseconds; null when total_tests is 0. */
   average_first_token_latency: z.number().nullable(),
   last_test_at: Instant.nullable(),
 });
@@ -60,6 +63,8 @@ export const BenchmarkEntry = z.strictObject({
   higher_is_better: z.boolean(),
   is_aggregate: z.boolean(),
   eval_date: Instant,
+  /** The run the value comes from, as its source sets it apart ("reasoning effort high, diff edit format"); null when the source reports a single run. */
+  variant: z.string().nullable(),
   stderr: z.number().nullable(),
   confidence: z.number(),
   updated_at: Instant,
@@ -78,6 +83,7 @@ export const BenchmarkGroup = z.strictObject({
       unit: z.string(),
       rank: z.number().int(),
       ranked_count: z.number().int(),
+      variant: z.string().nullable(),
     }),
   ),
 });
@@ -203,50 +209,41 @@ export const Problem = z.strictObject({
   invalid_params: z.array(z.strictObject({ name: z.string(), reason: z.string() })).optional(),
 });
 
-export const ManifestEntry = z.strictObject({
-  path: z.string(),
-  sha256: z.string(),
-  bytes: z.number().int().min(0),
-  content_type: z.string(),
-  /** Revision and time at which this body last changed (its Last-Modified). */
-  revision: RevisionId,
-  last_modified: Instant,
+// The parts a response is assembled from (publication/assemble.ts): the renderer produces these, typed, and the
+// byte assembly splices the include sections into the core objects.
+export const ListItemCore = ListItem.omit({
+  benchmark_groups: true,
+  category_performance: true,
+  pricing: true,
+  capabilities: true,
 });
-export type ManifestEntry = z.infer<typeof ManifestEntry>;
-export const Manifest = z.strictObject({
-  schemaVersion: z.string(),
-  publicationRevision: RevisionId,
-  publishedAt: Instant,
-  files: z.array(ManifestEntry),
+export type ListItemCore = z.infer<typeof ListItemCore>;
+export const DetailCore = ModelDetail.omit({
+  benchmarks: true,
+  benchmark_groups: true,
+  category_performance: true,
+  pricing: true,
+  capabilities: true,
 });
-export type Manifest = z.infer<typeof Manifest>;
-export const ChangeList = z.strictObject({
-  publicationRevision: RevisionId,
-  previousRevision: RevisionId.nullable(),
-  added: z.array(z.string()),
-  changed: z.array(z.string()),
-  removed: z.array(z.string()),
+export type DetailCore = z.infer<typeof DetailCore>;
+/** What each include adds to a list item. */
+export const ItemSections = z.strictObject({
+  benchmarks: z.strictObject({
+    benchmark_groups: z.array(BenchmarkGroup),
+    category_performance: z.array(CategoryPerformance),
+  }),
+  capabilities: z.strictObject({ capabilities: Capabilities }),
+  pricing: z.strictObject({ pricing: PricingDetail.nullable() }),
 });
-export type ChangeList = z.infer<typeof ChangeList>;
-
-/** publication.json of a release: what the gateway needs besides the manifest. */
-export const PublicationMeta = z.strictObject({
-  schemaVersion: z.string(),
-  publicationRevision: RevisionId,
-  publishedAt: Instant,
-  /** List page sizes prebuilt for every list variant and sort. */
-  pageSizes: z.array(z.number().int().min(1).max(100)).min(1),
-  /** Number of models per list variant, keyed `<lane>.<public|display>`. */
-  totals: z.record(z.string(), z.number().int().min(0)),
-  /** The attribution object every response repeats (SPEC 2.1): the gateway needs it to compose list pages. */
-  attribution: Attribution,
-  /**
-   * SHA-256 of this release's manifest.json: what tells two builds of one revision apart (other page sizes, or a
-   * --revision given again over other data), for a gateway polling a static host. Absent in releases of older builds.
-   */
-  manifestSha256: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/)
-    .optional(),
+export type ItemSections = z.infer<typeof ItemSections>;
+/** What each include adds to a detail: the item's sections, and the full metric list with nearby models. */
+export const DetailSections = ItemSections.extend({
+  benchmarks: ItemSections.shape.benchmarks.extend({ benchmarks: z.array(BenchmarkEntry) }),
 });
-export type PublicationMeta = z.infer<typeof PublicationMeta>;
+export type DetailSections = z.infer<typeof DetailSections>;
+export type Stats = z.infer<typeof Stats>;
+export type PricingDetail = z.infer<typeof PricingDetail>;
+export type Capabilities = z.infer<typeof Capabilities>;
+export type PublicProvenanceSource = z.infer<typeof PublicProvenance>['sources'][number];
+export type Attribution = z.infer<typeof Attribution>;
+export type BenchmarkGroup = z.infer<typeof BenchmarkGroup>;

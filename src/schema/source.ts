@@ -81,6 +81,15 @@ export const Source = z.strictObject({
   /** The rights filter (SPEC part 1): only sources whose licence allows redistribution reach the publication. */
   redistributable: z.boolean(),
   attribution: z.string().min(1).optional(),
+  /**
+   * The tokens-per-second value the source writes when it could not measure (thefastest.ai: 999 for a request too
+   * short to time). Samples carrying it are valid data, left out of the tokens-per-second average and counted.
+   */
+  tokens_per_second_sentinel: z
+    .number({ error: numberError })
+    .positive('must be a positive number')
+    .max(LIMITS.tokens_per_second, `cannot be more than ${LIMITS.tokens_per_second.toLocaleString('en-US')}`)
+    .optional(),
   private: PrivateFields.optional(),
 });
 export type Source = z.infer<typeof Source>;
@@ -102,6 +111,16 @@ export const Metric = z.strictObject({
   higher_is_better: z.boolean(),
   aggregate: z.boolean().default(false),
   headline: z.boolean().default(false),
+  /**
+   * Metrics that share a run group are published from one run per model (compute/ranks.ts): Aider's pass rate, cost
+   * and time of a benchmark come from the same run, never one number from each. Default: the metric's own key.
+   */
+  run_group: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a lowercase identifier')
+    .optional(),
+  /** The metric of its run group whose best value picks the run (at most one per group). */
+  decides_run: z.boolean().default(false),
 });
 export type Metric = z.infer<typeof Metric>;
 export const MetricsFile = z.strictObject({ metrics: z.array(Metric) });
@@ -179,9 +198,30 @@ export const SpeedRun = z.strictObject({
 });
 export type SpeedRun = z.infer<typeof SpeedRun>;
 
+/** Scalar settings of a run, as the source writes them (Aider: edit_format, reasoning_effort, dirname, ...). */
+const RunSettings = z.record(
+  z.string(),
+  z.union([z.string(), z.number({ error: numberError }), z.boolean(), z.null()]),
+);
+
+/**
+ * The run a benchmark value belongs to, when its source reports several runs of one model: the values of one run
+ * share its id. Its date is the result's eval_date and its provenance the result's.
+ */
+export const BenchmarkRun = z.strictObject({
+  /** Unique among the runs of a model in its source, e.g. Aider's dirname. */
+  id: z.string().min(1, 'a run needs an id'),
+  /** What sets the run apart, for people: "reasoning effort high, diff edit format". Published with each value. */
+  variant: z.string().min(1).nullable().default(null),
+  settings: RunSettings.default({}),
+});
+export type BenchmarkRun = z.infer<typeof BenchmarkRun>;
+
 /** data/measurements/benchmarks/*.jsonl: one metric value per line. */
 export const BenchmarkResult = z.strictObject({
   ...Measurement,
+  /** null: the source reports one run (a model's values of one source and eval_date form it). */
+  run: BenchmarkRun.nullable().default(null),
   metric: z.string().min(1),
   value: z.number({ error: numberError }),
   stderr: NonNegative().nullable().default(null),
@@ -195,6 +235,8 @@ export const PriceObservation = z.strictObject({
   ...Measurement,
   input_per_million: Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens'),
   output_per_million: Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens'),
+  /** false: a reseller's listing, not the developer's own price. A reseller's 0/0 is published as no price. */
+  first_party: z.boolean().default(true),
   observed_at: IsoInstant,
 });
 export type PriceObservation = z.infer<typeof PriceObservation>;

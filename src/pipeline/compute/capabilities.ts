@@ -1,19 +1,10 @@
 // Capability declarations parsed into normalized keys a client can filter on, e.g.
 // `input:image`, `output:audio`, `reasoning`, `tool_use`, `structured_output`, `attachments`, `open_weights`.
 import type { ModelRecord } from '../../schema/source.js';
+import type { Capabilities } from '../../schema/api.js';
 
-export interface ParsedCapabilities {
-  keys: string[];
-  input_modalities: string[];
-  output_modalities: string[];
-  reasoning: boolean;
-  tool_use: boolean;
-  structured_output: boolean | null;
-  attachments: boolean;
-  temperature: boolean;
-  open_weights: boolean;
-  knowledge_cutoff: string | null;
-}
+/** The published capabilities object (src/schema/api.ts). */
+export type ParsedCapabilities = Capabilities;
 
 export function parseCapabilities(c: ModelRecord['capabilities']): ParsedCapabilities {
   const input = [...new Set(c.input)].sort();

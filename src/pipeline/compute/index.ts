@@ -6,18 +6,12 @@ import type { DisplayOverride, RecordLane, Source } from '../../schema/source.js
 import type { ModelEntry, SourceData } from '../validate.js';
 import { toInstant } from '../validate.js';
 import { parseCapabilities, type ParsedCapabilities } from './capabilities.js';
-import { priceSummaries, type PriceSummary } from './prices.js';
+import { isResellerZero, priceSummaries, type PriceSummary } from './prices.js';
 import { buildLeaderboards, type Leaderboard, type Placement } from './ranks.js';
-import { speedStats, type SpeedStats } from './stats.js';
+import { isSentinel, speedStats, type SentinelOf, type SpeedStats } from './stats.js';
+import type { PublicProvenanceSource } from '../../schema/api.js';
 
-export interface PublicProvenanceEntry {
-  id: string;
-  name: string;
-  url: string;
-  license: string;
-  records: number;
-  evidence_digest: string;
-}
+export type PublicProvenanceEntry = PublicProvenanceSource;
 
 export interface LaneView {
   lane: QueryLane;
@@ -31,11 +25,20 @@ export interface LaneView {
   lastActivity: Map<string, string>;
 }
 
+/** Public records that are valid data but enter no published number; the build reports their counts. */
+export interface LeftOut {
+  /** Speed runs whose tokens/s is their source's "not measured" value: out of the tokens/s medians. */
+  sentinelSpeedSamples: number;
+  /** Resellers' 0/0 price listings: published as no price. */
+  resellerZeroPrices: number;
+}
+
 export interface Computed {
   data: SourceData;
   lanes: Record<QueryLane, LaneView>;
   capabilities: Map<string, ParsedCapabilities>;
   overrides: Map<string, DisplayOverride>;
+  leftOut: LeftOut;
 }
 
 const inLane = (recordLane: RecordLane, lane: QueryLane) => lane === 'all' || recordLane === lane;
@@ -48,6 +51,8 @@ export function compute(data: SourceData): Computed {
   const speed = data.speed.filter(isPublic);
   const benchmarks = data.benchmarks.filter(isPublic);
   const prices = data.prices.filter(isPublic);
+  const publicSlugs = new Set(models.map((m) => m.slug));
+  const sentinelOf: SentinelOf = (id) => sources.get(id)?.tokens_per_second_sentinel;
 
   const lanes = {} as Record<QueryLane, LaneView>;
   for (const lane of ['verified', 'provisional', 'all'] as const) {
@@ -71,7 +76,10 @@ export function compute(data: SourceData): Computed {
     lanes[lane] = {
       lane,
       models: visible,
-      stats: speedStats(sp.filter((r) => visibleSet.has(r.model))),
+      stats: speedStats(
+        sp.filter((r) => visibleSet.has(r.model)),
+        sentinelOf,
+      ),
       prices: priceSummaries(pr),
       boards,
       placements,
@@ -91,6 +99,10 @@ export function compute(data: SourceData): Computed {
     lanes,
     capabilities: new Map(models.map((m) => [m.slug, parseCapabilities(m.capabilities)])),
     overrides,
+    leftOut: {
+      sentinelSpeedSamples: speed.filter((r) => publicSlugs.has(r.model) && isSentinel(r, sentinelOf)).length,
+      resellerZeroPrices: prices.filter((o) => publicSlugs.has(o.model) && isResellerZero(o)).length,
+    },
   };
 }
 

@@ -1,23 +1,24 @@
 // Price summaries. Several observations combine as follows: the newest observation time wins; observations that
 // share it are averaged (input and output separately). Blended = (3 x input + 1 x output) / 4.
+// A reseller's 0/0 listing (first_party: false) is a free or unpriced offer, not the model's price: it is left out,
+// so a model with nothing else is published with no price rather than as free.
 import type { PriceObservation } from '../../schema/source.js';
 import { toInstant } from '../validate.js';
 import { round } from './numbers.js';
+import type { PricingDetail } from '../../schema/api.js';
 
-export interface PriceSummary {
-  input_price_per_million: number;
-  output_price_per_million: number;
-  blended_price_per_million: number;
-  updated_at: string;
-  observations: number;
-  sources: string[];
-}
+/** The published pricing object (src/schema/api.ts) but for the constants the renderer adds. */
+export type PriceSummary = Omit<PricingDetail, 'currency' | 'blended_weighting'>;
 
 export const blended = (input: number, output: number): number => (3 * input + output) / 4;
+
+export const isResellerZero = (o: PriceObservation): boolean =>
+  !o.first_party && o.input_per_million === 0 && o.output_per_million === 0;
 
 export function priceSummaries(observations: readonly PriceObservation[]): Map<string, PriceSummary> {
   const newest = new Map<string, { at: string; rows: PriceObservation[] }>();
   for (const o of observations) {
+    if (isResellerZero(o)) continue;
     const at = toInstant(o.observed_at);
     const cur = newest.get(o.model);
     if (!cur || at > cur.at) newest.set(o.model, { at, rows: [o] });

@@ -1,6 +1,14 @@
-// Leaderboards. Per (model, metric) one value is published: the newest eval_date wins, then the better value,
-// then the smaller evidence hash (so the choice never depends on file order). Ranks follow the metric's direction;
-// ties share a rank and the next rank skips (1, 2, 2, 4). ranked_count is the number of models with a value in the lane.
+// Leaderboards. A source may report several runs of a model on one benchmark (Aider ran gpt-5 at three reasoning
+// efforts); each published row is one run's, whole. Per model and run group (metrics.yaml `run_group`, by default
+// each metric alone) one run is chosen:
+//   1. runs that report the group's deciding metric (`decides_run`, or the group's only metric) first, the best
+//      value of it first, in the metric's direction;
+//   2. then the newest eval_date;
+//   3. then the smaller run key (source and run id), so the choice never depends on file order.
+// Every metric of the group is published from the chosen run, and from no other. A run is the results of one model
+// that share source and `run.id`, or, without a run id, source and eval_date.
+// Ranks follow the metric's direction; ties share a rank and the next rank skips (1, 2, 2, 4). ranked_count is the
+// number of models with a value in the lane.
 import type { BenchmarkResult, Metric } from '../../schema/source.js';
 
 export interface BoardRow {
@@ -10,6 +18,7 @@ export interface BoardRow {
   eval_date: string;
   stderr: number | null;
   confidence: number;
+  variant: string | null;
 }
 export interface Leaderboard {
   metric: Metric;
@@ -23,21 +32,66 @@ export interface Placement {
 
 export const NEARBY_RADIUS = 2;
 
+export const runGroupOf = (m: Metric): string => m.run_group ?? m.key;
+
+/** The run a result belongs to, within its model: results with the same key are one run. */
+export const runKeyOf = (r: BenchmarkResult): string =>
+  `${r.provenance.source}\u0000${r.run ? `id:${r.run.id}` : `date:${r.eval_date}`}`;
+
+/** Per run group, the metric that decides the run: the flagged one, or the group's only metric. */
+export function deciders(metrics: readonly Metric[]): Map<string, Metric> {
+  const members = new Map<string, Metric[]>();
+  for (const m of metrics) {
+    const g = runGroupOf(m);
+    members.set(g, [...(members.get(g) ?? []), m]);
+  }
+  const out = new Map<string, Metric>();
+  for (const [g, ms] of members) {
+    const decider = ms.find((m) => m.decides_run) ?? (ms.length === 1 ? ms[0] : undefined);
+    if (decider) out.set(g, decider);
+  }
+  return out;
+}
+
+interface Run {
+  key: string;
+  date: string;
+  results: Map<string, BenchmarkResult>; // metric key -> result
+}
+
 export function buildLeaderboards(
   results: readonly BenchmarkResult[],
   metrics: readonly Metric[],
   visible: ReadonlySet<string>,
 ) {
   const byKey = new Map(metrics.map((m) => [m.key, m]));
-  const chosen = new Map<string, Map<string, BenchmarkResult>>(); // metric -> model -> result
+  const decider = deciders(metrics);
+  const units = new Map<string, { group: string; runs: Map<string, Run> }>(); // by model + run group
   for (const r of results) {
     if (!visible.has(r.model)) continue;
     const metric = byKey.get(r.metric);
     if (!metric) continue;
-    let perModel = chosen.get(r.metric);
-    if (!perModel) chosen.set(r.metric, (perModel = new Map()));
-    const cur = perModel.get(r.model);
-    if (!cur || preferred(r, cur, metric.higher_is_better)) perModel.set(r.model, r);
+    const group = runGroupOf(metric);
+    const unitKey = `${r.model}\u0000${group}`;
+    let unit = units.get(unitKey);
+    if (!unit) units.set(unitKey, (unit = { group, runs: new Map() }));
+    const runs = unit.runs;
+    const key = runKeyOf(r);
+    let run = runs.get(key);
+    if (!run) runs.set(key, (run = { key, date: r.eval_date, results: new Map() }));
+    if (r.eval_date > run.date) run.date = r.eval_date;
+    // Validation refuses two values of one metric in one run; should one get here, the choice stays deterministic.
+    const cur = run.results.get(r.metric);
+    if (!cur || r.provenance.evidence_sha256 < cur.provenance.evidence_sha256) run.results.set(r.metric, r);
+  }
+  const chosen = new Map<string, Map<string, BenchmarkResult>>(); // metric -> model -> result
+  for (const { group, runs } of units.values()) {
+    const best = [...runs.values()].reduce((a, b) => (preferred(b, a, decider.get(group)) ? b : a));
+    for (const [metricKey, r] of best.results) {
+      let perModel = chosen.get(metricKey);
+      if (!perModel) chosen.set(metricKey, (perModel = new Map()));
+      perModel.set(r.model, r);
+    }
   }
   const boards = new Map<string, Leaderboard>();
   const placements = new Map<string, Placement[]>();
@@ -53,6 +107,7 @@ export function buildLeaderboards(
         eval_date: r.eval_date,
         stderr: r.stderr,
         confidence: r.confidence,
+        variant: r.run?.variant ?? null,
       }))
       .sort((a, b) => dir * (a.value - b.value) || (a.slug < b.slug ? -1 : 1));
     rows.forEach((row, i) => {
@@ -69,10 +124,16 @@ export function buildLeaderboards(
   return { boards, placements };
 }
 
-function preferred(a: BenchmarkResult, b: BenchmarkResult, higherIsBetter: boolean): boolean {
-  if (a.eval_date !== b.eval_date) return a.eval_date > b.eval_date;
-  if (a.value !== b.value) return higherIsBetter ? a.value > b.value : a.value < b.value;
-  return a.provenance.evidence_sha256 < b.provenance.evidence_sha256;
+/** Whether run `a` is to be published rather than run `b` (the rule at the top of this file). */
+function preferred(a: Run, b: Run, decider: Metric | undefined): boolean {
+  if (decider) {
+    const va = a.results.get(decider.key)?.value;
+    const vb = b.results.get(decider.key)?.value;
+    if ((va === undefined) !== (vb === undefined)) return va !== undefined;
+    if (va !== undefined && vb !== undefined && va !== vb) return decider.higher_is_better ? va > vb : va < vb;
+  }
+  if (a.date !== b.date) return a.date > b.date;
+  return a.key < b.key;
 }
 
 /** The stretch of the leaderboard around a placement: up to NEARBY_RADIUS above and below, the model itself included. */

@@ -3,82 +3,20 @@
 // `npm run schemas` writes them to schemas/<name>.schema.json; test/schemas.test.ts fails when those are stale.
 //
 // Source records are described as authored (`io: 'input'`: fields with a default are optional); published files
-// as written (`io: 'output'`). The list artifact the gateway loads has no zod schema elsewhere: it is described here
-// from the same building blocks.
+// as written (`io: 'output'`): API responses from schema/api.ts, the release's own files from publication/files.ts.
 import { z } from 'zod';
-import {
-  Attribution,
-  BenchmarkGroup,
-  Capabilities,
-  CategoryPerformance,
-  ChangeList,
-  DetailResponse,
-  ListItem,
-  ListResponse,
-  Manifest,
-  PricingDetail,
-  Problem,
-  PublicationMeta,
-  RevisionId,
-  SORTS,
-} from './api.js';
+import { ChangeList, ListArtifact, Manifest, PublicationMeta } from './publication/files.js';
+import { DetailResponse, ListResponse, Problem } from './schema/api.js';
 import {
   BenchmarkResult,
-  LOCALES,
   MetricsFile,
   ModelRecord,
   OverridesFile,
   PriceObservation,
   SiteFile,
-  Slug,
   SourcesFile,
   SpeedRun,
-} from './source.js';
-
-const perLocale = <T extends z.ZodType>(t: T) =>
-  z.strictObject(Object.fromEntries(LOCALES.map((l) => [l, t])) as Record<(typeof LOCALES)[number], T>);
-
-/** A list item without its include sections: the artifact keeps those apart, per section. */
-const ArtifactItem = ListItem.omit({
-  benchmark_groups: true,
-  category_performance: true,
-  pricing: true,
-  capabilities: true,
-});
-
-/** artifacts/<lane>.<public|display>.json: what the gateway composes non-prebuilt list answers from (pipeline/build.ts artifactBody). */
-export const ListArtifact = z.strictObject({
-  kind: z.literal('modelpub.list-artifact'),
-  publicationRevision: RevisionId,
-  schemaVersion: z.string(),
-  /** As every page carries it (and publication.json): a composed page takes all of its bytes from the artifact. */
-  attribution: Attribution,
-  /**
-   * The list page sizes this publication prebuilds. Not read by the gateway: it is here so that a change of them
-   * changes the artifact, and so its Last-Modified. A page size dropped leaves its pages composed from the artifact,
-   * and their Last-Modified must come after every one the prebuilt pages had (If-Modified-Since), as for any body.
-   */
-  prebuiltPageSizes: z.array(z.number().int().min(1).max(100)),
-  orders: z.strictObject(
-    Object.fromEntries(SORTS.map((s) => [s, z.array(Slug)])) as Record<(typeof SORTS)[number], z.ZodArray<typeof Slug>>,
-  ),
-  models: z.record(
-    Slug,
-    z.strictObject({
-      item: perLocale(ArtifactItem),
-      sections: z.strictObject({
-        benchmarks: z.strictObject({
-          benchmark_groups: z.array(BenchmarkGroup),
-          category_performance: z.array(CategoryPerformance),
-        }),
-        capabilities: z.strictObject({ capabilities: Capabilities }),
-        pricing: z.strictObject({ pricing: PricingDetail.nullable() }),
-      }),
-      /** Folded (NFKD, marks removed, lower case) search text. */
-      search: z.strictObject({ name: z.string(), slug: Slug, text: perLocale(z.string()) }),
-    }),
-  ),
-});
+} from './schema/source.js';
 
 interface Entry {
   schema: z.ZodType;

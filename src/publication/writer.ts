@@ -1,30 +1,28 @@
-// Stage 5: write bodies into a staging folder. Each distinct body is written once; every other path with the same
-// bytes is a hard link to it. A body whose content did not change since the previous publication keeps that
-// publication's revision and bytes (it is hard-linked from the previous release, not rewritten), so its sha256,
-// ETag and Last-Modified stay put. Every other body (changed, or at a path the previous publication does not have:
-// new, or removed once and back) gets the new time, which must lie in a later whole second than every
-// Last-Modified the previous publication shows (see `changedAt`).
+// Writing a release into a staging folder. Each distinct body is written once; every other path with the same
+// bytes is a hard link to it. A body whose content did not change since the previous release keeps that release's
+// revision and bytes (it is hard-linked from the previous release, not rewritten), so its sha256, ETag and
+// Last-Modified stay put. Every other body takes the time policy's `changedAt` (times.ts).
 import { createHash } from 'node:crypto';
 import { link, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pMap from 'p-map';
 import { UsageError } from '../errors.js';
-import type { ManifestEntry } from '../schema/api.js';
+import type { BodyParts } from './assemble.js';
+import type { ChangeList, Manifest, ManifestEntry, PublicationMeta } from './files.js';
+import { CHANGES_FILE, MANIFEST_FILE, META_FILE } from './layout.js';
+import type { PreviousTimes, TimePolicy } from './times.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** A body to publish: `head + JSON(revision) + tail` (see render.envelopeParts). */
-export interface PendingBody {
+/** A body to write at `path`. */
+export interface PendingBody extends BodyParts {
   path: string;
-  head: string;
-  tail: string;
 }
 
-export interface PreviousRelease {
+/** The live release a build continues from. */
+export interface PreviousRelease extends PreviousTimes {
   dir: string;
-  revision: string;
-  publishedAt: string;
-  entries: Map<string, ManifestEntry>;
+  meta: PublicationMeta;
 }
 
 export interface WriteStats {
@@ -32,48 +30,20 @@ export interface WriteStats {
   uniqueBodies: number;
   bytesWritten: number;
   linkedFromPrevious: number;
-  /** Bodies that got `changedAt` (changed, or at a path the previous publication does not have). */
+  /** Bodies that got `changedAt` (changed, or at a path the previous release does not have). */
   newlyModified: number;
 }
 
 export interface WriteOptions {
   stagingDir: string;
   revision: string;
-  /**
-   * The Last-Modified of every body that is not kept from the previous publication. It must be in a later whole
-   * second than `latestLastModified(previous)`, else writeBodies refuses (a UsageError): a client may hold any path's
-   * older bytes with any time up to that one, and If-Modified-Since would answer it 304 for the new bytes.
-   */
-  changedAt: string;
+  times: TimePolicy;
   previous: PreviousRelease | null;
-  /** The message when `changedAt` is too early for a body at `path` (only a forced time can be). */
-  tooEarly: (changedAt: string, path: string, latest: string) => string;
   concurrency?: number;
   onProgress?: (done: number) => void;
 }
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-
-/**
- * `t` if it falls in a later whole second than `before`, else the first whole second after `before` (ISO instants):
- * HTTP dates count whole seconds, so a Last-Modified that must be newer than `before` has to be this.
- */
-export function secondAfter(t: string, before: string): string {
-  const next = (Math.floor(Date.parse(before) / 1000) + 1) * 1000;
-  return Date.parse(t) >= next ? t : new Date(next).toISOString();
-}
-
-/**
- * The latest Last-Modified a previous publication shows: its publication time, or a later body time (an older
- * modelpub moved changed bodies past a forced publication time). No body is later than its publication and
- * publication times never go back, so every time any path had in any earlier publication, removed paths included,
- * is at or before this one.
- */
-export function latestLastModified(p: PreviousRelease): string {
-  let latest = p.publishedAt;
-  for (const e of p.entries.values()) if (e.last_modified > latest) latest = e.last_modified;
-  return latest;
-}
+const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 
 export async function writeBodies(
   bodies: Iterable<PendingBody>,
@@ -83,9 +53,8 @@ export async function writeBodies(
   const firstPathOf = new Map<string, Promise<string>>(); // sha256 -> path of the file holding those bytes
   const dirs = new Map<string, Promise<unknown>>();
   const stats: WriteStats = { files: 0, uniqueBodies: 0, bytesWritten: 0, linkedFromPrevious: 0, newlyModified: 0 };
-  const latest = o.previous && latestLastModified(o.previous);
-  const laterSecond = !latest || secondAfter(o.changedAt, latest) === o.changedAt;
-  let refused: string | null = null; // a body that needs a new time when changedAt is too early
+  const changedAt = o.times.changedAt;
+  let refused: string | null = null; // why a body that changed cannot have changedAt (a forced time too early)
   const ensureDir = (dir: string) => {
     let p = dirs.get(dir);
     if (!p) dirs.set(dir, (p = mkdir(dir, { recursive: true })));
@@ -98,7 +67,7 @@ export async function writeBodies(
       if (refused) return;
       const prev = o.previous?.entries.get(b.path);
       let revision = o.revision;
-      let lastModified = o.changedAt;
+      let lastModified = changedAt;
       let bytes: string | null = null;
       let hash = '';
       if (prev && prev.revision !== o.revision) {
@@ -118,8 +87,9 @@ export async function writeBodies(
         if (prev && prev.sha256 === hash) {
           lastModified = prev.last_modified;
         } else {
-          if (!laterSecond) {
-            refused ??= b.path;
+          const refusal = o.times.refuseChange(b.path);
+          if (refusal !== null) {
+            refused ??= refusal;
             return;
           }
           stats.newlyModified++;
@@ -166,9 +136,43 @@ export async function writeBodies(
     { concurrency: o.concurrency ?? 32 },
   );
   // Thrown after every write in flight has ended, so that the caller can remove the staging folder for good.
-  if (refused) {
-    throw new UsageError(o.tooEarly(o.changedAt, refused, latest!));
-  }
+  if (refused) throw new UsageError(refused);
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { entries, stats };
+}
+
+/** What was added, changed and removed against the previous release, by path. */
+export function changeList(
+  entries: readonly ManifestEntry[],
+  revision: string,
+  previous: PreviousRelease | null,
+): ChangeList {
+  const now = new Set(entries.map((e) => e.path));
+  return {
+    publicationRevision: revision,
+    previousRevision: previous?.revision ?? null,
+    added: entries.filter((e) => !previous?.entries.has(e.path)).map((e) => e.path),
+    changed: entries
+      .filter((e) => {
+        const p = previous?.entries.get(e.path);
+        return p && p.sha256 !== e.sha256;
+      })
+      .map((e) => e.path),
+    removed: previous ? [...previous.entries.keys()].filter((p) => !now.has(p)).sort() : [],
+  };
+}
+
+/** The release's own files, once its bodies are written; publication.json names the manifest's hash. */
+export async function writeReleaseFiles(
+  stagingDir: string,
+  manifest: Manifest,
+  meta: Omit<PublicationMeta, 'manifestSha256'>,
+  changes: ChangeList,
+): Promise<PublicationMeta> {
+  const manifestBytes = Buffer.from(JSON.stringify(manifest));
+  const full: PublicationMeta = { ...meta, manifestSha256: sha256(manifestBytes) };
+  await writeFile(path.join(stagingDir, MANIFEST_FILE), manifestBytes);
+  await writeFile(path.join(stagingDir, CHANGES_FILE), JSON.stringify(changes));
+  await writeFile(path.join(stagingDir, META_FILE), `${JSON.stringify(full, null, 2)}\n`);
+  return full;
 }

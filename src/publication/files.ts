@@ -1,0 +1,109 @@
+// One zod schema per kind of file a release holds, each with its type: the writer produces these and the readers
+// (the gateway, the next build) check what they read against them. JSON Schemas under schemas/ follow from here.
+//   api/v1/**.json        envelopes: ListResponse, DetailResponse (src/schema/api.ts, the API contract)
+//   manifest.json         Manifest: every path with its sha256, size, type, revision and Last-Modified
+//   publication.json      PublicationMeta: what the gateway needs besides the manifest
+//   changes.json          ChangeList: paths added, changed, removed against the previous release
+//   artifacts/*.json      ListArtifact: what the gateway composes non-prebuilt list answers from
+import { z } from 'zod';
+import {
+  Attribution,
+  DetailResponse,
+  Instant,
+  ItemSections,
+  ListItemCore,
+  ListResponse,
+  RevisionId,
+  SORTS,
+} from '../schema/api.js';
+import { LOCALES, Slug } from '../schema/source.js';
+
+export { DetailResponse, ListResponse };
+
+export const ManifestEntry = z.strictObject({
+  path: z.string(),
+  sha256: z.string(),
+  bytes: z.number().int().min(0),
+  content_type: z.string(),
+  /** Revision and time at which this body last changed (its Last-Modified). */
+  revision: RevisionId,
+  last_modified: Instant,
+});
+export type ManifestEntry = z.infer<typeof ManifestEntry>;
+export const Manifest = z.strictObject({
+  schemaVersion: z.string(),
+  publicationRevision: RevisionId,
+  publishedAt: Instant,
+  files: z.array(ManifestEntry),
+});
+export type Manifest = z.infer<typeof Manifest>;
+
+export const ChangeList = z.strictObject({
+  publicationRevision: RevisionId,
+  previousRevision: RevisionId.nullable(),
+  added: z.array(z.string()),
+  changed: z.array(z.string()),
+  removed: z.array(z.string()),
+});
+export type ChangeList = z.infer<typeof ChangeList>;
+
+/** publication.json of a release: what the gateway needs besides the manifest. */
+export const PublicationMeta = z.strictObject({
+  schemaVersion: z.string(),
+  publicationRevision: RevisionId,
+  publishedAt: Instant,
+  /** List page sizes prebuilt for every list variant and sort. */
+  pageSizes: z.array(z.number().int().min(1).max(100)).min(1),
+  /** Number of models per list variant, keyed by variantKey (`<lane>.<public|display>`). */
+  totals: z.record(z.string(), z.number().int().min(0)),
+  /** The attribution object every response repeats (SPEC 2.1): the gateway needs it to compose list pages. */
+  attribution: Attribution,
+  /**
+   * SHA-256 of this release's manifest.json: what tells two builds of one revision apart (other page sizes, or a
+   * --revision given again over other data), for a gateway polling a static host. Absent in releases of older builds.
+   */
+  manifestSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+});
+export type PublicationMeta = z.infer<typeof PublicationMeta>;
+
+const perLocale = <T extends z.ZodType>(t: T) =>
+  z.strictObject(Object.fromEntries(LOCALES.map((l) => [l, t])) as Record<(typeof LOCALES)[number], T>);
+
+/** Folded (NFKD, marks removed, lower case) search fields of a model. */
+export const SearchFields = z.strictObject({ name: z.string(), slug: Slug, text: perLocale(z.string()) });
+export type SearchFields = z.infer<typeof SearchFields>;
+
+/** A model as the list artifact carries it: its list item per locale, the item's include sections, its search text. */
+export const ArtifactModel = z.strictObject({
+  item: perLocale(ListItemCore),
+  sections: ItemSections,
+  search: SearchFields,
+});
+export type ArtifactModel = z.infer<typeof ArtifactModel>;
+
+/** artifacts/<variantKey>.json: what the gateway composes non-prebuilt list answers (q, other page sizes) from. */
+export const ListArtifact = z.strictObject({
+  kind: z.literal('modelpub.list-artifact'),
+  publicationRevision: RevisionId,
+  schemaVersion: z.string(),
+  /**
+   * As every page carries it (and publication.json): a composed page's publicationRevision is the artifact's, so
+   * everything in the page must come from the artifact, or a change of attribution alone would give pages under the
+   * old revision with the new attribution (bytes that no build wrote).
+   */
+  attribution: Attribution,
+  /**
+   * The list page sizes this publication prebuilds. Not read by the gateway: it is here so that a change of them
+   * changes the artifact, and so its Last-Modified. A page size dropped leaves its pages composed from the artifact,
+   * and their Last-Modified must come after every one the prebuilt pages had (If-Modified-Since), as for any body.
+   */
+  prebuiltPageSizes: z.array(z.number().int().min(1).max(100)),
+  orders: z.strictObject(
+    Object.fromEntries(SORTS.map((s) => [s, z.array(Slug)])) as Record<(typeof SORTS)[number], z.ZodArray<typeof Slug>>,
+  ),
+  models: z.record(Slug, ArtifactModel),
+});
+export type ListArtifact = z.infer<typeof ListArtifact>;

@@ -1,0 +1,41 @@
+// Where each body lives inside a release (docs/publication.md):
+//   api/v1/models/<slug>/<locale>.<lane>.<public|display>.<include>.json             detail
+//   api/v1/list/<locale>.<lane>.<public|display>.<include>/<sort>-<size>-<page>.json   list page (no q)
+//   artifacts/<lane>.<public|display>.json                                           list artifact
+//   manifest.json, publication.json, changes.json                                    the release's own files
+// where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
+import { INCLUDES, type Include, type QueryLane, type Sort } from '../schema/api.js';
+import type { Locale } from '../schema/source.js';
+
+export const MANIFEST_FILE = 'manifest.json';
+export const META_FILE = 'publication.json';
+export const CHANGES_FILE = 'changes.json';
+
+/** A lane with or without display-only overrides: the unit the build renders and the gateway composes from. */
+export interface LaneVariant {
+  lane: QueryLane;
+  displayOnly: boolean;
+}
+export interface BodyVariant extends LaneVariant {
+  locale: Locale;
+  include: readonly Include[]; // sorted, unique
+}
+
+/** `<lane>.<public|display>`: names a lane variant in artifact paths and in publication.json's totals. */
+export const laneVariantKey = (v: LaneVariant): string => `${v.lane}.${v.displayOnly ? 'display' : 'public'}`;
+export const includeKey = (include: readonly Include[]): string => (include.length ? include.join('+') : 'base');
+const bodyVariantKey = (v: BodyVariant): string => `${v.locale}.${laneVariantKey(v)}.${includeKey(v.include)}`;
+
+/** Every canonical include subset, in a stable order. */
+export const INCLUDE_SUBSETS: Include[][] = Array.from({ length: 1 << INCLUDES.length }, (_, mask) =>
+  INCLUDES.filter((_, i) => mask & (1 << i)),
+);
+
+export const detailFile = (v: BodyVariant & { slug: string }): string =>
+  `api/v1/models/${v.slug}/${bodyVariantKey(v)}.json`;
+export const listFile = (v: BodyVariant & { sort: Sort; page: number; pageSize: number }): string =>
+  `api/v1/list/${bodyVariantKey(v)}/${v.sort}-${v.pageSize}-${v.page}.json`;
+export const artifactFile = (v: LaneVariant): string => `artifacts/${laneVariantKey(v)}.json`;
+
+/** The number of pages a list of `total` items has at `pageSize`: an empty list still has its one (empty) page. */
+export const pageCount = (total: number, pageSize: number): number => Math.max(1, Math.ceil(total / pageSize));

@@ -1,0 +1,228 @@
+// scripts/convert-reference.mjs on a hand-made reference snapshot (the shape of ../shared/reference): runs, dated
+// snapshots, sentinels, reseller prices and display names, then a build of what it wrote.
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { build } from '../src/pipeline/build.js';
+import { ROOT } from './helpers/cli.js';
+import { withTemp } from './helpers/fixture.js';
+
+const COMMIT = 'c'.repeat(40);
+const block = (repo: string, licence: string) => ({
+  repo,
+  commit: COMMIT,
+  commit_date: '2026-07-01T00:00:00+00:00',
+  licence,
+});
+
+function catalogModel(slug: string, name: string, developer: string, pricing: Record<string, unknown> | null) {
+  return {
+    slug,
+    name,
+    developer,
+    developer_id: developer.toLowerCase(),
+    release_date: '2025-01-01',
+    last_updated: '2025-02-01',
+    knowledge_cutoff: null,
+    context_window: 100000,
+    max_output_tokens: 8000,
+    pricing,
+    modalities: { input: ['text'], output: ['text'] },
+    reasoning: true,
+    tool_call: true,
+    attachment: false,
+    structured_output: null,
+    temperature: true,
+    open_weights: false,
+    links: [],
+    hub_url: null,
+    provider_docs_url: 'https://example.org/docs',
+    served_by_providers: [],
+  };
+}
+
+/** An Aider leaderboard entry: one row per metric, as benchmarks.json has them. */
+function aiderRun(name: string, slug: string, date: string, dirname: string, effort: string | null, values: number[]) {
+  const metrics = ['pass_rate_2', 'total_cost', 'seconds_per_case'];
+  const units = ['percent', 'USD', 'seconds'];
+  return metrics.map((metric, i) => ({
+    source: 'aider',
+    benchmark: 'Aider Polyglot',
+    metric,
+    model_name: name,
+    value: values[i],
+    unit: units[i],
+    stderr: null,
+    ci: null,
+    date,
+    settings: { edit_format: 'diff', dirname, ...(effort ? { reasoning_effort: effort } : {}), test_cases: 225 },
+    source_path: 'aider/website/_data/polyglot_leaderboard.yml',
+    catalog_slug: slug,
+  }));
+}
+
+const citation = (value: number, settings: Record<string, string>) => ({
+  source: 'models.dev',
+  benchmark: 'Terminal-Bench',
+  metric: 'pass@1',
+  model_name: 'openai/gpt-5',
+  value,
+  unit: 'pass@1',
+  stderr: null,
+  ci: null,
+  date: null,
+  settings,
+  source_path: 'models/openai/gpt-5.toml',
+  catalog_slug: 'gpt-5',
+});
+
+const sample = (tps: number, ttft: number, at: string) => ({
+  source: 'thefastest.ai',
+  model_name: 'gpt-5',
+  output_tokens_per_second: tps,
+  ttft_s: ttft,
+  timestamp: at,
+  error_code: null,
+  catalog_slug: 'gpt-5',
+});
+
+async function writeReference(dir: string) {
+  await mkdir(dir, { recursive: true });
+  const put = (name: string, value: unknown) => writeFile(path.join(dir, name), JSON.stringify(value));
+  await put('catalog.json', {
+    source: { ...block('anomalyco/models.dev', 'MIT'), licence_holder: 'Copyright (c) 2025 models.dev' },
+    models: [
+      catalogModel('claude-3-5-haiku', 'Anthropic: Claude 3.5 Haiku', 'Anthropic', {
+        input: 0.8,
+        output: 4,
+        first_party: true,
+      }),
+      catalogModel('deepseek-r1', 'DeepSeek R1', 'DeepSeek', { input: 0, output: 0, first_party: false }),
+      catalogModel('deepseek-r1-0528', ' DeepSeek  R1 0528 ', 'DeepSeek', null),
+      catalogModel('gpt-5', 'GPT-5', 'OpenAI', { input: 1.25, output: 10, first_party: true }),
+    ],
+  });
+  await put('benchmarks.json', {
+    sources: { aider: block('Aider-AI/aider', 'Apache-2.0'), 'models.dev': block('anomalyco/models.dev', 'MIT') },
+    rows: [
+      ...aiderRun('gpt-5 (high)', 'gpt-5', '2025-08-23', '2025-08-23--gpt-5-high', 'high', [88, 29.08, 194]),
+      ...aiderRun('gpt-5 (medium)', 'gpt-5', '2025-08-25', '2025-08-25--gpt-5-medium', 'medium', [86.7, 17.69, 118.7]),
+      ...aiderRun('gpt-5 (low)', 'gpt-5', '2025-08-25', '2025-08-25--gpt-5-low', 'low', [81.3, 10.37, 62.4]),
+      ...aiderRun('DeepSeek R1', 'deepseek-r1', '2025-01-20', '2025-01-20--r1', null, [56.9, 5.42, 113.7]),
+      ...aiderRun('DeepSeek R1 (0528)', 'deepseek-r1', '2025-06-06', '2025-06-06--r1-diff', null, [71.4, 4.8, 716.6]),
+      citation(70.6, { harness: 'Cursor CLI', variant: 'medium', source: 'https://artificialanalysis.ai/agents' }),
+      citation(73.8, { harness: 'Codex', variant: 'xhigh', source: 'https://artificialanalysis.ai/agents' }),
+    ],
+  });
+  await put('speed-tests.json', {
+    sources: { 'thefastest.ai': block('fixie-ai/thefastest.ai', 'MIT') },
+    rows: [
+      sample(50, 0.3, '2024-04-15T08:00:00'),
+      sample(999, 0.9, '2024-04-16T08:00:00'),
+      sample(70, 0.5, '2024-04-17T08:00:00'),
+    ],
+  });
+}
+
+describe('convert-reference on a hand-made snapshot', () => {
+  let out = '';
+  let data = '';
+  const rows = async (file: string) =>
+    (await readFile(path.join(data, file), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+  beforeAll(async () => {
+    const tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-convert-'));
+    data = path.join(tmp, 'data');
+    await writeReference(path.join(tmp, 'reference'));
+    out = execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'scripts/convert-reference.mjs'), '--reference', path.join(tmp, 'reference'), '--data', data],
+      { encoding: 'utf8' },
+    );
+    return () => rm(tmp, { recursive: true, force: true });
+  });
+
+  it('cleans vendor prefixes and stray spaces from display names, and prints each change', async () => {
+    const name = async (slug: string) =>
+      parseYaml(await readFile(path.join(data, 'models', `${slug}.yaml`), 'utf8')).name;
+    expect(await name('claude-3-5-haiku')).toBe('Claude 3.5 Haiku');
+    expect(await name('deepseek-r1-0528')).toBe('DeepSeek R1 0528');
+    expect(out).toContain('names cleaned (vendor prefix, stray spaces): 2\n');
+    expect(out).toContain('  claude-3-5-haiku: "Anthropic: Claude 3.5 Haiku" -> "Claude 3.5 Haiku"\n');
+    expect(out).toContain('  deepseek-r1-0528: " DeepSeek  R1 0528 " -> "DeepSeek R1 0528"\n');
+  });
+
+  it('gives each Aider and models.dev value its run: id, variant and settings as the source gives them', async () => {
+    const aider = await rows('measurements/benchmarks/aider.jsonl');
+    const high = aider.find((r) => r.model === 'gpt-5' && r.metric === 'aider-polyglot.pass-rate-2' && r.value === 88);
+    expect(high.run).toEqual({
+      id: '2025-08-23--gpt-5-high',
+      variant: 'reasoning effort high, diff edit format',
+      settings: { dirname: '2025-08-23--gpt-5-high', edit_format: 'diff', reasoning_effort: 'high', test_cases: 225 },
+    });
+    const cited = await rows('measurements/benchmarks/models-dev.jsonl');
+    expect(cited.map((r) => [r.value, r.run.variant])).toEqual([
+      [70.6, 'Cursor CLI, medium, artificialanalysis.ai'],
+      [73.8, 'Codex, xhigh, artificialanalysis.ai'],
+    ]);
+    expect(new Set(cited.map((r) => r.run.id)).size).toBe(2);
+    const metrics = parseYaml(await readFile(path.join(data, 'metrics.yaml'), 'utf8')).metrics;
+    expect(
+      metrics
+        .filter((m: { key: string }) => m.key.startsWith('aider-'))
+        .map((m: Record<string, unknown>) => [m.key, m.run_group, m.decides_run ?? false]),
+    ).toEqual([
+      ['aider-polyglot.pass-rate-2', 'aider-polyglot', true],
+      ['aider-polyglot.seconds-per-case', 'aider-polyglot', false],
+      ['aider-polyglot.total-cost', 'aider-polyglot', false],
+    ]);
+  });
+
+  it('matches a dated snapshot to the catalog entry that names it', async () => {
+    const aider = await rows('measurements/benchmarks/aider.jsonl');
+    expect(aider.filter((r) => r.model === 'deepseek-r1-0528').map((r) => r.value)).toEqual([71.4, 716.6, 4.8]);
+    expect(aider.filter((r) => r.model === 'deepseek-r1').map((r) => r.value)).toEqual([56.9, 113.7, 5.42]);
+    expect(out).toContain('dated snapshot: aider "DeepSeek R1 (0528)" matched to deepseek-r1-0528, not deepseek-r1');
+  });
+
+  it("declares thefastest.ai's sentinel and keeps a reseller's 0/0 price, marked as a reseller's", async () => {
+    const sources = parseYaml(await readFile(path.join(data, 'sources.yaml'), 'utf8')).sources;
+    expect(sources.find((s: { id: string }) => s.id === 'thefastest-ai').tokens_per_second_sentinel).toBe(999);
+    const prices = await rows('measurements/prices/models-dev.jsonl');
+    expect(prices.find((p) => p.model === 'deepseek-r1')).toMatchObject({
+      input_per_million: 0,
+      output_per_million: 0,
+      first_party: false,
+    });
+    expect(out).toContain("speed: 1 sample at their source's tokens/s sentinel");
+  });
+
+  it('builds: one run per row, the sentinel sample out of the average, the reseller 0/0 as no price', async () => {
+    await withTemp(async (dir) => {
+      const r = await build({ dataDir: data, outDir: dir });
+      expect(r.leftOut).toEqual({ sentinelSpeedSamples: 1, resellerZeroPrices: 1 });
+      const detail = async (slug: string) =>
+        JSON.parse(
+          await readFile(path.join(r.releaseDir, 'api/v1/models', slug, 'en.all.public.benchmarks.json'), 'utf8'),
+        ).data;
+      const gpt = await detail('gpt-5');
+      expect(
+        gpt.benchmarks
+          .filter((b: { metric_key: string }) => b.metric_key.startsWith('aider-'))
+          .map((b: Record<string, unknown>) => [b.metric_key, b.value, b.variant]),
+      ).toEqual([
+        ['aider-polyglot.pass-rate-2', 88, 'reasoning effort high, diff edit format'],
+        ['aider-polyglot.seconds-per-case', 194, 'reasoning effort high, diff edit format'],
+        ['aider-polyglot.total-cost', 29.08, 'reasoning effort high, diff edit format'],
+      ]);
+      expect(gpt.stats).toMatchObject({ total_tests: 3, average_tokens_per_second: 60 });
+      expect((await detail('deepseek-r1')).pricing_summary).toBeNull();
+      expect((await detail('claude-3-5-haiku')).name).toBe('Claude 3.5 Haiku');
+    });
+  });
+});
