@@ -1,11 +1,13 @@
 // The only place that turns errors into messages and exit codes.
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { ValidationError, UsageError } from './errors.js';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { CommandFailed, ValidationError, UsageError } from './errors.js';
 import { buildCommand } from './commands/build.js';
+import { diffCommand } from './commands/diff.js';
 import { validateCommand } from './commands/validate.js';
 import { DEFAULT_STORE, serveCommand } from './commands/serve.js';
 import { devCommand } from './commands/dev.js';
 import { keysCreate, keysList, keysRevoke } from './commands/keys.js';
+import { publishCommand } from './commands/publish.js';
 import { realMonthOrDay } from './schema/source.js';
 
 const intList = (v: string): number[] => {
@@ -60,6 +62,26 @@ export function program(): Command {
     .option('--page-sizes <list>', 'extra list page sizes to prebuild, e.g. 7,100', intList)
     .option('--quiet', 'no progress output')
     .action((o) => buildCommand(o));
+  p.command('diff')
+    .description(
+      'what a build of --data would change for readers of the publication at --against (exit 0: nothing, 1: changes, 2: error)',
+    )
+    .option('--data <dir>', 'source data folder', 'data')
+    .requiredOption(
+      '--against <dir|url>',
+      "a build's --out (its live release), a release folder, or a file:// URL of one",
+    )
+    .option('--json', 'print the changes as JSON')
+    // diff(1)'s exit codes: 1 means "changes", so every error is 2, those of the option parser too (1 elsewhere).
+    .exitOverride((e) => {
+      throw e.exitCode === 0 ? e : new CommandFailed(e, 2);
+    })
+    .action(async (o) => {
+      const changed = await diffCommand(o).catch((e: unknown) => {
+        throw new CommandFailed(e, 2);
+      });
+      process.exitCode = changed ? 1 : 0;
+    });
   p.command('validate')
     .description('check data/ and report every problem, and warnings about implausible values; publishes nothing')
     .option('--data <dir>', 'source data folder', 'data')
@@ -103,6 +125,31 @@ export function program(): Command {
   )
     .option('--data <dir>', 'source data folder used when building', 'data')
     .action((o) => devCommand(o));
+  p.command('publish')
+    .description(
+      'upload a build to an object store or static host: objects the remote lacks, the manifest, then the pointer',
+    )
+    .option('--from <dir>', "a build's --out folder, or one of its release folders (default: dist)")
+    .option('--to <url>', 's3://BUCKET/PREFIX or file:///PATH')
+    .option('--endpoint <url>', 'API URL of an S3-compatible host (Cloudflare R2, MinIO, ...)')
+    .option('--region <name>', 'AWS region (default: AWS_REGION or the AWS config files)')
+    .option('--force-path-style', 'the bucket in the URL path, not the host name (default with --endpoint)')
+    .option('--no-force-path-style', 'the bucket in the host name, even with --endpoint')
+    .option('--dry-run', 'print what would be uploaded and deleted; change nothing')
+    .option('--concurrency <n>', 'requests under way at once', wholeNumber(256, 1), 16)
+    .option(
+      '--keep <n>',
+      'publications kept on the remote for a rollback, the live one included',
+      wholeNumber(1000, 1),
+      3,
+    )
+    .option('--rollback <revision>', 'move the pointer back to a kept publication of this revision; uploads nothing')
+    .option('--quiet', 'no progress output')
+    .addHelpText(
+      'after',
+      '\nCredentials for s3:// come from the standard AWS chain only (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY,\nAWS_PROFILE and ~/.aws/), never from options. The remote layout: docs/publication.md.',
+    )
+    .action((o) => publishCommand(o));
   const keys = p.command('keys').description('manage API keys (stored as hashes only)');
   keys
     .command('create')
@@ -127,21 +174,30 @@ export function program(): Command {
 export async function main(argv: string[]): Promise<void> {
   try {
     await program().parseAsync(argv);
-  } catch (e) {
-    if (e instanceof ValidationError || e instanceof UsageError) {
-      console.error(process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
-      process.exitCode = e instanceof ValidationError ? 1 : 2;
-    } else {
-      // Errors of the machine or the store (a port in use, a file missing, Redis away) carry a message that names
-      // what failed; a stack would only bury it. Programming errors keep theirs, and MODELPUB_DEBUG=1 shows all.
-      const bug =
-        !(e instanceof Error) ||
-        e instanceof TypeError ||
-        e instanceof ReferenceError ||
-        e instanceof RangeError ||
-        e instanceof SyntaxError;
-      console.error(bug || process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
-      process.exitCode = 1;
-    }
+  } catch (caught) {
+    // A command whose errors all exit with one code (diff) wraps them; the message is the wrapped error's.
+    const e = caught instanceof CommandFailed ? caught.failure : caught;
+    // commander has printed its own message (an option it rejected, or the help) before throwing.
+    if (e instanceof CommanderError) process.exitCode = e.exitCode;
+    else reportError(e);
+    if (caught instanceof CommandFailed) process.exitCode = caught.exitCode;
+  }
+}
+
+function reportError(e: unknown): void {
+  if (e instanceof ValidationError || e instanceof UsageError) {
+    console.error(process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
+    process.exitCode = e instanceof ValidationError ? 1 : 2;
+  } else {
+    // Errors of the machine or the store (a port in use, a file missing, Redis away) carry a message that names
+    // what failed; a stack would only bury it. Programming errors keep theirs, and MODELPUB_DEBUG=1 shows all.
+    const bug =
+      !(e instanceof Error) ||
+      e instanceof TypeError ||
+      e instanceof ReferenceError ||
+      e instanceof RangeError ||
+      e instanceof SyntaxError;
+    console.error(bug || process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
+    process.exitCode = 1;
   }
 }

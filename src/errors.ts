@@ -33,3 +33,14 @@ export class UsageError extends Error {
     this.name = 'UsageError';
   }
 }
+
+/** Any failure of a command whose errors all exit with one code (diff: 2, as diff(1), since 1 means "changes"). */
+export class CommandFailed extends Error {
+  constructor(
+    readonly failure: unknown,
+    readonly exitCode: number,
+  ) {
+    super(failure instanceof Error ? failure.message : String(failure));
+    this.name = 'CommandFailed';
+  }
+}

@@ -6,7 +6,14 @@
 // as written (`io: 'output'`): API responses from schema/api.ts, the release's own files from publication/files.ts.
 import { z } from 'zod';
 import { ChangeList, ListArtifact, Manifest, PublicationMeta } from './publication/files.js';
-import { DetailResponse, ListResponse, Problem } from './schema/api.js';
+import {
+  CatalogResponse,
+  ChangesResponse,
+  DetailResponse,
+  ListResponse,
+  MetricsResponse,
+  Problem,
+} from './schema/api.js';
 import {
   BenchmarkResult,
   MetricsFile,
@@ -17,6 +24,7 @@ import {
   SourcesFile,
   SpeedRun,
 } from './schema/source.js';
+import { Snapshot } from './schema/snapshot.js';
 
 interface Entry {
   schema: z.ZodType;
@@ -50,6 +58,16 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
     io: 'output',
     description: 'GET /api/v1/models/{slug}: api/v1/models/<slug>/*.json',
   },
+  MetricsResponse: {
+    schema: MetricsResponse,
+    io: 'output',
+    description: 'GET /api/v1/metrics: every leaderboard metric, with how many models it ranks per lane',
+  },
+  CatalogResponse: {
+    schema: CatalogResponse,
+    io: 'output',
+    description: 'GET /api/v1/catalog: every model of a lane, each as its detail with every include',
+  },
   Problem: { schema: Problem, io: 'output', description: 'error body (application/problem+json)' },
   Manifest: { schema: Manifest, io: 'output', description: 'manifest.json of a release' },
   ChangeList: { schema: ChangeList, io: 'output', description: 'changes.json of a release' },
@@ -58,6 +76,17 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
     schema: ListArtifact,
     io: 'output',
     description: 'artifacts/<lane>.<public|display>.json of a release',
+  },
+  ChangesResponse: {
+    schema: ChangesResponse,
+    io: 'output',
+    description:
+      'GET /api/v1/changes[?since=REVISION]: api/v1/changes/index.json and api/v1/changes/since/<revision>.json',
+  },
+  Snapshot: {
+    schema: Snapshot,
+    io: 'output',
+    description: 'artifacts/snapshot.json of a release: the semantic snapshot a later diff compares against',
   },
 };
 

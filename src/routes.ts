@@ -1,8 +1,20 @@
 // Requests: a URL is canonicalized (validated, defaults filled, includes sorted), then mapped to the prebuilt file
-// that answers it (publication/layout.ts), or to none when the answer is composed.
-import { INCLUDES, QUERY_LANES, SORTS, type Include, type QueryLane, type Sort } from './schema/api.js';
-import { LOCALES, type Locale } from './schema/source.js';
-import { detailFile, listFile } from './publication/layout.js';
+// that answers it (publication/layout.ts), or to none when the answer is composed (q, filters, page sizes not
+// prebuilt) or served by the gateway itself (GET /docs and its script: gateway/open.ts).
+import {
+  CAPABILITY_KEYS,
+  INCLUDES,
+  QUERY_LANES,
+  RevisionId,
+  SORTS,
+  type Include,
+  type QueryLane,
+  type Sort,
+} from './schema/api.js';
+import { CAPABILITY_MODALITIES, LOCALES, type Locale } from './schema/source.js';
+import { catalogFile, changesFile, detailFile, listFile, metricsFile, OPENAPI_FILE } from './publication/layout.js';
+
+export { OPENAPI_FILE };
 
 export const API_PREFIX = '/api/v1/models';
 export const DEFAULT_PAGE_SIZE = 50;
@@ -28,52 +40,149 @@ export interface ListRequest extends Variant {
   page: number;
   pageSize: number;
   q: string | null;
+  /** null: no filter parameter given (or only empty ones). */
+  filter: ListFilter | null;
 }
-export type ApiRequest = DetailRequest | ListRequest;
+/**
+ * The list filters in canonical form: lists sorted and unique, input_modalities and output_modalities folded into
+ * capability keys (input:image), so requests that mean the same are one request (one cache entry, one ETag).
+ */
+export interface ListFilter {
+  /** Capability keys, all required. */
+  capabilities: string[];
+  /** Developer names as published (exact, case included), any of. */
+  developer: string[];
+  min_context_window: number | null;
+  min_output_tokens: number | null;
+  /** USD per million tokens; models without a price in the lane do not match. */
+  max_blended_price: number | null;
+  open_weights: boolean | null;
+}
+export interface MetricsRequest {
+  kind: 'metrics';
+  locale: Locale;
+}
+export interface CatalogRequest extends Omit<Variant, 'include'> {
+  kind: 'catalog';
+}
+/** The semantic changes of recent publications; `since`: only those after that revision. */
+export interface ChangesRequest {
+  kind: 'changes';
+  since: string | null;
+}
+/** The requests that need a key and count against its quota, each answered by a file of the publication. */
+export type ApiRequest = DetailRequest | ListRequest | MetricsRequest | CatalogRequest | ChangesRequest;
+/** The requests answered without a key or quota: the OpenAPI document, and the reference page and its script. */
+export interface OpenRequest {
+  kind: 'openapi' | 'docs' | 'docs-script';
+}
+
+export const METRICS_PATH = '/api/v1/metrics';
+export const CHANGES_PATH = '/api/v1/changes';
+export const CATALOG_PATH = '/api/v1/catalog';
+export const OPENAPI_PATH = '/api/v1/openapi.json';
+export const DOCS_PATH = '/docs';
+export const DOCS_SCRIPT_PATH = '/docs/redoc.standalone.js';
+const FIXED_PATHS: Readonly<Record<string, 'metrics' | 'catalog' | 'changes' | OpenRequest['kind']>> = {
+  [METRICS_PATH]: 'metrics',
+  [CHANGES_PATH]: 'changes',
+  [CATALOG_PATH]: 'catalog',
+  [OPENAPI_PATH]: 'openapi',
+  [DOCS_PATH]: 'docs',
+  [DOCS_SCRIPT_PATH]: 'docs-script',
+};
+export type RouteKind = (ApiRequest | OpenRequest)['kind'];
+/** Which operation a path is for, whatever its parameters (`detail` for any one segment under /api/v1/models). */
+export function routeOf(pathname: string): RouteKind | null {
+  if (pathname === API_PREFIX) return 'list';
+  if (pathname.startsWith(`${API_PREFIX}/`)) return 'detail';
+  return FIXED_PATHS[pathname] ?? null;
+}
 
 export interface InvalidParam {
   name: string;
   reason: string;
 }
 export type ParseResult =
-  | { ok: true; request: ApiRequest }
+  | { ok: true; request: ApiRequest | OpenRequest }
   | { ok: false; status: 400; invalid: InvalidParam[] }
   | { ok: false; status: 404; reason: string };
 
-/** How to send a parameter a client sent in pieces (`what`: its name, or "it"): once, and include as one list. */
+/** The comma-list parameters, with an example of the form that works. */
+const LIST_FORM: Readonly<Record<string, string>> = {
+  include: 'include=benchmarks,pricing',
+  capabilities: 'capabilities=input:image,tool_use',
+  input_modalities: 'input_modalities=text,image',
+  output_modalities: 'output_modalities=text,audio',
+  developer: 'developer=OpenAI,Anthropic',
+};
+/** How to send a parameter a client sent in pieces (`what`: its name, or "it"): once, and a list as one value. */
 const sendOnce = (name: string, what = name) =>
-  `send ${what} once${name === 'include' ? ', as a comma-separated list (include=benchmarks,pricing)' : ''}`;
-const LIST_PARAMS = new Set(['q', 'page', 'page_size', 'sort', 'locale', 'include', 'lane', 'includeDisplayOnly']);
-const DETAIL_PARAMS = new Set(['locale', 'include', 'lane', 'includeDisplayOnly']);
+  `send ${what} once${LIST_FORM[name] ? `, as a comma-separated list (${LIST_FORM[name]})` : ''}`;
+export const VARIANT_PARAMS = ['locale', 'include', 'lane', 'includeDisplayOnly'] as const;
+export const FILTER_PARAMS = [
+  'capabilities',
+  'input_modalities',
+  'output_modalities',
+  'developer',
+  'min_context_window',
+  'min_output_tokens',
+  'max_blended_price',
+  'open_weights',
+] as const;
+export const LIST_PARAMS = ['q', 'page', 'page_size', 'sort', ...VARIANT_PARAMS, ...FILTER_PARAMS] as const;
+export const DETAIL_PARAMS = VARIANT_PARAMS;
+/** The catalog holds every include already. */
+export const CATALOG_PARAMS = ['locale', 'lane', 'includeDisplayOnly'] as const;
+/** Metric labels are not localized yet, but every answer's envelope names its locale. */
+export const METRICS_PARAMS = ['locale'] as const;
+/** The parameters of each operation that takes a query (the /docs page ignores its query). */
+const PARAMS: Readonly<Record<Exclude<RouteKind, 'docs' | 'docs-script'>, readonly string[]>> = {
+  list: LIST_PARAMS,
+  detail: DETAIL_PARAMS,
+  metrics: METRICS_PARAMS,
+  catalog: CATALOG_PARAMS,
+  changes: ['since'],
+  openapi: [],
+};
+const LIST_SET: ReadonlySet<string> = new Set(LIST_PARAMS);
+/** The largest token count a filter takes (nine digits, as every whole-number parameter). */
+const MAX_TOKENS = 999_999_999;
+const MAX_DEVELOPER_LENGTH = 100;
 
 /**
- * Parse a request path and query. Unknown parameters are ignored (clients add cache-busters); a known parameter
- * given twice, or in the bracketed array form (include[], include[0]), is rejected, because first-wins or ignoring
- * it would silently hide a client bug.
+ * Parse a request path and query. Every parameter must be one of the operation's: a misspelled one (developr,
+ * pagesize) ignored would answer unfiltered data, and a wrong integration would look right; cache-busters are refused
+ * with it (they defeat the caching this API asks of clients: docs/api.md). A known parameter given twice, or in the
+ * bracketed array form (include[], include[0]), is rejected too: first-wins or ignoring it would hide a client bug.
  */
 export function parseRequest(pathname: string, params: URLSearchParams): ParseResult {
-  let kind: 'list' | 'detail';
+  const kind = routeOf(pathname);
   let slug = '';
-  if (pathname === API_PREFIX) kind = 'list';
-  else if (pathname.startsWith(`${API_PREFIX}/`)) {
+  if (kind === null) return { ok: false, status: 404, reason: 'no such path' };
+  if (kind === 'docs' || kind === 'docs-script') return { ok: true, request: { kind } }; // a web page: query ignored
+  if (kind === 'detail') {
     slug = pathname.slice(API_PREFIX.length + 1);
     // Encoded bytes, dots, slashes, backslashes and NUL all fail the slug pattern: never a path to the disk.
     if (slug.length > MAX_SLUG_LENGTH || !SLUG_RE.test(slug))
       return { ok: false, status: 404, reason: 'no such model' };
-    kind = 'detail';
-  } else return { ok: false, status: 404, reason: 'no such path' };
+  }
 
-  const allowed = kind === 'list' ? LIST_PARAMS : DETAIL_PARAMS;
+  const allowed: ReadonlySet<string> = new Set(PARAMS[kind]);
   const invalid: InvalidParam[] = [];
   const values = new Map<string, string>();
+  const unknown = new Set<string>();
   for (const [name, value] of params) {
     if (!allowed.has(name)) {
+      if (unknown.has(name)) continue; // named once
+      unknown.add(name);
       // include[]=a&include[]=b (axios) or include[0]=a&include[1]=b (qs's default) is a list meant for a known
-      // parameter, not a cache-buster: ignored, the request would silently lose it. Named once per parameter.
+      // parameter: the reason shows the form that works. Named once per parameter.
       const base = /^(.+)\[\d*\]$/.exec(name)?.[1] ?? '';
-      if (allowed.has(base) && !invalid.some((p) => p.name.startsWith(`${base}[`))) {
-        invalid.push({ name, reason: `not a parameter; ${sendOnce(base)}` });
-      }
+      if (allowed.has(base)) {
+        if (!invalid.some((p) => p.name.startsWith(`${base}[`)))
+          invalid.push({ name, reason: `not a parameter; ${sendOnce(base)}` });
+      } else invalid.push({ name: name.slice(0, 40), reason: notAParameter(kind, name) });
       continue;
     }
     // Clients that serialize a list as repeated keys (URLSearchParams.append, Python requests) need the list form.
@@ -90,9 +199,12 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
     if (disp === 'true') displayOnly = true;
     else if (disp !== 'false') invalid.push({ name: 'includeDisplayOnly', reason: 'must be true or false' });
   }
-  if (kind === 'detail') {
+  if (kind !== 'list') {
     if (invalid.length) return { ok: false, status: 400, invalid };
-    return { ok: true, request: { kind, slug, locale, lane, displayOnly, include } };
+    if (kind === 'detail') return { ok: true, request: { kind, slug, locale, lane, displayOnly, include } };
+    if (kind === 'catalog') return { ok: true, request: { kind, locale, lane, displayOnly } };
+    if (kind === 'changes') return parseChanges(values.get('since'));
+    return { ok: true, request: kind === 'metrics' ? { kind, locale } : { kind } };
   }
   const sort = pickEnum(values, 'sort', SORTS, 'popular', invalid);
   const page = parseInteger(values.get('page'), 'page', 1, MAX_PAGE, 1, invalid);
@@ -107,9 +219,143 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
       invalid.push({ name: 'q', reason: 'holds control characters or invalid UTF-8' });
     else if (trimmed) q = trimmed;
   }
+  const filter = parseFilter(values, invalid);
   if (invalid.length) return { ok: false, status: 400, invalid };
-  return { ok: true, request: { kind, locale, lane, displayOnly, include, sort, page, pageSize, q } };
+  return { ok: true, request: { kind, locale, lane, displayOnly, include, sort, page, pageSize, q, filter } };
 }
+
+function parseChanges(since: string | undefined): ParseResult {
+  if (since === undefined) return { ok: true, request: { kind: 'changes', since: null } };
+  if (!RevisionId.safeParse(since).success)
+    return {
+      ok: false,
+      status: 400,
+      invalid: [
+        { name: 'since', reason: 'must be a publication revision, as sent in the X-Publication-Revision header' },
+      ],
+    };
+  return { ok: true, request: { kind: 'changes', since } };
+}
+
+/** Why a parameter the operation does not have is refused, and what it does have. */
+function notAParameter(kind: keyof typeof PARAMS, name: string): string {
+  const own = PARAMS[kind];
+  const accepted = own.length ? `accepted: ${own.join(', ')}` : 'it takes none';
+  if (kind !== 'list' && LIST_SET.has(name)) {
+    const where =
+      kind === 'detail' ? "a model's detail" : `GET ${kind === 'openapi' ? OPENAPI_PATH : `/api/v1/${kind}`}`;
+    return `a parameter of the list (GET /api/v1/models), not of ${where}; ${accepted}`;
+  }
+  const folded = fold(name);
+  const near = own.find((p) => folded.length >= 4 && editDistance(fold(p), folded) <= 2);
+  return `not a parameter of this operation${near ? ` (did you mean ${near}?)` : ''}; ${accepted}`;
+}
+
+const fold = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
+
+/** Levenshtein distance, for the "did you mean" hint (names are short: a plain table is enough). */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2 || b.length > 64) return 3;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+const hasControl = (s: string) => /[\u0000-\u001f\u007f-\u009f\ufffd]/.test(s);
+
+/** A comma list (`a,b`): its parts, or null after naming the first bad part. Empty (`name=`) is no filter. */
+function commaList(
+  values: Map<string, string>,
+  name: string,
+  invalid: InvalidParam[],
+  check: (part: string) => string | null,
+): string[] {
+  const v = values.get(name);
+  if (v === undefined || v === '') return [];
+  const parts = v.split(',');
+  for (const part of parts) {
+    const why = part === '' ? 'an empty item (two commas, or one at an end)' : check(part);
+    if (why !== null) {
+      invalid.push({ name, reason: why });
+      return [];
+    }
+  }
+  return parts;
+}
+
+const inVocabulary =
+  (vocabulary: readonly string[], what: string) =>
+  (part: string): string | null =>
+    vocabulary.includes(part)
+      ? null
+      : `${JSON.stringify(part.slice(0, 40))} is not ${what}; one of ${vocabulary.join(', ')}`;
+
+/**
+ * The filter parameters, checked as far as the request alone tells: capability keys and modalities are a fixed
+ * vocabulary; whether a developer exists depends on the publication (gateway/compose.ts checks that).
+ */
+function parseFilter(values: Map<string, string>, invalid: InvalidParam[]): ListFilter | null {
+  const capabilities = new Set(
+    commaList(values, 'capabilities', invalid, inVocabulary(CAPABILITY_KEYS, 'a capability key')),
+  );
+  for (const side of ['input', 'output'] as const) {
+    for (const m of commaList(values, `${side}_modalities`, invalid, inVocabulary(CAPABILITY_MODALITIES, 'a modality')))
+      capabilities.add(`${side}:${m}`);
+  }
+  const developer = new Set(
+    commaList(values, 'developer', invalid, (part) =>
+      part.length > MAX_DEVELOPER_LENGTH
+        ? `a name longer than ${MAX_DEVELOPER_LENGTH} characters`
+        : hasControl(part)
+          ? 'holds control characters or invalid UTF-8'
+          : null,
+    ),
+  );
+  const minTokens = (name: string) =>
+    values.has(name) ? parseInteger(values.get(name), name, 0, MAX_TOKENS, 0, invalid) : null;
+  const min_context_window = minTokens('min_context_window');
+  const min_output_tokens = minTokens('min_output_tokens');
+  let max_blended_price: number | null = null;
+  const price = values.get('max_blended_price');
+  if (price !== undefined) {
+    if (/^\d{1,7}(\.\d{1,6})?$/.test(price)) max_blended_price = Number(price);
+    else
+      invalid.push({
+        name: 'max_blended_price',
+        reason: 'must be a price in USD per million tokens, a decimal number from 0 to 9999999 (e.g. 2.5)',
+      });
+  }
+  let open_weights: boolean | null = null;
+  const ow = values.get('open_weights');
+  if (ow !== undefined) {
+    if (ow === 'true' || ow === 'false') open_weights = ow === 'true';
+    else invalid.push({ name: 'open_weights', reason: 'must be true or false' });
+  }
+  const filter: ListFilter = {
+    capabilities: [...capabilities].sort(),
+    developer: [...developer].sort(),
+    min_context_window,
+    min_output_tokens,
+    max_blended_price,
+    open_weights,
+  };
+  const none =
+    !filter.capabilities.length &&
+    !filter.developer.length &&
+    min_context_window === null &&
+    min_output_tokens === null &&
+    max_blended_price === null &&
+    open_weights === null;
+  return none ? null : filter;
+}
+
+/** A filter as one string: part of a composed answer's cache key and validator. */
+export const filterKey = (f: ListFilter): string => JSON.stringify(f);
 
 function pickEnum<T extends string>(
   values: Map<string, string>,
@@ -164,13 +410,17 @@ function parseInclude(v: string | undefined, invalid: InvalidParam[]): Include[]
 
 /**
  * The prebuilt file that answers a canonical request, or null when it must be composed
- * (a free-text query, a page size that was not prebuilt, or a page past the last one).
+ * (a free-text query, a filter, a page size that was not prebuilt, or a page past the last one).
  */
 export function fileFor(
   r: ApiRequest,
   prebuilt: { pageSizes: readonly number[]; pages: (r: ListRequest) => number },
 ): string | null {
   if (r.kind === 'detail') return detailFile(r);
-  if (r.q !== null || !prebuilt.pageSizes.includes(r.pageSize) || r.page > prebuilt.pages(r)) return null;
+  if (r.kind === 'metrics') return metricsFile(r);
+  if (r.kind === 'catalog') return catalogFile(r);
+  if (r.kind === 'changes') return changesFile(r.since);
+  if (r.q !== null || r.filter !== null || !prebuilt.pageSizes.includes(r.pageSize) || r.page > prebuilt.pages(r))
+    return null;
   return listFile(r);
 }

@@ -116,6 +116,30 @@ describe('benchmark scripts at a tiny size', () => {
     expect(existsSync(path.join(dir, 'build-root'))).toBe(false);
   }, 150_000);
 
+  it('bench-publish publishes a tiny build to file:// and s3rver, again, and after one description changed', async () => {
+    const r = await run(['scripts/bench-publish.mjs', '--tiny', '--root', path.join(dir, 'publish-root')], 120_000);
+    expect(r.code, failure(r)).toBe(0);
+    // Its table: | phase | target | objects | bytes | manifest + pointer | seconds |
+    const rows = [
+      ...r.stdout.matchAll(
+        /^\| (first|same again|incremental) \| (file:\/\/|s3 \(s3rver\)) \| (\d+) \| .* \| ([\d.]+) \|$/gm,
+      ),
+    ];
+    expect(rows.map((m) => `${m[1]} ${m[2]}`).sort()).toEqual(
+      ['first', 'same again', 'incremental'].flatMap((p) => [`${p} file://`, `${p} s3 (s3rver)`]).sort(),
+    );
+    for (const [line, phase, , objects] of rows) {
+      // The same revision again uploads nothing; the first and the incremental publish upload something.
+      if (phase === 'same again') expect(Number(objects), line).toBe(0);
+      else expect(Number(objects), line).toBeGreaterThan(0);
+    }
+    // Its results file lands in the repository's bench-out/ (git-ignored): read it, then leave no trace.
+    const results = /^results: (.+\.json)$/m.exec(r.stdout)?.[1];
+    expect(results, r.stdout).toBeDefined();
+    expect(JSON.parse(readFileSync(results!, 'utf8')).rows).toHaveLength(6);
+    rmSync(results!);
+  }, 150_000);
+
   it.skipIf(missingTools.length > 0)(
     'bench-gateway loads every server, composed lists and a baseline checkout, and reports paired ratios',
     async () => {

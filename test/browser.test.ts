@@ -307,4 +307,51 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
     const after = await fetch(url, { headers: { 'x-api-key': key } });
     expect(rateRemaining(after.headers.get('ratelimit'))).toBe(QUOTA - 3);
   });
+
+  it('/docs renders the API reference from the OpenAPI document, loading nothing but the gateway: every operation, an example for the list', async () => {
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    const requested: string[] = [];
+    const failed: string[] = [];
+    page.on('request', (r) => requested.push(r.url()));
+    page.on('requestfailed', (r) => failed.push(r.url()));
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(String(e)));
+    const mark = gwSeen.length;
+    const r = await page.goto(`${gw.url}/docs`);
+    expect(r!.status()).toBe(200);
+    // Redoc renders each operation's summary; wait for the last one.
+    const summaries = [
+      'List, search and filter models',
+      'One model',
+      'Every metric models are ranked by',
+      'Every model of a lane, with every include',
+      'This document',
+    ];
+    await page.getByText(summaries.at(-1)!, { exact: true }).first().waitFor({ state: 'attached', timeout: 60_000 });
+    for (const s of summaries) expect(await page.getByText(s, { exact: true }).count(), s).toBeGreaterThan(0);
+    // The list operation's 200 example: a real first page, with its pagination, in the response samples panel.
+    const list = page.locator('[id="operation/listModels"]');
+    await list.scrollIntoViewIfNeeded();
+    const sample = list.getByText('"pagination"', { exact: false });
+    await sample.first().waitFor({ timeout: 30_000 });
+    expect(await list.textContent()).toContain('"page_size": 2');
+    // Nothing came from elsewhere: Redoc's footer asks for its logo from Redocly's CDN, and the page's
+    // Content-Security-Policy refuses it (the only foreign request, and the only error); no fonts, no script.
+    const origin = new URL(gw.url).origin;
+    const logo = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+    const foreign = requested.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:'));
+    expect([...new Set(foreign)]).toEqual([logo]);
+    expect(failed).toContain(logo);
+    expect(problems.filter((p) => !p.includes(`Loading the image '${logo}' violates`))).toEqual([]);
+    expect(requested).toEqual(
+      expect.arrayContaining([`${origin}/docs`, `${origin}/docs/redoc.standalone.js`, `${origin}/api/v1/openapi.json`]),
+    );
+    // No key was sent and none was needed.
+    expect(gwSeen.slice(mark).every((s) => s.status === 200 || s.status === 304)).toBe(true);
+  }, 120_000);
 });

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
 import { build, type BuildOptions, type BuildResult } from '../src/pipeline/build.js';
-import { fileFor, parseRequest } from '../src/routes.js';
+import { fileFor, parseRequest, type ApiRequest } from '../src/routes.js';
 import { detailFile, listFile } from '../src/publication/layout.js';
 import type { ChangeList, Manifest } from '../src/publication/files.js';
 import { BIN, ROOT, ensureCompiled } from './helpers/cli.js';
@@ -47,19 +47,29 @@ describe('published files', () => {
     expect(count(/^api\/v1\/models\//)).toBe(9 * 3 * 8 * 2);
     // list pages: 3 locales x 8 subsets x 4 sorts x 2 (public/display) x pages (size 2 and size 50): verified 2+1, provisional 1+1, all 2+1
     expect(count(/^api\/v1\/list\//)).toBe(3 * 8 * 4 * 2 * (3 + 2 + 3));
+    // the catalog per locale x lane x public/display, the metrics per locale, the OpenAPI document
+    expect(count(/^api\/v1\/catalog\/(en|zh|ru)\.(verified|provisional|all)\.(public|display)\.json$/)).toBe(18);
+    expect(count(/^api\/v1\/metrics\/(en|zh|ru)\.json$/)).toBe(3);
+    expect(files.has('api/v1/openapi.json')).toBe(true);
     expect([...files.keys()].filter((p) => !p.startsWith('api/')).sort()).toEqual([
       'artifacts/all.display.json',
       'artifacts/all.public.json',
       'artifacts/provisional.display.json',
       'artifacts/provisional.public.json',
+      'artifacts/snapshot.json',
       'artifacts/verified.display.json',
       'artifacts/verified.public.json',
       'changes.json',
       'manifest.json',
       'publication.json',
     ]);
-    expect(files.size).toBe(1974 + 3);
-    expect(r.files).toBe(1974);
+    // the changes feed of a first publication: nothing yet, and `since` its own revision
+    expect([...files.keys()].filter((p) => p.startsWith('api/v1/changes/')).sort()).toEqual([
+      'api/v1/changes/index.json',
+      `api/v1/changes/since/${r.revision}.json`,
+    ]);
+    expect(files.size).toBe(1974 + 22 + 3 + 3);
+    expect(r.files).toBe(1974 + 22 + 3);
   });
 
   it('`current` is a relative link to releases/0001-<revision>', async () => {
@@ -76,21 +86,30 @@ describe('published files', () => {
   it('every file validates with ajv (2020) against the generated schemas', () => {
     const v = compileCommitted();
     const schemaOf = (p: string) =>
-      p.startsWith('api/v1/list/')
-        ? 'ListResponse'
-        : p.startsWith('api/v1/models/')
-          ? 'DetailResponse'
-          : p.startsWith('artifacts/')
-            ? 'ListArtifact'
-            : p === 'manifest.json'
-              ? 'Manifest'
-              : p === 'changes.json'
-                ? 'ChangeList'
-                : p === 'publication.json'
-                  ? 'PublicationMeta'
-                  : null;
+      p.startsWith('api/v1/catalog/')
+        ? 'CatalogResponse'
+        : p.startsWith('api/v1/metrics/')
+          ? 'MetricsResponse'
+          : p.startsWith('api/v1/list/')
+            ? 'ListResponse'
+            : p.startsWith('api/v1/models/')
+              ? 'DetailResponse'
+              : p.startsWith('api/v1/changes/')
+                ? 'ChangesResponse'
+                : p === 'artifacts/snapshot.json'
+                  ? 'Snapshot'
+                  : p.startsWith('artifacts/')
+                    ? 'ListArtifact'
+                    : p === 'manifest.json'
+                      ? 'Manifest'
+                      : p === 'changes.json'
+                        ? 'ChangeList'
+                        : p === 'publication.json'
+                          ? 'PublicationMeta'
+                          : null;
     const checked: Record<string, number> = {};
     for (const [p, buf] of files) {
+      if (p === 'api/v1/openapi.json') continue; // an OpenAPI document: test/openapi.test.ts lints it
       const name = schemaOf(p);
       expect(name, `unexpected file ${p}`).not.toBeNull();
       const validate = v[name!]!;
@@ -105,6 +124,10 @@ describe('published files', () => {
       ListArtifact: 6,
       Manifest: 1,
       ChangeList: 1,
+      ChangesResponse: 2,
+      Snapshot: 1,
+      CatalogResponse: 18,
+      MetricsResponse: 3,
     });
   });
 
@@ -112,8 +135,13 @@ describe('published files', () => {
     for (const [p, buf] of files) {
       if (!p.startsWith('api/')) continue;
       const body = json(buf);
-      const locale = /^api\/v1\/(?:models\/[^/]+|list)\/(en|zh|ru)\./.exec(p)![1];
-      expect(body.locale, p).toBe(locale);
+      if (p === 'api/v1/openapi.json') {
+        expect(body['x-publication-revision']).toBe(r.revision); // as every body names the revision that wrote it
+        continue;
+      }
+      // the changes feed is in no locale: its old and new descriptions name theirs in their paths
+      const locale = /^api\/v1\/(?:models\/[^/]+|list|catalog|metrics)\/(en|zh|ru)\./.exec(p)?.[1];
+      expect(body.locale, p).toBe(p.startsWith('api/v1/changes/') ? undefined : locale);
       expect(body.publicationRevision, p).toBe(r.revision);
       expect(body.schemaVersion, p).toBe('1.0.0');
       expect(body.attribution, p).toEqual({
@@ -189,7 +217,7 @@ describe('published files', () => {
   it('the file for include=pricing,benchmarks is the canonical one: base detail + benchmarks section + pricing section, in that order', () => {
     const parsed = parseRequest('/api/v1/models/alpha', new URLSearchParams('include=pricing,benchmarks'));
     expect(parsed.ok).toBe(true);
-    const p = fileFor((parsed as Extract<typeof parsed, { ok: true }>).request, {
+    const p = fileFor((parsed as Extract<typeof parsed, { ok: true }>).request as ApiRequest, {
       pageSizes: [2, 50],
       pages: () => 1,
     })!;
@@ -278,7 +306,7 @@ describe('published files', () => {
         compared++;
       }
     }
-    expect(compared).toBe(2 * (144 + 512));
+    expect(compared).toBe(2 * (144 + 512 + 6 + 1)); // details, list pages, catalogs, metrics
     const desc = (l: string) => json(files.get(`api/v1/models/alpha/${l}.verified.public.base.json`)!).data.description;
     expect([desc('en'), desc('zh'), desc('ru')]).toEqual([
       'alpha is a model.',
@@ -288,8 +316,11 @@ describe('published files', () => {
   });
 
   it('display-only overrides appear only in display variants', () => {
+    // The snapshot records what each override sets (a later diff tells an override's change); nothing serves it.
     const marked = [...files]
-      .filter(([, b]) => b.includes('Beta Prime') || b.includes('Beta, as marketed.'))
+      .filter(
+        ([p, b]) => p !== 'artifacts/snapshot.json' && (b.includes('Beta Prime') || b.includes('Beta, as marketed.')),
+      )
       .map(([p]) => p);
     expect(marked.length).toBeGreaterThan(0);
     for (const p of marked) expect(p, p).toMatch(/\.display[./]/);
@@ -329,7 +360,7 @@ describe('determinism', () => {
       const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
-      expect(ta.files).toHaveLength(1974 + 3 + 1);
+      expect(ta.files).toHaveLength(1974 + 22 + 3 + 3 + 1);
       expect(tb).toEqual(ta);
     });
   });
@@ -374,17 +405,29 @@ describe('incremental builds', () => {
       expect(
         holding.every(
           (p) =>
-            p.startsWith('api/v1/models/alpha/en.') || p.startsWith('api/v1/list/en.') || p.startsWith('artifacts/'),
+            p.startsWith('api/v1/models/alpha/en.') ||
+            p.startsWith('api/v1/list/en.') ||
+            p.startsWith('api/v1/changes/') ||
+            p.startsWith('artifacts/') ||
+            p.startsWith('api/v1/catalog/en.') ||
+            p === 'api/v1/openapi.json', // its examples show alpha
         ),
       ).toBe(true);
+      expect(holding.filter((p) => p.startsWith('api/v1/catalog/'))).toHaveLength(6);
       expect(holding.filter((p) => p.startsWith('api/v1/list/'))).toHaveLength(192);
-      expect(holding.filter((p) => p.startsWith('artifacts/'))).toHaveLength(6);
+      expect(holding.filter((p) => p.startsWith('artifacts/'))).toHaveLength(6 + 1); // the list artifacts, the snapshot
+      // The changes feed: its entry for this edit is in every answer that reaches back before it.
+      expect(holding.filter((p) => p.startsWith('api/v1/changes/'))).toEqual([
+        'api/v1/changes/index.json',
+        `api/v1/changes/since/${r1.revision}.json`,
+      ]);
+      expect(r2.semantic.summary).toBe('1 model changed: alpha (description.en)');
 
       const changes = await readJson<ChangeList>(path.join(r2.releaseDir, 'changes.json'));
       expect(changes).toEqual({
         publicationRevision: r2.revision,
         previousRevision: r1.revision,
-        added: [],
+        added: [`api/v1/changes/since/${r2.revision}.json`],
         changed: holding,
         removed: [],
       });
@@ -392,7 +435,11 @@ describe('incremental builds', () => {
 
       const before = new Map(m1.files.map((f) => [f.path, f]));
       for (const f of m2.files) {
-        const old = before.get(f.path)!;
+        const old = before.get(f.path);
+        if (!old) {
+          expect(changes.added, f.path).toContain(f.path);
+          continue;
+        }
         if (holding.includes(f.path)) {
           expect(f.sha256, f.path).not.toBe(old.sha256);
           expect([f.revision, f.last_modified], f.path).toEqual([r2.revision, r2.publishedAt]);
@@ -545,7 +592,7 @@ describe('incremental builds', () => {
       expect(pageTimes.length).toBeGreaterThan(0);
       const b = await build({ dataDir, outDir, revision: a.revision }); // the same data and revision, page size 2 dropped
       expect((await files(b)).some((f) => /-2-\d+\.json$/.test(f.path))).toBe(false);
-      const artifacts = (await files(b)).filter((f) => f.path.startsWith('artifacts/'));
+      const artifacts = (await files(b)).filter((f) => /^artifacts\/\w+\.(public|display)\.json$/.test(f.path));
       expect(artifacts.length).toBe(6);
       for (const f of artifacts) {
         for (const t of pageTimes)
@@ -625,7 +672,7 @@ describe('incremental builds', () => {
       const gammaFiles = m2.files.map((f) => f.path).filter((p) => p.startsWith('api/v1/models/gamma/'));
       expect(gammaFiles).toHaveLength(2 * 2 * 3 * 8); // verified and all lanes, public and display, 3 locales, 8 subsets
       expect(r3.changes.removed).toEqual(gammaFiles);
-      expect(r3.changes.added).toEqual([]);
+      expect(r3.changes.added).toEqual([`api/v1/changes/since/${r3.revision}.json`]);
       expect(r3.changes.previousRevision).toBe(r2.revision);
       await expect(stat(path.join(r3.releaseDir, 'api/v1/models/gamma'))).rejects.toThrow();
       expect((await readdir(path.join(outDir, 'releases'))).sort()).toEqual([
@@ -649,15 +696,25 @@ describe('incremental builds', () => {
     });
   });
 
-  it('rebuilding unchanged data publishes no change and hard-links every file', async () => {
+  it('rebuilding unchanged data publishes nothing: `current` and its release stay as they are', async () => {
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');
       const outDir = path.join(tmp, 'out');
       await writeFixture(dataDir, smallCatalog());
       const r1 = await build({ dataDir, outDir });
+      const tree = async () => {
+        const t = await readTree(outDir);
+        return { ...fingerprint(t), inodes: [...t.files].map(([p, f]) => `${p} ${f.ino}`).sort() };
+      };
+      const before = await tree();
       const r2 = await build({ dataDir, outDir });
-      expect(r2.revision).toBe(r1.revision);
-      expect(path.basename(r2.releaseDir)).toBe(`0002-${r1.revision}`); // the live release is never overwritten in place
+      expect(r2.semantic).toEqual({ summary: 'no changes', diff: { models: [], catalog: [] }, unchanged: true });
+      expect([r2.revision, r2.releaseDir, r2.publishedAt, r2.files]).toEqual([
+        r1.revision,
+        r1.releaseDir,
+        r1.publishedAt,
+        r1.files,
+      ]);
       expect(r2.changes).toEqual({
         publicationRevision: r1.revision,
         previousRevision: r1.revision,
@@ -666,9 +723,52 @@ describe('incremental builds', () => {
         removed: [],
       });
       expect(r2.stats.bytesWritten).toBe(0);
-      const [t1, t2] = [await readTree(r1.releaseDir), await readTree(r2.releaseDir)];
-      for (const [p, f] of t2.files)
-        if (p.startsWith('api/') || p.startsWith('artifacts/')) expect(f.ino, p).toBe(t1.files.get(p)!.ino);
+      // Not a byte, link or folder of the output changed (the build's lock and marker are gone or as they were).
+      expect(await tree()).toEqual(before);
+      expect(await readdir(path.join(outDir, 'releases'))).toEqual([`0001-${r1.revision}`]);
+    });
+  });
+
+  it('the same data is built again when the build would differ: other page sizes, another --revision or time', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const r1 = await build({ dataDir, outDir });
+      const sizes = await build({ dataDir, outDir, pageSizes: [2] });
+      expect(sizes.semantic.unchanged).toBe(false);
+      expect(sizes.semantic.summary).toBe('no changes');
+      expect(path.basename(sizes.releaseDir)).toBe(`0002-${r1.revision}`);
+      const renamed = await build({ dataDir, outDir, pageSizes: [2], revision: 'v2' });
+      expect(path.basename(renamed.releaseDir)).toBe('0003-v2');
+      const later = await build({ dataDir, outDir, pageSizes: [2], revision: 'v2', publishedAt: '2030-01-01' });
+      expect(path.basename(later.releaseDir)).toBe('0004-v2');
+      const again = await build({ dataDir, outDir, pageSizes: [2], revision: 'v2', publishedAt: '2030-01-01' });
+      expect(again.semantic.unchanged).toBe(true);
+      expect(again.releaseDir).toBe(later.releaseDir);
+    });
+  });
+  it('a damaged file in the previous release is written again, never hard-linked into the next one', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      const r1 = await build({ dataDir, outDir });
+      const rel = detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: false, include: [] });
+      const damaged = path.join(r1.releaseDir, rel);
+      const intact = await readFile(damaged);
+      await writeFile(damaged, intact.subarray(0, 20));
+      const beta = path.join(dataDir, 'models', 'beta.yaml');
+      await writeFile(beta, (await readFile(beta, 'utf8')).replace(/beta (is|was) [^\n']*/, 'beta was edited'));
+      const r2 = await build({ dataDir, outDir });
+      const manifest = await readJson<Manifest>(path.join(r2.releaseDir, 'manifest.json'));
+      const entry = manifest.files.find((f) => f.path === rel)!;
+      expect(entry.revision).toBe(r1.revision); // unchanged content keeps its revision...
+      const now = await readFile(path.join(r2.releaseDir, rel));
+      expect(sha256(now)).toBe(entry.sha256); // ...and the next release holds the manifest's bytes again
+      expect(now.equals(intact)).toBe(true);
+      const [s1, s2] = [await stat(damaged), await stat(path.join(r2.releaseDir, rel))];
+      expect(s2.ino).not.toBe(s1.ino);
     });
   });
 });
@@ -680,7 +780,11 @@ describe('atomic switch', () => {
       const outDir = path.join(tmp, 'out');
       await writeFixture(dataDir, smallCatalog());
       const r1 = await build({ dataDir, outDir });
-      const before = fingerprint(await readTree(outDir));
+      const tree = async () => {
+        const t = await readTree(outDir);
+        return { ...fingerprint(t), inodes: [...t.files].map(([p, f]) => `${p} ${f.ino}`).sort() };
+      };
+      const before = await tree();
       const spec = smallCatalog();
       spec.models![0]!.name = 'Alpha Renamed';
       await writeFixture(dataDir, spec);
@@ -697,7 +801,7 @@ describe('atomic switch', () => {
       ).rejects.toThrow('disk full (simulated)');
       expect(staged).toHaveLength(1); // the hook ran with a complete staging folder present
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
-      expect(fingerprint(await readTree(outDir))).toEqual(before); // no staging, no lock, no new release, nothing changed
+      expect(await tree()).toEqual(before); // no staging, no lock, no new release, nothing changed
       await assertIntact(outDir);
     });
   });

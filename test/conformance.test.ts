@@ -1,7 +1,8 @@
 // Acceptance: the black-box checker in ../shared/conformance against `modelpub serve` on the default publication,
-// run through the real CLI (compiled lib/, as `npm test` compiles first), with a SQLite store and fresh keys.
+// run through the real CLI (compiled lib/, as `npm test` compiles first), with a SQLite store and fresh keys; and
+// issue 26's acceptance on that publication (catalog, filters).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -68,4 +69,48 @@ describe.skipIf(!hasChecker)('conformance checker against modelpub serve (defaul
     expect(out.trim().split('\n').at(-1)).toMatch(/^\d+ passed, 0 failed$/);
     expect(code).toBe(0);
   }, 180_000);
+
+  it('issue 26 on the default data: the catalog holds all 674 models of the default lane in each locale, each its detail with every include; a filter gives what the details say', async () => {
+    const release = path.join(tmp, 'dist', 'current');
+    const text = (rel: string) => readFileSync(path.join(release, rel), 'utf8');
+    for (const locale of ['en', 'zh', 'ru']) {
+      const raw = text(`api/v1/catalog/${locale}.verified.public.json`);
+      const catalog = JSON.parse(raw) as { data: { models: { slug: string }[]; total: number } };
+      expect(catalog.data.total).toBe(674);
+      expect(catalog.data.models).toHaveLength(674);
+      for (const { slug } of catalog.data.models) {
+        const detail = text(`api/v1/models/${slug}/${locale}.verified.public.benchmarks+capabilities+pricing.json`);
+        // The detail's data, byte for byte, is an entry of the catalog.
+        expect(raw.includes(detail.slice(detail.indexOf(',"data":') + 8, -1)), slug).toBe(true);
+      }
+    }
+    const key = newKey();
+    const slugs: string[] = [];
+    for (let page = 1; ; page++) {
+      const r = await fetch(
+        `${url}/api/v1/models?capabilities=input:image&developer=OpenAI&sort=alphabetical&page_size=20&page=${page}`,
+        { headers: { 'x-api-key': key } },
+      );
+      const body = (await r.json()) as { data: { models: { slug: string }[]; pagination: { total_pages: number } } };
+      slugs.push(...body.data.models.map((m) => m.slug));
+      if (page >= body.data.pagination.total_pages) break;
+    }
+    const catalog = JSON.parse(text('api/v1/catalog/en.verified.public.json')) as {
+      data: { models: { slug: string; name: string; developer: string; capabilities: { keys: string[] } }[] };
+    };
+    const expected = catalog.data.models
+      .filter((m) => m.developer === 'OpenAI' && m.capabilities.keys.includes('input:image'))
+      .sort((a, b) =>
+        a.name.toLowerCase() < b.name.toLowerCase()
+          ? -1
+          : a.name.toLowerCase() > b.name.toLowerCase()
+            ? 1
+            : a.slug < b.slug
+              ? -1
+              : 1,
+      )
+      .map((m) => m.slug);
+    expect(expected.length).toBeGreaterThan(20);
+    expect(slugs).toEqual(expected);
+  }, 120_000);
 });

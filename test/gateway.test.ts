@@ -871,3 +871,30 @@ describe('a release deleted under the gateway', () => {
     }
   });
 });
+
+describe('a damaged body on disk', () => {
+  it('is answered 503 and logged, never served under the ETag of the intact bytes; other bodies are served', async () => {
+    const data = path.join(tmp, 'data');
+    const out = path.join(tmp, 'damaged');
+    const r = await build({ dataDir: data, outDir: out });
+    const rel = detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: false, include: [] });
+    const file = path.join(r.releaseDir, rel);
+    const intact = await readFile(file);
+    await writeFile(file, intact.subarray(0, intact.length - 10)); // truncated in place: every hard link sees it
+    const own = await gatewayOn(out, { pollMs: 3_600_000 });
+    const mine = (await createKey(store, 'damaged')).key;
+    try {
+      const bad = await fetch(`${own.url}/api/v1/models/alpha`, { headers: { 'x-api-key': mine } });
+      expect(bad.status).toBe(503);
+      expect(await bad.json()).toMatchObject({ code: 'unavailable' });
+      const good = await fetch(`${own.url}/api/v1/models/beta`, { headers: { 'x-api-key': mine } });
+      expect(good.status).toBe(200);
+      await good.arrayBuffer();
+      await expect(own.publication().body(own.publication().info(rel)!)).rejects.toThrow(
+        `${rel} of publication ${r.revision} does not hold the bytes its manifest lists`,
+      );
+    } finally {
+      await own.close();
+    }
+  });
+});

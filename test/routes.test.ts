@@ -1,15 +1,26 @@
 // Request canonicalization (src/routes.ts): what the gateway accepts, how it names the prebuilt file, and what it refuses.
 import { describe, expect, it } from 'vitest';
-import { fileFor, parseRequest, type ApiRequest, type ListRequest, type ParseResult } from '../src/routes.js';
-import { INCLUDE_SUBSETS, detailFile, listFile } from '../src/publication/layout.js';
+import { INCLUDE_SUBSETS, changesFile, detailFile, listFile, OPENAPI_FILE } from '../src/publication/layout.js';
+import {
+  fileFor,
+  parseRequest,
+  routeOf,
+  type ApiRequest,
+  type DetailRequest,
+  type ListRequest,
+  type OpenRequest,
+  type ParseResult,
+} from '../src/routes.js';
 
 const LIST = '/api/v1/models';
 const parse = (pathname: string, query = '') => parseRequest(pathname, new URLSearchParams(query));
-const ok = (pathname: string, query = ''): ApiRequest => {
+const okAny = (pathname: string, query = ''): ApiRequest | OpenRequest => {
   const r = parse(pathname, query);
   if (!r.ok) throw new Error(`expected ${pathname}?${query} to parse, got ${JSON.stringify(r)}`);
   return r.request;
 };
+/** A list or detail request (most tests here). */
+const ok = (pathname: string, query = '') => okAny(pathname, query) as ListRequest | DetailRequest;
 const invalid = (pathname: string, query: string) => {
   const r: ParseResult = parse(pathname, query);
   if (r.ok || r.status !== 400) throw new Error(`expected 400 for ${pathname}?${query}, got ${JSON.stringify(r)}`);
@@ -28,6 +39,7 @@ describe('defaults', () => {
       page: 1,
       pageSize: 50,
       q: null,
+      filter: null,
     });
   });
   it('detail: en, verified, public, no include', () => {
@@ -62,6 +74,7 @@ describe('defaults', () => {
       page: 3,
       pageSize: 100,
       q: 'claude',
+      filter: null,
     });
   });
 });
@@ -180,15 +193,187 @@ describe('repeated and unknown parameters', () => {
         reason: 'not a parameter; send include once, as a comma-separated list (include=benchmarks,pricing)',
       },
     ]);
-    // Only the known names: other brackets stay ignored like any unknown parameter, and q is a list parameter only.
-    expect(ok(LIST, 'filter[]=x&_[]=1')).toEqual(ok(LIST));
-    expect(ok(`${LIST}/a`, 'q[]=x')).toEqual(ok(`${LIST}/a`));
+    // Other bracketed names are unknown parameters like any other.
+    expect(invalid(LIST, 'filter[]=x')).toEqual([
+      { name: 'filter[]', reason: expect.stringMatching(/^not a parameter of this operation; accepted: q, page, /) },
+    ]);
+    expect(invalid(LIST, 'capabilities[]=tool_use')).toEqual([
+      {
+        name: 'capabilities[]',
+        reason:
+          'not a parameter; send capabilities once, as a comma-separated list (capabilities=input:image,tool_use)',
+      },
+    ]);
   });
-  it('unknown parameters are ignored, repeated or not (cache busters)', () => {
-    expect(ok(LIST, 'utm_source=x&_=1&_=2&PAGE=7')).toEqual(ok(LIST));
+  it('unknown parameters are rejected, naming each once and the accepted ones (cache-busters too)', () => {
+    const accepted =
+      'accepted: q, page, page_size, sort, locale, include, lane, includeDisplayOnly, capabilities, input_modalities, ' +
+      'output_modalities, developer, min_context_window, min_output_tokens, max_blended_price, open_weights';
+    expect(invalid(LIST, 'utm_source=x&_=1&_=2')).toEqual([
+      { name: 'utm_source', reason: `not a parameter of this operation; ${accepted}` },
+      { name: '_', reason: `not a parameter of this operation; ${accepted}` },
+    ]);
+    // A misspelling of a known name says which it resembles.
+    expect(invalid(LIST, 'developr=OpenAI')).toEqual([
+      { name: 'developr', reason: `not a parameter of this operation (did you mean developer?); ${accepted}` },
+    ]);
+    expect(invalid(LIST, 'pagesize=5')[0]!.reason).toContain('(did you mean page_size?)');
+    expect(invalid(LIST, 'PAGE=7')[0]!.reason).toContain('(did you mean page?)'); // names are case-sensitive
+    expect(invalid(LIST, 'sot=new')[0]!.reason).not.toContain('did you mean'); // too short to guess
+    expect(invalid(LIST, 'includedisplayonly=true')[0]!.reason).toContain('(did you mean includeDisplayOnly?)');
+    // A long name is cut in the answer.
+    expect(invalid(LIST, `${'x'.repeat(500)}=1`)[0]!.name).toBe('x'.repeat(40));
   });
-  it('list-only parameters on a detail request are ignored', () => {
-    expect(ok(`${LIST}/a`, 'page=0&page_size=500&sort=x&q=zzz')).toEqual(ok(`${LIST}/a`));
+  it('list parameters on a detail request are rejected, saying they belong to the list', () => {
+    expect(invalid(`${LIST}/a`, 'page=2&developer=OpenAI&q[]=x')).toEqual([
+      {
+        name: 'page',
+        reason:
+          "a parameter of the list (GET /api/v1/models), not of a model's detail; accepted: locale, include, lane, includeDisplayOnly",
+      },
+      {
+        name: 'developer',
+        reason:
+          "a parameter of the list (GET /api/v1/models), not of a model's detail; accepted: locale, include, lane, includeDisplayOnly",
+      },
+      { name: 'q[]', reason: 'not a parameter of this operation; accepted: locale, include, lane, includeDisplayOnly' },
+    ]);
+  });
+});
+
+describe('filters', () => {
+  const filterOf = (query: string) => (ok(LIST, query) as ListRequest).filter;
+  const none = {
+    capabilities: [],
+    developer: [],
+    min_context_window: null,
+    min_output_tokens: null,
+    max_blended_price: null,
+    open_weights: null,
+  };
+  it('are canonical: lists sorted and unique, modalities folded into capability keys', () => {
+    expect(filterOf('capabilities=tool_use,input:image,tool_use&developer=OpenAI,Anthropic,OpenAI')).toEqual({
+      ...none,
+      capabilities: ['input:image', 'tool_use'],
+      developer: ['Anthropic', 'OpenAI'],
+    });
+    expect(filterOf('input_modalities=image&output_modalities=text,audio')).toEqual({
+      ...none,
+      capabilities: ['input:image', 'output:audio', 'output:text'],
+    });
+    expect(filterOf('input_modalities=image')).toEqual(filterOf('capabilities=input:image'));
+    expect(filterOf('min_context_window=128000&min_output_tokens=0&max_blended_price=2.50&open_weights=true')).toEqual({
+      ...none,
+      min_context_window: 128000,
+      min_output_tokens: 0,
+      max_blended_price: 2.5,
+      open_weights: true,
+    });
+    expect(filterOf('developer=Alibaba%20(Qwen),Z.ai')).toEqual({ ...none, developer: ['Alibaba (Qwen)', 'Z.ai'] });
+  });
+  it('empty lists are no filter, and a request without any has none', () => {
+    expect(filterOf('capabilities=&developer=&input_modalities=')).toBeNull();
+    expect(filterOf('')).toBeNull();
+    expect(filterOf('open_weights=false')).toEqual({ ...none, open_weights: false });
+  });
+  it('unknown capability keys and modalities are rejected, naming the value and the allowed ones', () => {
+    expect(invalid(LIST, 'capabilities=input:image,input:telepathy')).toEqual([
+      {
+        name: 'capabilities',
+        reason:
+          '"input:telepathy" is not a capability key; one of attachments, input:audio, input:image, input:pdf, input:text, input:video, open_weights, output:audio, output:image, output:pdf, output:text, output:video, reasoning, structured_output, temperature, tool_use',
+      },
+    ]);
+    expect(invalid(LIST, 'capabilities=Tool_Use')[0]!.reason).toMatch(/^"Tool_Use" is not a capability key; one of /);
+    expect(invalid(LIST, 'input_modalities=smell')).toEqual([
+      { name: 'input_modalities', reason: '"smell" is not a modality; one of text, image, audio, video, pdf' },
+    ]);
+    expect(invalid(LIST, 'capabilities=tool_use,')).toEqual([
+      { name: 'capabilities', reason: 'an empty item (two commas, or one at an end)' },
+    ]);
+  });
+  it('numbers, booleans and developer names are checked for form', () => {
+    expect(
+      invalid(LIST, 'min_context_window=-1&min_output_tokens=1e5&max_blended_price=cheap&open_weights=yes'),
+    ).toEqual([
+      { name: 'min_context_window', reason: 'must be a whole number from 0 to 999999999' },
+      { name: 'min_output_tokens', reason: 'must be a whole number from 0 to 999999999' },
+      {
+        name: 'max_blended_price',
+        reason: 'must be a price in USD per million tokens, a decimal number from 0 to 9999999 (e.g. 2.5)',
+      },
+      { name: 'open_weights', reason: 'must be true or false' },
+    ]);
+    for (const p of ['-1', '1e3', '.5', '2.', '1.1234567', 'NaN', 'Infinity'])
+      expect(invalid(LIST, `max_blended_price=${p}`)[0]!.name, p).toBe('max_blended_price');
+    expect(invalid(LIST, `developer=${'x'.repeat(101)}`)).toEqual([
+      { name: 'developer', reason: 'a name longer than 100 characters' },
+    ]);
+    expect(invalid(LIST, 'developer=Open%01AI')).toEqual([
+      { name: 'developer', reason: 'holds control characters or invalid UTF-8' },
+    ]);
+  });
+  it('a filtered list has no prebuilt file (the gateway composes it)', () => {
+    expect(fileFor(ok(LIST, 'open_weights=true'), { pageSizes: [50], pages: () => 3 })).toBeNull();
+  });
+  it('a filter given twice, or in pieces, is rejected like any known parameter', () => {
+    expect(invalid(LIST, 'developer=OpenAI&developer=Anthropic')).toEqual([
+      {
+        name: 'developer',
+        reason: 'given more than once; send it once, as a comma-separated list (developer=OpenAI,Anthropic)',
+      },
+    ]);
+  });
+});
+
+describe('metrics, catalog, the OpenAPI document and /docs', () => {
+  it('take their own parameters, with the same defaults', () => {
+    expect(okAny('/api/v1/metrics')).toEqual({ kind: 'metrics', locale: 'en' });
+    expect(okAny('/api/v1/metrics', 'locale=ru')).toEqual({ kind: 'metrics', locale: 'ru' });
+    expect(okAny('/api/v1/catalog')).toEqual({ kind: 'catalog', locale: 'en', lane: 'verified', displayOnly: false });
+    expect(okAny('/api/v1/catalog', 'locale=zh&lane=all&includeDisplayOnly=true')).toEqual({
+      kind: 'catalog',
+      locale: 'zh',
+      lane: 'all',
+      displayOnly: true,
+    });
+    expect(okAny('/api/v1/openapi.json')).toEqual({ kind: 'openapi' });
+    // A web page: its query (a link's tracking parameters) is none of the API's business.
+    expect(okAny('/docs', 'utm_source=x')).toEqual({ kind: 'docs' });
+    expect(okAny('/docs/redoc.standalone.js', 'v=1')).toEqual({ kind: 'docs-script' });
+  });
+  it('refuse what they do not take, and bad values, naming them', () => {
+    expect(invalid('/api/v1/metrics', 'lane=all')).toEqual([
+      {
+        name: 'lane',
+        reason: 'a parameter of the list (GET /api/v1/models), not of GET /api/v1/metrics; accepted: locale',
+      },
+    ]);
+    expect(invalid('/api/v1/catalog', 'lane=bogus&locales=en')).toEqual([
+      {
+        name: 'locales',
+        reason: 'not a parameter of this operation (did you mean locale?); accepted: locale, lane, includeDisplayOnly',
+      },
+      { name: 'lane', reason: 'must be one of verified, provisional, all' },
+    ]);
+    expect(invalid('/api/v1/openapi.json', '_=1')).toEqual([
+      { name: '_', reason: 'not a parameter of this operation; it takes none' },
+    ]);
+  });
+  it('map to their files, prebuilt for every locale (and lane and variant for the catalog)', () => {
+    const prebuilt = { pageSizes: [50], pages: () => 1 };
+    expect(fileFor(okAny('/api/v1/metrics', 'locale=zh') as ApiRequest, prebuilt)).toBe('api/v1/metrics/zh.json');
+    expect(fileFor(okAny('/api/v1/catalog', 'lane=provisional') as ApiRequest, prebuilt)).toBe(
+      'api/v1/catalog/en.provisional.public.json',
+    );
+    expect(OPENAPI_FILE).toBe('api/v1/openapi.json');
+  });
+  it('routeOf names the operation of any path, valid or not', () => {
+    expect(
+      ['/api/v1/models', '/api/v1/models/GPT', '/api/v1/metrics', '/api/v1/catalog', '/docs', '/docs/x', '/'].map(
+        routeOf,
+      ),
+    ).toEqual(['list', 'detail', 'metrics', 'catalog', 'docs', null, null]);
   });
 });
 
@@ -234,7 +419,7 @@ describe('slugs and paths', () => {
     const viaUrl = parse(new URL(raw.replace(/\u0000/g, '%00'), 'http://localhost').pathname);
     if (viaUrl.ok) {
       expect(viaUrl.request.kind).toBe('detail');
-      const file = fileFor(viaUrl.request, { pageSizes: [50], pages: () => 1 })!;
+      const file = fileFor(viaUrl.request as ApiRequest, { pageSizes: [50], pages: () => 1 })!;
       expect(file).toMatch(/^api\/v1\/models\/[a-z0-9]+(-[a-z0-9]+)*\/en\.verified\.public\.base\.json$/);
     } else expect(viaUrl.status).toBe(404);
   });
@@ -273,7 +458,6 @@ describe('lane, includeDisplayOnly, locale, sort', () => {
         { name: 'includeDisplayOnly', reason: 'must be true or false' },
       ]);
     }
-    expect(ok(LIST, 'includedisplayonly=true').displayOnly).toBe(false); // another (unknown) parameter: ignored
   });
   it('locale and sort take their listed values only', () => {
     for (const l of ['en', 'zh', 'ru']) expect(ok(`${LIST}/a`, `locale=${l}`).locale).toBe(l);
@@ -351,5 +535,39 @@ describe('file names', () => {
         pageSize: 50,
       }),
     ).toBe('api/v1/list/en.all.display.benchmarks+capabilities+pricing/recent-50-2.json');
+  });
+});
+
+describe('changes feed', () => {
+  const CHANGES = '/api/v1/changes';
+  it('takes an optional since, a revision id, and maps it to the prebuilt answer', () => {
+    const prebuilt = { pageSizes: [50], pages: () => 1 };
+    expect(parse(CHANGES)).toEqual({ ok: true, request: { kind: 'changes', since: null } });
+    expect(parse(CHANGES, 'since=r0123abcd')).toEqual({
+      ok: true,
+      request: { kind: 'changes', since: 'r0123abcd' },
+    });
+    const r = parse(CHANGES, 'since=v2026.11-rc_1');
+    expect(r.ok && fileFor(r.request as ApiRequest, prebuilt)).toBe('api/v1/changes/since/v2026.11-rc_1.json');
+    expect(fileFor({ kind: 'changes', since: null }, prebuilt)).toBe('api/v1/changes/index.json');
+    expect(changesFile('r1')).toBe('api/v1/changes/since/r1.json');
+  });
+  it('refuses a since that is no revision id (no path leaves the feed), given twice or bracketed', () => {
+    for (const bad of ['../x', '', '.hidden', 'a/b', 'x'.repeat(65), 'r%00']) {
+      expect(invalid(CHANGES, `since=${encodeURIComponent(bad)}`), bad).toEqual([
+        { name: 'since', reason: 'must be a publication revision, as sent in the X-Publication-Revision header' },
+      ]);
+    }
+    expect(invalid(CHANGES, 'since=a&since=b')).toEqual([
+      { name: 'since', reason: 'given more than once; send it once' },
+    ]);
+    expect(invalid(CHANGES, 'since[]=a')).toEqual([{ name: 'since[]', reason: 'not a parameter; send since once' }]);
+  });
+  it('refuses other parameters, cache-busters too', () => {
+    expect(invalid(CHANGES, 'since=r1&cache=1')[0]!.name).toBe('cache');
+  });
+  it('is one path: anything below it is no path', () => {
+    expect(parse(`${CHANGES}/r1`)).toEqual({ ok: false, status: 404, reason: 'no such path' });
+    expect(parse(`${CHANGES}x`)).toEqual({ ok: false, status: 404, reason: 'no such path' });
   });
 });

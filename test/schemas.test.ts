@@ -7,18 +7,22 @@ import { SCHEMA_DIR, committedSchemas, createAjv } from './helpers/schemas.js';
 
 const EXPECTED = [
   'BenchmarkResult',
+  'CatalogResponse',
   'ChangeList',
+  'ChangesResponse',
   'DetailResponse',
   'ListArtifact',
   'ListResponse',
   'Manifest',
   'MetricsFile',
+  'MetricsResponse',
   'ModelRecord',
   'OverridesFile',
   'PriceObservation',
   'Problem',
   'PublicationMeta',
   'SiteFile',
+  'Snapshot',
   'SourcesFile',
   'SpeedRun',
 ];

@@ -111,6 +111,10 @@ const CASES: Record<string, Case> = {
       'models/vendor/alpha.yaml: Duplicate slug "alpha" used by both models/alpha.yaml and models/vendor/alpha.yaml. Slugs must be unique.',
     ],
   },
+  'a developer with a comma (the list filter takes developers as a comma list)': {
+    files: { 'models/comma.yaml': modelYaml(77, { developer: 'developer: Lab, Inc.' }) },
+    expected: ['models/comma.yaml:3: model "comma": developer: must not contain a comma'],
+  },
   'duplicate ids': {
     files: { 'models/epsilon.yaml': modelYaml(2) },
     expected: [

@@ -24,6 +24,13 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
     loaded: o.loaded,
     progress: createProgress(o.quiet ? null : process.stderr),
   });
+  console.log(r.semantic.summary);
+  if (r.semantic.unchanged) {
+    console.log(
+      `nothing to publish: the data is that of the live revision ${r.revision} (${r.releaseDir}), which stays current`,
+    );
+    return;
+  }
   const mb = (n: number) => (n / 1e6).toFixed(1);
   console.log(`published revision ${r.revision} (${r.publishedAt}) at ${r.releaseDir}`);
   console.log(

@@ -6,9 +6,19 @@
 // synchronously from the first byte to res.end(): each step returns its answer, or a promise only when it must wait
 // (a store lookup, a lease refill, a disk or origin read), and the next step runs when it is known.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { API_PREFIX, MAX_SLUG_LENGTH, parseRequest, type InvalidParam, type ParseResult } from '../routes.js';
+import {
+  API_PREFIX,
+  MAX_SLUG_LENGTH,
+  parseRequest,
+  routeOf,
+  type ApiRequest,
+  type InvalidParam,
+  type ParseResult,
+  type RouteKind,
+} from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
 import { composeList, composedCached } from './compose.js';
+import { isOpen, serveOpen } from './open.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
 import { CACHE_CONTROL, CORS_HEADERS, type ComposedFile, type FileInfo, type Publication } from './publication.js';
 import type { Admission } from './quota.js';
@@ -40,7 +50,8 @@ const PREFLIGHT_HEADERS = [
 ];
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** What a 404 tells the developer: which of path, slug form or lane was wrong (one `not_found` code for all). */
-const NO_PATH = 'No such path: this API answers /api/v1/models and /api/v1/models/{slug}.';
+const NO_PATH =
+  'No such path: this API answers /api/v1/models, /api/v1/models/{slug}, /api/v1/metrics, /api/v1/catalog, /api/v1/changes and /api/v1/openapi.json (described at /docs).';
 const NOT_A_SLUG = `No model has this slug: slugs are lower-case letters, digits and single hyphens, at most ${MAX_SLUG_LENGTH} characters, as in the slug field of a list item (gpt-4o).`;
 const notInLane = (lane: QueryLane): string =>
   lane === 'all'
@@ -75,7 +86,7 @@ export interface GatewayDeps {
   onUnavailable?(): void;
 }
 
-type Route = 'preflight' | 'list' | 'detail' | 'other';
+type Route = 'preflight' | RouteKind | 'other';
 interface ParsedUrl {
   route: Route;
   result: ParseResult | 'bad_request';
@@ -114,17 +125,16 @@ function parseUrl(rawUrl: string): ParsedUrl {
     return { route: 'other', result: 'bad_request', preflight: false };
   }
   const result = parseRequest(url.pathname, url.searchParams);
-  const route: Route = result.ok
-    ? result.request.kind
-    : url.pathname === API_PREFIX
-      ? 'list'
-      : url.pathname.startsWith(`${API_PREFIX}/`)
-        ? 'detail'
-        : 'other';
+  const route: Route = result.ok ? result.request.kind : (routeOf(url.pathname) ?? 'other');
   // A slug that is not canonical (/api/v1/models/GPT-4o) still passes the preflight: a page then reads the GET's 404
   // problem body, not a CORS network error.
   const preflight =
-    route === 'list' || (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
+    route === 'list' ||
+    route === 'metrics' ||
+    route === 'catalog' ||
+    route === 'changes' ||
+    route === 'openapi' ||
+    (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
   return { route, result, preflight };
 }
 
@@ -220,6 +230,12 @@ export function createHandler(d: GatewayDeps) {
       return 204;
     }
 
+    // The OpenAPI document and /docs need no key: neither does being told of a bad parameter there.
+    const r = parsed.result;
+    if (!r.ok && r.status === 400 && parsed.route === 'openapi')
+      return problem(res, req, 'invalid_parameter', [], { invalid: r.invalid });
+    if (r.ok && isOpen(r.request)) return serveOpen(req, res, d.publication(), r.request);
+
     const key = req.headers['x-api-key'];
     if (typeof key !== 'string' || key === '') return problem(res, req, 'missing_api_key');
     x.key = key;
@@ -242,20 +258,33 @@ export function createHandler(d: GatewayDeps) {
     const { req, res } = x;
     if (!a.ok) return problem(res, req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
     x.admission = a;
-    const request = (x.result as Extract<ParseResult, { ok: true }>).request;
+    const request = (x.result as Extract<ParseResult, { ok: true }>).request as ApiRequest;
     const pub = (x.pub = d.publication());
     const file = (x.file = pub.prebuilt(request));
     if (file === null) {
       if (request.kind === 'detail')
         return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
+      if (request.kind === 'changes') return problem(res, req, 'resync_required', rateHeaders(a));
+      if (request.kind !== 'list')
+        return problem(res, req, 'not_found', rateHeaders(a), {
+          detail: 'This publication was built before this path.',
+        });
       return next(composedCached(pub, request) ?? composeList(pub, request), x, withComposed);
     }
     return next(pub.cachedBody(file) ?? pub.body(file), x, withBody);
   }
 
-  function withComposed(x: Exchange, f: ComposedFile): number {
+  function withComposed(x: Exchange, f: ComposedFile | { invalid: InvalidParam[] }): number {
+    if ('invalid' in f) return refused(x, f.invalid);
     x.file = f;
     return respond(x, f.body);
+  }
+
+  /** A 400 known only once admitted (a filter's developer the publication does not have): not counted. */
+  function refused(x: Exchange, invalid: InvalidParam[]): number {
+    d.quota.refund(x.keyId!, x.admission!);
+    x.admission = undefined;
+    return problem(x.res, x.req, 'invalid_parameter', [], { invalid });
   }
 
   function withBody(x: Exchange, body: Buffer): number {

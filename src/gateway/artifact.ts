@@ -23,6 +23,8 @@ export interface ListArtifact extends Omit<ArtifactAsRead, 'attribution'> {
    * letters and digits only, whole and from each word on (each after a line feed), and its search fields as the
    * build wrote them (folded name, slug and text per locale). */
   searchIndex: Map<string, { name: string; slug: string; fromWords: string; search: ArtifactModel['search'] }>;
+  /** The developers of its models, sorted (compose.ts developersOf), made on first use. */
+  developers?: string[];
   /** The artifact's Last-Modified as an HTTP date. */
   lastModified: string;
   /** The artifact's attribution as JSON, as every page carries it. */

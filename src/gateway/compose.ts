@@ -10,11 +10,15 @@
 // are ordered by relevance tier, then by the requested sort: (0) the query equals the name or slug, (1) the name or
 // slug starts with it, (2) one of their later words does (all three without separators), or the name or slug holds
 // the query as typed (inside a word: 千问 in 通义千问), (3) the rest (matched word by word).
+//
+// Filters (capabilities, developer, min_context_window, ...) keep the models of that order that match all of them.
+// Whether a developer exists is known only here: the known ones are those of lane `all` (every public model), so a
+// developer with no model in the requested lane is an empty list, and a misspelled one a 400 naming the known ones.
 import type { Include, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
 import { envelopeParts, foldText, listDataJson, sectionsJson } from '../publication/assemble.js';
 import { includeKey } from '../publication/layout.js';
-import type { ListRequest } from '../routes.js';
+import { filterKey, type InvalidParam, type ListFilter, type ListRequest } from '../routes.js';
 import type { ItemPieces, ListArtifact } from './artifact.js';
 import type { ComposedFile, Publication } from './publication.js';
 import { etagOf, httpDate } from './validators.js';
@@ -168,25 +172,84 @@ const SEARCH_RULES = 'search 2: names and slugs also without separators, from a 
 const SEARCH_RULES_SINCE = '2026-11-24T00:00:00.000Z';
 const SEARCH_RULES_SINCE_HTTP = httpDate(SEARCH_RULES_SINCE);
 
+/** How filters match, as a version: it enters the validator of every filtered answer (as SEARCH_RULES does). */
+const FILTER_RULES = 'filter 1';
+
+/** The models of `order` that pass every filter. A model without a price never passes max_blended_price. */
+export function filterOrder(a: ListArtifact, order: readonly string[], f: ListFilter): string[] {
+  const developers = new Set(f.developer);
+  return order.filter((slug) => {
+    const { item, sections } = a.models[slug]!;
+    const base = item.en as { developer: string; context_window_tokens: number; max_output_tokens: number };
+    const caps = sections.capabilities.capabilities as { keys: string[]; open_weights: boolean };
+    const price = sections.pricing.pricing as { blended_price_per_million: number } | null;
+    return (
+      (developers.size === 0 || developers.has(base.developer)) &&
+      (f.min_context_window === null || base.context_window_tokens >= f.min_context_window) &&
+      (f.min_output_tokens === null || base.max_output_tokens >= f.min_output_tokens) &&
+      (f.max_blended_price === null || (price !== null && price.blended_price_per_million <= f.max_blended_price)) &&
+      (f.open_weights === null || caps.open_weights === f.open_weights) &&
+      f.capabilities.every((k) => caps.keys.includes(k))
+    );
+  });
+}
+
+/** The developers of an artifact's models, sorted (made once per artifact). */
+export function developersOf(a: ListArtifact): readonly string[] {
+  a.developers ??= [
+    ...new Set(Object.values(a.models).map((m) => (m.item.en as { developer: string }).developer)),
+  ].sort();
+  return a.developers;
+}
+
+/** The filter's developers that no public model has, as the 400 names them; null when all are known. */
+async function unknownDevelopers(pub: Publication, r: ListRequest): Promise<InvalidParam[] | null> {
+  if (!r.filter?.developer.length) return null;
+  const known = developersOf(await pub.artifact({ lane: 'all', displayOnly: r.displayOnly }));
+  const unknown = r.filter.developer.filter((d) => !known.includes(d));
+  if (!unknown.length) return null;
+  return [
+    {
+      name: 'developer',
+      reason: `${unknown.map((d) => JSON.stringify(d)).join(', ')} ${unknown.length > 1 ? 'are not developers' : 'is not a developer'} in this publication (names match exactly, case included); one of ${known.join(', ')}`,
+    },
+  ];
+}
+
 const composedKey = (r: ListRequest) =>
-  `${r.locale}.${r.lane}.${r.displayOnly}.${includeKey(r.include)}.${r.sort}.${r.pageSize}.${r.page}.${r.q ?? ''}`;
+  `${r.locale}.${r.lane}.${r.displayOnly}.${includeKey(r.include)}.${r.sort}.${r.pageSize}.${r.page}.${r.q ?? ''}` +
+  // After q, which cannot hold control characters: no two requests share a key. Unfiltered keys stay as they were.
+  (r.filter ? `\u0001${filterKey(r.filter)}` : '');
 
 /** A composed answer made earlier and still in memory: lets the request path stay synchronous. */
 export function composedCached(pub: Publication, r: ListRequest): ComposedFile | undefined {
   return pub.composed.get(composedKey(r));
 }
 
-/** Composes a list answer and keeps it in the publication's composed cache from its second request on (the caller
- * asks composedCached first). */
-export async function composeList(pub: Publication, r: ListRequest): Promise<ComposedFile> {
+/**
+ * Composes a list answer and keeps it in the publication's composed cache from its second request on (the caller
+ * asks composedCached first). A filter naming a developer the publication does not have gives `{ invalid }`: a 400,
+ * which only the publication can tell.
+ */
+export async function composeList(
+  pub: Publication,
+  r: ListRequest,
+): Promise<ComposedFile | { invalid: InvalidParam[] }> {
   const cacheKey = composedKey(r);
+  const invalid = await unknownDevelopers(pub, r);
+  if (invalid) return { invalid };
   const a = await pub.artifact(r);
   let order = a.orders[r.sort];
-  if (r.q !== null) {
-    const searchKey = `${r.lane}.${r.displayOnly}.${r.locale}.${r.sort}.${r.q}`;
+  if (r.q !== null || r.filter !== null) {
+    // A query's (and a filter's) pages and include sets share one ordered result.
+    const searchKey = `${r.lane}.${r.displayOnly}.${r.locale}.${r.sort}.${r.q ?? ''}${r.filter ? `\u0001${filterKey(r.filter)}` : ''}`;
     const found = pub.searches.get(searchKey);
     if (found) order = found;
-    else pub.searches.set(searchKey, (order = searchOrder(a, r.q, r.locale, r.sort)));
+    else {
+      if (r.q !== null) order = searchOrder(a, r.q, r.locale, r.sort);
+      if (r.filter !== null) order = filterOrder(a, order, r.filter);
+      pub.searches.set(searchKey, order);
+    }
   }
   const slugs = order.slice((r.page - 1) * r.pageSize, r.page * r.pageSize);
   const body = pagePieces(a, r.locale, r.include, slugs, r.page, r.pageSize, order.length);
@@ -194,10 +257,8 @@ export async function composeList(pub: Publication, r: ListRequest): Promise<Com
   for (const c of body) bytes += c.length;
   // The body is a function of the artifact, the attribution and the canonical request: a hash of those is a strong
   // validator (same inputs, same bytes) without hashing the body itself. The first two are hashed once per artifact.
-  const validator = a.validatorPrefix
-    .copy()
-    .update(r.q === null ? cacheKey : `${SEARCH_RULES}\n${cacheKey}`)
-    .digest('hex');
+  const rules = `${r.q === null ? '' : `${SEARCH_RULES}\n`}${r.filter === null ? '' : `${FILTER_RULES}\n`}`;
+  const validator = a.validatorPrefix.copy().update(`${rules}${cacheKey}`).digest('hex');
   const etag = etagOf(validator);
   const lastModified =
     r.q !== null && a.entry.last_modified < SEARCH_RULES_SINCE ? SEARCH_RULES_SINCE_HTTP : a.lastModified;

@@ -15,6 +15,12 @@ export const PROBLEMS = {
   bad_request: { status: 400, title: 'Bad request', detail: 'The request line could not be read.' },
   request_timeout: { status: 408, title: 'Request timeout', detail: 'The request did not arrive in full in time.' },
   not_found: { status: 404, title: 'Not found', detail: 'No such model or path.' },
+  resync_required: {
+    status: 410,
+    title: 'Revision not in the changes feed',
+    detail:
+      'The since revision is unknown, or older than the publications the changes feed keeps (the last 30): fetch the catalog again from /api/v1/catalog (or the list and detail operations), then follow /api/v1/changes?since=<the X-Publication-Revision it was served with>.',
+  },
   method_not_allowed: {
     status: 405,
     title: 'Method not allowed',

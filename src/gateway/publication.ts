@@ -246,11 +246,16 @@ export class Publication {
     });
   }
 
-  /** With a remote origin, bytes read must be the manifest's: else the host has switched publications under us. */
+  /**
+   * Bytes enter the cache only if they are the manifest's: a damaged file (truncated on disk) is answered 503, never
+   * served under the strong ETag of the intact bytes; from a remote host, other bytes mean it switched publications.
+   */
   private checkBytes(bytes: Buffer, entry: ManifestEntry): void {
-    if (this.verify && createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
+    if (createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
       throw new Error(
-        `origin returned other bytes for ${entry.path} than publication ${this.revision} lists: it has switched publications`,
+        this.verify
+          ? `origin returned other bytes for ${entry.path} than publication ${this.revision} lists: it has switched publications`
+          : `${entry.path} of publication ${this.revision} does not hold the bytes its manifest lists (damaged on disk?): not served`,
       );
     }
   }

@@ -22,6 +22,7 @@ import {
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
 import { renderVariant, type VariantParts } from './render.js';
+import { CATALOG_BODIES, CatalogBodies } from './render-catalog.js';
 
 export const LANE_VARIANTS: readonly LaneVariant[] = QUERY_LANES.flatMap((lane) =>
   [false, true].map((displayOnly) => ({ lane, displayOnly })),
@@ -38,13 +39,16 @@ const variantBodies = (models: number, pageSizes: readonly number[]) =>
   LOCALES.length * INCLUDE_SUBSETS.length * (models + SORTS.length * listPages(models, pageSizes).length) + 1;
 
 export function countBodies(c: Computed, pageSizes: readonly number[]): number {
-  return LANE_VARIANTS.reduce((n, v) => n + variantBodies(c.lanes[v.lane].models.length, pageSizes), 0);
+  return (
+    LANE_VARIANTS.reduce((n, v) => n + variantBodies(c.lanes[v.lane].models.length, pageSizes), 0) + CATALOG_BODIES
+  );
 }
 
 export function* bodies(c: Computed, pageSizes: readonly number[]): Generator<PendingBody> {
   const schemaVersion = c.data.site.schema_version;
   const attribution = attributionOf(c.data.site);
   const attributionJson = JSON.stringify(attribution);
+  const catalog = new CatalogBodies(c, attributionJson);
   for (const v of LANE_VARIANTS) {
     const parts = renderVariant(c, v.lane, v.displayOnly);
     const sections = sectionJsons(parts, 'sections');
@@ -91,7 +95,9 @@ export function* bodies(c: Computed, pageSizes: readonly number[]): Generator<Pe
         ),
       }),
     };
+    yield* catalog.variant(parts, sections);
   }
+  yield* catalog.finish();
 }
 
 function sectionJsons(parts: VariantParts, which: 'sections' | 'itemSections'): Map<string, Record<Include, string>> {

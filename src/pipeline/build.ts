@@ -8,9 +8,10 @@ import type { ChangeList } from '../publication/files.js';
 import { laneVariantKey } from '../publication/layout.js';
 import { checkForcedTime, timePolicy } from '../publication/times.js';
 import { changeList, writeBodies, writeReleaseFiles, type WriteStats } from '../publication/writer.js';
-import { RevisionId } from '../schema/api.js';
+import { RevisionId, type SemanticDiff } from '../schema/api.js';
 import { DEFAULT_PAGE_SIZE } from '../routes.js';
 import { bodies, countBodies, LANE_VARIANTS } from './bodies.js';
+import { semanticStep } from './changes.js';
 import { compute, type LeftOut } from './compute/index.js';
 import { loadTree } from './load.js';
 import { createProgress, type Progress } from './progress.js';
@@ -55,6 +56,8 @@ export interface BuildResult {
   /** Valid data that entered no published number, and implausible values: the build command reports both. */
   leftOut: LeftOut;
   warnings: SourceData['warnings'];
+  /** The semantic changes against the live release (pipeline/changes.ts); `unchanged`: nothing was published. */
+  semantic: { summary: string; diff: SemanticDiff | null; unchanged: boolean };
 }
 
 /** The revision a build of `data` publishes unless --revision names one: the same data, schema and tool, the same id. */
@@ -94,11 +97,29 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     const revision = o.revision ?? dataRevision(data);
     const times = timePolicy(o.publishedAt, data.latestInstant, previous, revision);
     const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
+    // What changed for a reader, against the live snapshot; the live release itself again publishes nothing.
+    const semantic = await semanticStep(
+      computed,
+      previous,
+      {
+        revision,
+        dataRevision: dataRevision(data),
+        pageSizes,
+        forcedPublishedAt: o.publishedAt,
+        newRevisionAt: times.changedAt,
+        startedAt: t0,
+      },
+      { leftOut: computed.leftOut, warnings: data.warnings },
+    );
+    if (semantic.unchanged) {
+      progress.end();
+      return semantic.unchanged;
+    }
 
     staging = stagingDirFor(o.outDir, revision);
     await rm(staging, { recursive: true, force: true });
-    progress.phase('render + write', countBodies(computed, pageSizes));
-    const { entries, stats } = await writeBodies(bodies(computed, pageSizes), {
+    progress.phase('render + write', countBodies(computed, pageSizes) + semantic.bodyCount);
+    const { entries, stats } = await writeBodies(semantic.withBodies(bodies(computed, pageSizes)), {
       stagingDir: staging,
       revision,
       times,
@@ -137,6 +158,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       seconds: (performance.now() - t0) / 1000,
       leftOut: computed.leftOut,
       warnings: data.warnings,
+      semantic: { summary: semantic.summary, diff: semantic.diff, unchanged: false },
     };
   } finally {
     if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});

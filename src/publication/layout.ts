@@ -1,6 +1,10 @@
 // Where each body lives inside a release (docs/publication.md):
 //   api/v1/models/<slug>/<locale>.<lane>.<public|display>.<include>.json             detail
 //   api/v1/list/<locale>.<lane>.<public|display>.<include>/<sort>-<size>-<page>.json   list page (no q)
+//   api/v1/changes/index.json, api/v1/changes/since/<revision>.json                  changes feed
+//   api/v1/metrics/<locale>.json                                                     metrics list
+//   api/v1/catalog/<locale>.<lane>.<public|display>.json                             catalog export
+//   api/v1/openapi.json                                                              the OpenAPI document
 //   artifacts/<lane>.<public|display>.json                                           list artifact
 //   manifest.json, publication.json, changes.json                                    the release's own files
 // where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
@@ -39,3 +43,11 @@ export const artifactFile = (v: LaneVariant): string => `artifacts/${laneVariant
 
 /** The number of pages a list of `total` items has at `pageSize`: an empty list still has its one (empty) page. */
 export const pageCount = (total: number, pageSize: number): number => Math.max(1, Math.ceil(total / pageSize));
+
+/** The prebuilt answer of GET /api/v1/changes (since: null) or ?since=<revision>. */
+export const changesFile = (since: string | null): string =>
+  since === null ? 'api/v1/changes/index.json' : `api/v1/changes/since/${since}.json`;
+export const metricsFile = (v: { locale: Locale }): string => `api/v1/metrics/${v.locale}.json`;
+export const catalogFile = (v: LaneVariant & { locale: Locale }): string =>
+  `api/v1/catalog/${v.locale}.${laneVariantKey(v)}.json`;
+export const OPENAPI_FILE = 'api/v1/openapi.json';

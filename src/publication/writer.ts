@@ -3,7 +3,7 @@
 // revision and bytes (it is hard-linked from the previous release, not rewritten), so its sha256, ETag and
 // Last-Modified stay put. Every other body takes the time policy's `changedAt` (times.ts).
 import { createHash } from 'node:crypto';
-import { link, mkdir, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pMap from 'p-map';
 import { UsageError } from '../errors.js';
@@ -104,11 +104,19 @@ export async function writeBodies(
         const body = bytes;
         const written = (async () => {
           if (prev && prev.sha256 === hash && o.previous) {
-            // Unchanged since the previous publication: share its file (or rewrite the same bytes if it is gone).
-            const linked = await link(path.join(o.previous.dir, b.path), target).then(
-              () => true,
+            // Unchanged since the previous publication: share its file if it still holds these bytes (a damaged or
+            // missing file is written again, never inherited).
+            const old = path.join(o.previous.dir, b.path);
+            const intact = await readFile(old).then(
+              (onDisk) => onDisk.equals(Buffer.from(body)),
               () => false,
             );
+            const linked =
+              intact &&
+              (await link(old, target).then(
+                () => true,
+                () => false,
+              ));
             if (linked) {
               stats.linkedFromPrevious++;
               return target;

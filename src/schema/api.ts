@@ -1,7 +1,7 @@
 // Published response shapes (SPEC part 2) and the publication's own files (manifest, change list).
 // JSON Schemas under schemas/ are generated from these; test/schemas.test.ts fails when they are stale.
 import { z } from 'zod';
-import { Locale } from './source.js';
+import { CAPABILITY_MODALITIES, Locale, Metric, Modality } from './source.js';
 
 export const INCLUDES = ['benchmarks', 'capabilities', 'pricing'] as const; // canonical (sorted) order
 export const Include = z.enum(INCLUDES);
@@ -109,10 +109,28 @@ export const PricingDetail = PricingSummary.extend({
   sources: z.array(z.string()),
 });
 
+/** Capability flags that are keys when true (compute/capabilities.ts); modalities are keys as input:<m>, output:<m>. */
+export const CAPABILITY_FLAGS = [
+  'reasoning',
+  'tool_use',
+  'structured_output',
+  'attachments',
+  'temperature',
+  'open_weights',
+] as const;
+/** Every capability key a model can publish, sorted: a fixed vocabulary, so the list filter can check it up front. */
+export const CAPABILITY_KEYS = [
+  ...CAPABILITY_MODALITIES.map((m) => `input:${m}` as const),
+  ...CAPABILITY_MODALITIES.map((m) => `output:${m}` as const),
+  ...CAPABILITY_FLAGS,
+].sort();
+export const CapabilityKey = z.enum(CAPABILITY_KEYS);
+
 export const Capabilities = z.strictObject({
-  keys: z.array(z.string()),
-  input_modalities: z.array(z.string()),
-  output_modalities: z.array(z.string()),
+  /** The filterable names (`capabilities=` on the list), sorted. */
+  keys: z.array(CapabilityKey),
+  input_modalities: z.array(Modality),
+  output_modalities: z.array(Modality),
   reasoning: z.boolean(),
   tool_use: z.boolean(),
   structured_output: z.boolean().nullable(),
@@ -199,6 +217,39 @@ const envelope = <T extends z.ZodType>(data: T) =>
 export const ListResponse = envelope(z.strictObject({ models: z.array(ListItem), pagination: Pagination }));
 export const DetailResponse = envelope(ModelDetail);
 
+/** A leaderboard the publication has (GET /api/v1/metrics): what a metric selector or a table's columns need. */
+export const MetricInfo = z.strictObject({
+  metric_key: z.string(),
+  label: z.string(),
+  benchmark: z.string(),
+  group: Metric.shape.group,
+  unit: Metric.shape.unit,
+  higher_is_better: z.boolean(),
+  is_aggregate: z.boolean(),
+  /** Shown in a model's benchmark_summary. */
+  headline: z.boolean(),
+  /** How many models the metric ranks in each lane (its leaderboard's length there; 0: none in that lane). */
+  ranked_count: z.strictObject({
+    verified: z.number().int().min(0),
+    provisional: z.number().int().min(0),
+    all: z.number().int().min(0),
+  }),
+});
+export const MetricsResponse = envelope(z.strictObject({ metrics: z.array(MetricInfo) }));
+
+/** A model in the catalog export: its detail's data with every include (benchmarks, capabilities, pricing). */
+export const CatalogModel = ModelDetail.required({
+  benchmarks: true,
+  benchmark_groups: true,
+  category_performance: true,
+  pricing: true,
+  capabilities: true,
+});
+/** GET /api/v1/catalog: every model of a lane in one body, by slug. */
+export const CatalogResponse = envelope(
+  z.strictObject({ models: z.array(CatalogModel), total: z.number().int().min(0) }),
+);
+
 export const Problem = z.strictObject({
   type: z.string(),
   title: z.string(),
@@ -247,3 +298,64 @@ export type Capabilities = z.infer<typeof Capabilities>;
 export type PublicProvenanceSource = z.infer<typeof PublicProvenance>['sources'][number];
 export type Attribution = z.infer<typeof Attribution>;
 export type BenchmarkGroup = z.infer<typeof BenchmarkGroup>;
+
+// ---- semantic changes: what changed between two publications, per model and field (pipeline/diff.ts) ------------
+
+/** A field's value before or after a change: any JSON value (a `{}` schema, which needs no $defs). */
+const JsonValue = z.unknown();
+/**
+ * One changed field. `path` is dotted (`description.en`, `benchmarks.<metric_key>.rank`: a metric key is everything
+ * between the first and the last dot). `old` is missing when the field did not exist before (a first price, a new
+ * benchmark value, a new override), `new` when it no longer exists. `lanes`, on figures computed per lane (stats,
+ * pricing, benchmarks, leaderboards), names the query lanes in which this change happened.
+ */
+export const FieldChange = z.strictObject({
+  path: z.string(),
+  old: JsonValue.optional(),
+  new: JsonValue.optional(),
+  lanes: z.array(QueryLane).min(1).optional(),
+});
+export type FieldChange = z.infer<typeof FieldChange>;
+export const ModelChange = z.strictObject({
+  slug: z.string(),
+  /** The model's name: the new one, or the last one for a removed model. */
+  name: z.string(),
+  change: z.enum(['added', 'removed', 'changed']),
+  /** The changed fields; empty for an added or removed model. */
+  fields: z.array(FieldChange),
+});
+export type ModelChange = z.infer<typeof ModelChange>;
+export const SemanticDiff = z.strictObject({
+  /** Models in slug order, each once. */
+  models: z.array(ModelChange),
+  /** Catalog-level changes: site, metrics (`metrics.<key>`), leaderboards (`leaderboards.<key>.ranked_count`). */
+  catalog: z.array(FieldChange),
+});
+export type SemanticDiff = z.infer<typeof SemanticDiff>;
+/** The semantic changes one publication made to the one before it. */
+export const PublicationChanges = z.strictObject({
+  publicationRevision: RevisionId,
+  previousRevision: RevisionId,
+  publishedAt: Instant,
+  /** One line for a person: `1 model changed: gpt-4o (description.en)`. */
+  summary: z.string(),
+  ...SemanticDiff.shape,
+});
+export type PublicationChanges = z.infer<typeof PublicationChanges>;
+/** GET /api/v1/changes[?since=REVISION]: api/v1/changes/index.json and api/v1/changes/since/<revision>.json. */
+export const ChangesResponse = z.strictObject({
+  schemaVersion: z.string(),
+  /** The revision that last changed this body; the current one is in the X-Publication-Revision header. */
+  publicationRevision: RevisionId,
+  tier: z.literal('free'),
+  attribution: Attribution,
+  data: z.strictObject({
+    /** The current publication: the `since` to send next time. */
+    latest: RevisionId,
+    /** The oldest revision `since` accepts (the feed keeps the last 30 publications). */
+    oldest: RevisionId,
+    /** Newest first: the publications after `since` (all that are kept, without it). */
+    publications: z.array(PublicationChanges),
+  }),
+});
+export type ChangesResponse = z.infer<typeof ChangesResponse>;

@@ -165,7 +165,12 @@ export const LocalizedText = z.strictObject({ en: Description('en'), zh: Descrip
 export const ModelRecord = z.strictObject({
   id: z.number().int().positive('must be a positive integer'),
   name: z.string().min(1),
-  developer: z.string().min(1),
+  // The list filter takes developers as a comma list of names up to 100 characters (developer=OpenAI,Anthropic).
+  developer: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[^,]*$/, 'must not contain a comma'),
   release_date: IsoDate,
   updated_at: IsoDate,
   context_window_tokens: TokenCount,

@@ -21,7 +21,7 @@ export function parseCapabilities(c: ModelRecord['capabilities']): ParsedCapabil
     ...input.map((m) => `input:${m}`),
     ...output.map((m) => `output:${m}`),
     ...flags.filter(([, v]) => v === true).map(([k]) => k),
-  ].sort();
+  ].sort() as Capabilities['keys']; // each made from the schema's modalities and flags
   return {
     keys,
     input_modalities: input,

@@ -1,0 +1,59 @@
+import { UsageError } from '../errors.js';
+import { publish, rollback } from '../publish/publish.js';
+import { openTarget } from '../publish/targets/index.js';
+
+export interface PublishCommandOptions {
+  from?: string;
+  to?: string;
+  endpoint?: string;
+  region?: string;
+  forcePathStyle?: boolean;
+  dryRun?: boolean;
+  concurrency: number;
+  keep: number;
+  rollback?: string;
+  quiet?: boolean;
+}
+
+export async function publishCommand(o: PublishCommandOptions): Promise<void> {
+  if (!o.to) throw new UsageError('--to is missing: say where to publish, s3://BUCKET/PREFIX or file:///PATH');
+  if (o.rollback !== undefined && o.from !== undefined)
+    throw new UsageError('give --rollback REVISION or --from DIR, not both: a rollback uploads nothing');
+  const s3 = o.to.startsWith('s3://');
+  for (const [given, flag] of [
+    [o.endpoint, '--endpoint'],
+    [o.region, '--region'],
+    [o.forcePathStyle, o.forcePathStyle ? '--force-path-style' : '--no-force-path-style'],
+  ] as const)
+    if (given !== undefined && !s3) throw new UsageError(`${flag} is for an s3:// --to, not ${o.to}`);
+  if (o.endpoint !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(o.endpoint))
+    throw new UsageError(
+      `--endpoint ${o.endpoint}: give the API's root URL, e.g. https://ACCOUNT.r2.cloudflarestorage.com`,
+    );
+  let retries = 0;
+  const target = await openTarget(o.to, {
+    endpoint: o.endpoint,
+    region: o.region,
+    forcePathStyle: o.forcePathStyle,
+    concurrency: o.concurrency,
+    onRetry: () => {
+      retries++;
+    },
+  });
+  try {
+    if (o.rollback !== undefined) await rollback({ target, revision: o.rollback, dryRun: o.dryRun });
+    else
+      await publish({
+        from: o.from ?? 'dist',
+        target,
+        keep: o.keep,
+        concurrency: o.concurrency,
+        dryRun: o.dryRun,
+        progress: o.quiet ? null : process.stderr,
+        retries: () => retries,
+      });
+  } finally {
+    await target.close();
+  }
+  if (retries) console.log(`${retries} requests were retried (5xx, 429 or a network error)`);
+}

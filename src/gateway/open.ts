@@ -1,0 +1,136 @@
+// Answers that need no key and count against no quota: the OpenAPI document (a file of the publication, so it changes
+// with the publication that describes it) and the human API reference at /docs, rendered in the browser from that
+// document by Redoc's standalone bundle, served from the redoc package: never fetched from a CDN.
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import { OPENAPI_FILE } from '../publication/layout.js';
+import type { ApiRequest, OpenRequest } from '../routes.js';
+import { notModified } from './app.js';
+import { problemBody, problemHeaders } from './problems.js';
+import { CORS_HEADERS, type FileInfo, type Publication } from './publication.js';
+import { etagOf, httpDate } from './validators.js';
+
+/** Shared caches may keep these: they are the same for every client and carry no per-key fields. */
+const PUBLIC_CACHE = 'public, max-age=300';
+/** The page references the script by a path that names its version: it may be kept a day. */
+const SCRIPT_CACHE = 'public, max-age=86400';
+
+export const isOpen = (r: ApiRequest | OpenRequest): r is OpenRequest =>
+  r.kind === 'openapi' || r.kind === 'docs' || r.kind === 'docs-script';
+
+// Relative URLs, so the page works wherever the gateway is mounted (/docs -> api/v1/openapi.json is /api/v1/...).
+// The policy lets the page load nothing but this gateway's own script and document (Redoc's footer asks for its logo
+// from Redocly's CDN: refused, and the footer shows its text alone).
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>API reference</title>
+<link rel="icon" href="data:,">
+<style>body { margin: 0; }</style>
+</head>
+<body>
+<redoc spec-url="api/v1/openapi.json" hide-download-button="false" expand-responses="200" json-sample-expand-level="3"></redoc>
+<script src="docs/redoc.standalone.js"></script>
+</body>
+</html>
+`;
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'", // Redoc's styled-components write style elements
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:", // Redoc's search index runs in a worker made from a blob
+].join('; ');
+
+interface Static {
+  body: Buffer;
+  info: FileInfo;
+}
+const staticFile = (body: Buffer, since: string): Static => {
+  const sha256 = createHash('sha256').update(body).digest('hex');
+  return {
+    body,
+    info: {
+      entry: { path: '', sha256, bytes: body.length, content_type: '', revision: 'static', last_modified: since },
+      etag: etagOf(sha256),
+      lastModified: httpDate(since),
+    },
+  };
+};
+/** When this gateway process started: the Last-Modified of what it serves from its own files. */
+const STARTED = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
+const page = staticFile(Buffer.from(PAGE), STARTED);
+let script: Promise<Static> | undefined;
+function redocScript(): Promise<Static> {
+  script ??= readFile(createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js')).then((b) =>
+    staticFile(b, STARTED),
+  );
+  script.catch(() => {
+    script = undefined; // a failed read is tried again by the next request
+  });
+  return script;
+}
+
+/** Answers an open request; a publication built before the OpenAPI document existed answers 404 for it. */
+export function serveOpen(
+  req: IncomingMessage,
+  res: ServerResponse,
+  pub: Publication,
+  r: OpenRequest,
+): number | Promise<number> {
+  if (r.kind === 'docs')
+    return send(req, res, page, 'text/html; charset=utf-8', PUBLIC_CACHE, [
+      'content-security-policy',
+      CONTENT_SECURITY_POLICY,
+    ]);
+  if (r.kind === 'docs-script')
+    return redocScript().then((s) => send(req, res, s, 'text/javascript; charset=utf-8', SCRIPT_CACHE));
+  const info = pub.info(OPENAPI_FILE);
+  if (info === null) {
+    const body = problemBody('not_found', {
+      detail: 'This publication was built before the API had its OpenAPI document.',
+    });
+    res.writeHead(404, problemHeaders(body));
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return 404;
+  }
+  const headers = ['x-publication-revision', pub.revision, 'x-schema-version', pub.meta.schemaVersion];
+  const cached = pub.cachedBody(info);
+  const json = 'application/json; charset=utf-8';
+  if (cached !== undefined) return send(req, res, { body: cached, info }, json, PUBLIC_CACHE, headers);
+  return pub.body(info).then((body) => send(req, res, { body, info }, json, PUBLIC_CACHE, headers));
+}
+
+function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  f: Static,
+  type: string,
+  cacheControl: string,
+  extra: string[] = [],
+): number {
+  const head = [
+    ...CORS_HEADERS,
+    'etag',
+    f.info.etag,
+    'last-modified',
+    f.info.lastModified,
+    'cache-control',
+    cacheControl,
+    ...extra,
+  ];
+  if (notModified(req, f.info)) {
+    res.writeHead(304, head);
+    res.end();
+    return 304;
+  }
+  res.writeHead(200, [...head, 'content-type', type, 'content-length', String(f.body.length)]);
+  res.end(req.method === 'HEAD' ? undefined : f.body);
+  return 200;
+}

@@ -1,0 +1,114 @@
+// The bodies of GET /api/v1/catalog, GET /api/v1/metrics and GET /api/v1/openapi.json, made from the same parts as
+// the details and lists (render.ts), so a catalog entry is byte for byte the data of its detail with every include.
+//   catalog: one body per locale x lane x display variant; data.models holds every model of the lane, by slug.
+//   metrics: one body per locale (labels are not localized: they differ only in the envelope's locale); the counts
+//            of every lane are in each, so a client needs one request whatever lane it shows.
+//   openapi: one body, with real examples from the verified lane, its public variant, in English.
+import type { Include } from '../schema/api.js';
+import { INCLUDES, QUERY_LANES } from '../schema/api.js';
+import { openApiDocument, type OpenApiExamples } from '../schema/openapi.js';
+import { LOCALES, type Locale } from '../schema/source.js';
+import { envelopeParts, innerJson, listDataJson, withSections } from '../publication/assemble.js';
+import { catalogFile, metricsFile, OPENAPI_FILE } from '../publication/layout.js';
+import type { PendingBody } from '../publication/writer.js';
+import type { Computed } from './compute/index.js';
+import type { VariantParts } from './render.js';
+
+/** How many bodies CatalogBodies yields in a build (for the progress count). */
+export const CATALOG_BODIES = LOCALES.length * (QUERY_LANES.length * 2 + 1) + 1;
+
+/** The revision the document's examples show: theirs is not known when the document is made (a body never holds
+ * the revision of another). */
+const EXAMPLE_REVISION = 'r000000000000';
+const EXAMPLE_LIST_SIZE = 2;
+const EXAMPLE_METRICS = 3;
+
+export class CatalogBodies {
+  private readonly examples: OpenApiExamples = {};
+  private readonly schemaVersion: string;
+
+  constructor(
+    private readonly c: Computed,
+    private readonly attributionJson: string,
+  ) {
+    this.schemaVersion = c.data.site.schema_version;
+  }
+
+  private envelope(locale: Locale, dataJson: string) {
+    return envelopeParts(this.schemaVersion, locale, this.attributionJson, dataJson);
+  }
+
+  /** The catalog bodies of one lane and display variant; from the verified public one, the document's examples. */
+  *variant(parts: VariantParts, sections: Map<string, Record<Include, string>>): Generator<PendingBody> {
+    const slugs = Object.keys(parts.models).sort();
+    const { lane, displayOnly } = parts;
+    for (const locale of LOCALES) {
+      const details = slugs.map((slug) =>
+        withSections(JSON.stringify(parts.models[slug]!.detail[locale]), sections.get(slug)!, INCLUDES),
+      );
+      const dataJson = `{"models":[${details.join(',')}],"total":${slugs.length}}`;
+      yield { path: catalogFile({ locale, lane, displayOnly }), ...this.envelope(locale, dataJson) };
+      if (lane === 'verified' && !displayOnly && locale === 'en') this.keepExamples(parts, details);
+    }
+  }
+
+  /** Real answers of this publication, as the document shows them (the revision aside: EXAMPLE_REVISION). */
+  private keepExamples(parts: VariantParts, details: string[]): void {
+    const example = (dataJson: string) => {
+      const { head, tail } = this.envelope('en', dataJson);
+      return JSON.parse(head + JSON.stringify(EXAMPLE_REVISION) + tail) as unknown;
+    };
+    const order = parts.orders.popular;
+    const items = order.slice(0, EXAMPLE_LIST_SIZE).map((s) => JSON.stringify(parts.models[s]!.item.en));
+    this.examples.list = example(listDataJson(items, 1, EXAMPLE_LIST_SIZE, order.length));
+    const first = order[0];
+    if (first === undefined) return;
+    this.examples.detail = example(JSON.stringify(parts.models[first]!.detail.en));
+    this.examples.catalog = example(`{"models":[${details[0]}],"total":${details.length}}`);
+  }
+
+  /** The metrics bodies and the OpenAPI document: after every variant (they need what each one left). */
+  *finish(): Generator<PendingBody> {
+    const metrics = this.metrics();
+    for (const locale of LOCALES)
+      yield { path: metricsFile({ locale }), ...this.envelope(locale, JSON.stringify({ metrics })) };
+    const cut = { metrics: metrics.slice(0, EXAMPLE_METRICS) };
+    const { head, tail } = this.envelope('en', JSON.stringify(cut));
+    this.examples.metrics = JSON.parse(head + JSON.stringify(EXAMPLE_REVISION) + tail);
+    const developers = [...new Set(this.c.lanes.all.models.map((m) => m.developer))].sort();
+    const { openapi, ...rest } = openApiDocument({
+      name: this.c.data.site.name,
+      schemaVersion: this.schemaVersion,
+      developers,
+      examples: this.examples,
+    });
+    // The revision that last changed the document, as every body names its own (root x- fields are extensions).
+    yield {
+      path: OPENAPI_FILE,
+      head: `{"openapi":${JSON.stringify(openapi)},"x-publication-revision":`,
+      tail: `,${innerJson(rest)}}`,
+    };
+  }
+
+  /** Every metric that ranks a model in some lane, in metrics.yaml's order, with its leaderboard length per lane. */
+  private metrics() {
+    const out = [];
+    for (const m of this.c.data.metrics) {
+      const count = (lane: (typeof QUERY_LANES)[number]) => this.c.lanes[lane].boards.get(m.key)?.rows.length ?? 0;
+      const ranked_count = { verified: count('verified'), provisional: count('provisional'), all: count('all') };
+      if (ranked_count.all === 0 && ranked_count.verified === 0 && ranked_count.provisional === 0) continue;
+      out.push({
+        metric_key: m.key,
+        label: m.label,
+        benchmark: m.benchmark,
+        group: m.group,
+        unit: m.unit,
+        higher_is_better: m.higher_is_better,
+        is_aggregate: m.aggregate,
+        headline: m.headline,
+        ranked_count,
+      });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,127 @@
+// The semantic snapshot of a publication, from the computed data: the facts a reader of the API sees, per model
+// and for the catalog, without the combinations the bodies repeat them in (locales x lanes x variants x includes x
+// pages). pipeline/diff.ts compares two of them; the build writes one per release (artifacts/snapshot.json).
+import { QUERY_LANES } from '../schema/api.js';
+import type { LaneFigures, Snapshot, SnapshotContent, SnapshotModel } from '../schema/snapshot.js';
+import type { Computed, LaneView } from './compute/index.js';
+import { NO_TESTS } from './compute/stats.js';
+import type { PendingBody } from '../publication/writer.js';
+import { toInstant } from './validate.js';
+
+export const SNAPSHOT_FILE = 'artifacts/snapshot.json';
+
+/** The key a benchmark value is filed under in a model's figures and in the leaderboards. */
+const benchmarkKey = (metricKey: string) => metricKey;
+
+function laneFigures(view: LaneView, slug: string): LaneFigures {
+  const price = view.prices.get(slug);
+  const benchmarks: LaneFigures['benchmarks'] = {};
+  for (const p of view.placements.get(slug) ?? []) {
+    const row = p.board.rows[p.index]!;
+    benchmarks[benchmarkKey(p.board.metric.key)] = {
+      value: row.value,
+      rank: row.rank,
+      eval_date: toInstant(row.eval_date),
+      stderr: row.stderr,
+      confidence: row.confidence,
+    };
+  }
+  return {
+    stats: { ...(view.stats.get(slug) ?? NO_TESTS) },
+    pricing: price
+      ? {
+          input_price_per_million: price.input_price_per_million,
+          output_price_per_million: price.output_price_per_million,
+          updated_at: price.updated_at,
+        }
+      : null,
+    benchmarks,
+  };
+}
+
+/** The snapshot of what a build of `c` publishes. `dataRevision`: dataRevision() of the data (pipeline/build.ts). */
+export function snapshotOf(c: Computed, dataRevision: string): SnapshotContent {
+  const site = c.data.site;
+  const all = c.lanes.all; // every public model, and every public benchmark value: a superset of the other lanes
+  const metrics: SnapshotContent['catalog']['metrics'] = {};
+  for (const b of all.boards.values()) {
+    const m = b.metric;
+    metrics[benchmarkKey(m.key)] = {
+      label: m.label,
+      benchmark: m.benchmark,
+      group: m.group,
+      unit: m.unit,
+      higher_is_better: m.higher_is_better,
+      aggregate: m.aggregate,
+      headline: m.headline,
+    };
+  }
+  const leaderboards = {} as SnapshotContent['catalog']['leaderboards'];
+  for (const lane of QUERY_LANES) {
+    leaderboards[lane] = {};
+    for (const b of c.lanes[lane].boards.values())
+      leaderboards[lane][benchmarkKey(b.metric.key)] = { ranked_count: b.rows.length };
+  }
+  const visible = QUERY_LANES.map((lane) => [lane, new Set(c.lanes[lane].models.map((m) => m.slug))] as const);
+  const models: Record<string, SnapshotModel> = {};
+  for (const m of all.models) {
+    const o = c.overrides.get(m.slug);
+    const { keys: _derived, ...capabilities } = c.capabilities.get(m.slug)!;
+    const display: SnapshotModel['display'] = {};
+    if (o?.name !== undefined) display.name = o.name;
+    if (o?.description && Object.keys(o.description).length) display.description = { ...o.description };
+    if (o?.documentation_url !== undefined) display.documentation_url = o.documentation_url;
+    if (o?.hub_url !== undefined) display.hub_url = o.hub_url;
+    const lanes: SnapshotModel['lanes'] = {};
+    for (const [lane, slugs] of visible) if (slugs.has(m.slug)) lanes[lane] = laneFigures(c.lanes[lane], m.slug);
+    models[m.slug] = {
+      id: m.id,
+      name: m.name,
+      developer: m.developer,
+      release_date: toInstant(m.release_date),
+      documentation_url: m.documentation_url,
+      hub_url: m.hub_url,
+      lane: m.lane,
+      description: { ...m.description },
+      context_window_tokens: m.context_window_tokens,
+      max_output_tokens: m.max_output_tokens,
+      capabilities,
+      display,
+      lanes,
+    };
+  }
+  return {
+    dataRevision,
+    catalog: { site: { name: site.name, url: site.url, schema_version: site.schema_version }, metrics, leaderboards },
+    models,
+  };
+}
+
+/** JSON with object keys sorted at every level (arrays keep their order): the same snapshot, the same bytes. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    const keys = Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** artifacts/snapshot.json as a body for writeBodies: its publicationRevision is the one that last changed it. */
+export function snapshotBody(s: SnapshotContent): PendingBody {
+  return {
+    path: SNAPSHOT_FILE,
+    head: '{"kind":"modelpub.snapshot","publicationRevision":',
+    tail: `,${canonicalJson(s).slice(1)}`,
+  };
+}
+
+/** The content of a snapshot file (what diffs compare). */
+export const contentOf = ({ dataRevision, catalog, models }: Snapshot): SnapshotContent => ({
+  dataRevision,
+  catalog,
+  models,
+});

@@ -1,0 +1,235 @@
+// What a publish will do, worked out before it does anything: which objects the remote lacks, which it has, which
+// publications stay kept and what is deleted after the switch. `--dry-run` prints this and stops.
+//
+// What the remote has is known from the manifests of the publications its pointer keeps: those were verified whole
+// before they went live and nothing they name is deleted while they are kept, so no request is made for any object
+// one of them lists. Only the other objects are looked for (a HEAD each, or a listing when there are many): an
+// interrupted publish may have left some of them.
+import type { Manifest } from '../publication/files.js';
+import {
+  type ObjectSource,
+  objectKey,
+  objectsOf,
+  keptOf,
+  manifestKeyOf,
+  manifestRefOf,
+  nextPointer,
+  parseManifestKey,
+  type Pointer,
+  publicationId,
+  REVISIONS_PREFIX,
+  type RemotePublication,
+} from '../publication/remote.js';
+import { UsageError } from '../errors.js';
+import type { LocalRelease } from './local.js';
+import { type Remote, remoteOn } from './read-remote.js';
+import type { RemoteTarget } from './targets/types.js';
+
+export interface KeptPublication {
+  entry: RemotePublication;
+  manifest: Manifest;
+}
+
+export interface RemoteState {
+  pointer: Pointer | null;
+  /** The publications the pointer keeps (the live one first) whose manifests were read back whole. */
+  kept: KeptPublication[];
+  /** Kept publications whose manifest is missing or damaged: nothing they list is trusted, and they are dropped. */
+  damaged: Array<{ entry: RemotePublication; error: string }>;
+  /** Every manifest under revisions/, kept or not (an interrupted publish leaves one that is not). */
+  manifests: Array<{ key: string; revision: string; sha256: string }>;
+}
+
+export async function readRemoteState(target: RemoteTarget): Promise<RemoteState> {
+  const remote = remoteOn(target);
+  const pointer = await remote.pointer();
+  const kept: KeptPublication[] = [];
+  const damaged: RemoteState['damaged'] = [];
+  for (const entry of pointer ? keptOf(pointer) : []) {
+    try {
+      kept.push({ entry, manifest: (await remote.manifest(manifestRefOf(entry))).manifest });
+    } catch (e) {
+      damaged.push({ entry, error: (e as Error).message });
+    }
+  }
+  const manifests: RemoteState['manifests'] = [];
+  for (const { key } of await target.list(REVISIONS_PREFIX)) {
+    const m = parseManifestKey(key);
+    if (m) manifests.push({ key, revision: m.revision, sha256: m.sha256 });
+  }
+  return { pointer, kept, damaged, manifests };
+}
+
+export interface Deletion {
+  /** Manifests of publications no longer kept (deleted last, so an interrupted prune is taken up again). */
+  manifests: Array<{ key: string; revision: string }>;
+  /** Objects that no kept publication names. */
+  objects: Array<{ key: string; bytes: number }>;
+  /** Manifests that could not be read: their objects, if any remain, are not known. */
+  unreadable: string[];
+}
+
+export interface PublishPlan {
+  local: LocalRelease;
+  /** The remote already serves this very publication (same revision, same manifest). */
+  alreadyLive: boolean;
+  /** The live publication before this one, if any. */
+  live: RemotePublication | null;
+  /** Paths of the new manifest against the live one. */
+  diff: { added: number; changed: number; removed: number } | null;
+  /** Objects that kept publications already list: no request is made for them. */
+  known: number;
+  /** Objects no kept publication lists but the remote holds (an interrupted publish uploaded them). */
+  found: ObjectSource[];
+  upload: ObjectSource[];
+  uploadManifest: boolean;
+  /** The pointer to write; null when it stays as it is. */
+  pointer: Pointer | null;
+  deletion: Deletion;
+  warnings: string[];
+}
+
+/** The objects a set of publications names, by key. */
+function objectKeysOf(manifests: Manifest[]): Set<string> {
+  const out = new Set<string>();
+  for (const m of manifests) for (const sha of objectsOf(m).keys()) out.add(objectKey(sha));
+  return out;
+}
+
+function diffOf(before: Manifest, after: Manifest): PublishPlan['diff'] {
+  const old = new Map(before.files.map((f) => [f.path, f.sha256]));
+  let added = 0;
+  let changed = 0;
+  for (const f of after.files) {
+    const was = old.get(f.path);
+    if (was === undefined) added++;
+    else if (was !== f.sha256) changed++;
+    old.delete(f.path);
+  }
+  return { added, changed, removed: old.size };
+}
+
+/**
+ * What to delete once `pointer` is live: every manifest under revisions/ that it does not keep, and the objects
+ * those name that no kept publication names. Objects only ever go with a manifest that named them, so nothing a
+ * publication in progress has uploaded under its (already written) manifest is touched while it is kept.
+ */
+export async function planDeletion(
+  remote: Remote,
+  state: RemoteState,
+  pointer: Pointer,
+  keptManifests: Manifest[],
+): Promise<Deletion> {
+  const keptIds = new Set(keptOf(pointer).map(publicationId));
+  const keep = objectKeysOf(keptManifests);
+  const byKey = new Map(state.kept.map((k) => [manifestKeyOf(k.entry), k.manifest]));
+  const deletion: Deletion = { manifests: [], objects: [], unreadable: [] };
+  const seen = new Set<string>();
+  for (const m of state.manifests) {
+    if (keptIds.has(`${m.revision}/${m.sha256}`)) continue;
+    deletion.manifests.push({ key: m.key, revision: m.revision });
+    let manifest = byKey.get(m.key);
+    if (!manifest) {
+      try {
+        // A manifest no kept publication names: its key carries its hash, which the read checks.
+        manifest = (await remote.manifest(m)).manifest;
+      } catch {
+        deletion.unreadable.push(m.key);
+        continue;
+      }
+    }
+    for (const [sha, o] of objectsOf(manifest)) {
+      const key = objectKey(sha);
+      if (keep.has(key) || seen.has(key)) continue;
+      seen.add(key);
+      deletion.objects.push({ key, bytes: o.bytes });
+    }
+  }
+  return deletion;
+}
+
+export async function planPublish(
+  local: LocalRelease,
+  target: RemoteTarget,
+  state: RemoteState,
+  keep: number,
+): Promise<PublishPlan> {
+  const remote = remoteOn(target);
+  const warnings = state.damaged.map(
+    (d) =>
+      `kept publication ${d.entry.publication.publicationRevision} cannot be read back (${d.error}): it is no longer kept`,
+  );
+  const id = publicationId(local.entry);
+  const live = state.pointer?.live ?? null;
+  // The live publication as read back whole (a live one whose manifest is damaged is no base for anything).
+  const liveKept =
+    live && state.kept[0] && publicationId(state.kept[0].entry) === publicationId(live) ? state.kept[0] : null;
+  const alreadyLive = liveKept !== null && publicationId(liveKept.entry) === id;
+  const knownKeys = objectKeysOf(state.kept.map((k) => k.manifest));
+  const candidates = [...local.objects.values()].filter((o) => !knownKeys.has(objectKey(o.sha256)));
+  const sizes = candidates.length ? await target.sizes(candidates.map((o) => objectKey(o.sha256))) : new Map();
+  const found: ObjectSource[] = [];
+  const upload: ObjectSource[] = [];
+  for (const o of candidates) (sizes.get(objectKey(o.sha256)) === o.bytes ? found : upload).push(o);
+  const manifestKey = manifestKeyOf(local.entry);
+  const keptHere = state.kept.some((k) => publicationId(k.entry) === id);
+  const manifestThere =
+    keptHere || (await target.sizes([manifestKey])).get(manifestKey) === local.storedManifest.length;
+  // The pointer as it would be: the damaged publications are left out of what it keeps.
+  const trusted: Pointer | null = state.kept.length
+    ? {
+        format: state.pointer!.format,
+        live: state.kept[0]!.entry,
+        previous: state.kept.slice(1).map((k) => k.entry),
+      }
+    : null;
+  const next = nextPointer(trusted, local.entry, keep);
+  const manifests = new Map(state.kept.map((k) => [publicationId(k.entry), k.manifest]));
+  manifests.set(id, local.manifest);
+  const keptManifests = keptOf(next).map((p) => manifests.get(publicationId(p))!);
+  const unchanged = state.pointer !== null && JSON.stringify(state.pointer) === JSON.stringify(next);
+  return {
+    local,
+    alreadyLive,
+    live,
+    diff: liveKept ? diffOf(liveKept.manifest, local.manifest) : null,
+    known: local.objects.size - candidates.length,
+    found,
+    upload,
+    uploadManifest: !manifestThere,
+    pointer: unchanged ? null : next,
+    deletion: await planDeletion(remote, state, next, keptManifests),
+    warnings,
+  };
+}
+
+export interface RollbackPlan {
+  from: RemotePublication;
+  to: KeptPublication;
+  /** Objects of the publication rolled back to that the live one does not list: each is looked for first. */
+  check: ObjectSource[];
+  pointer: Pointer;
+}
+
+export async function planRollback(target: RemoteTarget, state: RemoteState, revision: string): Promise<RollbackPlan> {
+  if (!state.pointer) throw new UsageError(`${target.description} holds no publication: there is nothing to roll back`);
+  const live = state.pointer.live;
+  const matches = state.kept.filter((k) => k.entry.publication.publicationRevision === revision);
+  const to = matches.find((k) => publicationId(k.entry) !== publicationId(live)) ?? matches[0];
+  if (!to) {
+    const damaged = state.damaged.find((d) => d.entry.publication.publicationRevision === revision);
+    if (damaged)
+      throw new Error(`cannot roll back to ${revision}: its manifest cannot be read back (${damaged.error})`);
+    const kept = keptOf(state.pointer).map((p) => p.publication.publicationRevision);
+    throw new UsageError(
+      `${target.description} keeps no publication of revision ${revision}; it keeps ${kept.join(', ')} (live: ${live.publication.publicationRevision})`,
+    );
+  }
+  const liveKeys = objectKeysOf(
+    state.kept.filter((k) => publicationId(k.entry) === publicationId(live)).map((k) => k.manifest),
+  );
+  const check = [...objectsOf(to.manifest).values()].filter((o) => !liveKeys.has(objectKey(o.sha256)));
+  // Nothing is dropped by a rollback: the publication it leaves stays kept, so a publish can roll forward again.
+  const pointer = nextPointer(state.pointer, to.entry, keptOf(state.pointer).length);
+  return { from: live, to, check, pointer };
+}

@@ -1,0 +1,244 @@
+// `modelpub publish`: a local release to a remote in the remote layout (src/publication/remote.ts), in an order that
+// keeps the live publication whole at every moment:
+//   1. the new manifest (immutable; it names everything this publish uploads, so a later publish can clean up after
+//      an interrupted one),
+//   2. the objects the remote lacks,
+//   3. a check that every object the new manifest names and kept manifests do not is there, with its size,
+//   4. the pointer (the switch),
+//   5. only then, deletion of what no kept publication names.
+// A publish stopped anywhere before 4 leaves the pointer where it was; run again, it finds what was uploaded and
+// uploads the rest.
+import pMap from 'p-map';
+import {
+  GZIP_CONTENT_TYPE,
+  IMMUTABLE_CACHE_CONTROL,
+  JSON_CONTENT_TYPE,
+  manifestKeyOf,
+  objectKey,
+  type Pointer,
+  POINTER_CACHE_CONTROL,
+  POINTER_KEY,
+  pointerBytes,
+  publicationId,
+  type RemotePublication,
+} from '../publication/remote.js';
+import { type LocalRelease, readLocalRelease, readObject } from './local.js';
+import { type Deletion, planPublish, planRollback, type PublishPlan, readRemoteState } from './plan.js';
+import { createTransferProgress } from './progress.js';
+import { IntegrityError } from './read-remote.js';
+import type { RemoteTarget } from './targets/types.js';
+
+export interface PublishOptions {
+  /** A build's --out folder, or one release folder. */
+  from: string;
+  target: RemoteTarget;
+  /** Publications kept on the remote, the live one included (older ones are deleted after the switch). */
+  keep: number;
+  concurrency: number;
+  dryRun?: boolean;
+  /** Where the plan and the summary go (stdout). */
+  say?: (line: string) => void;
+  /** Where progress goes (stderr); null for none. */
+  progress?: NodeJS.WriteStream | null;
+  /** Requests retried so far, for the progress line. */
+  retries?: () => number;
+}
+
+export interface PublishResult {
+  revision: string;
+  alreadyLive: boolean;
+  uploaded: { objects: number; bytes: number; seconds: number };
+  manifestUploaded: boolean;
+  /** Objects no kept manifest listed that an earlier, interrupted publish had uploaded. */
+  found: number;
+  /** Objects kept manifests listed: nothing was asked of the remote for them. */
+  known: number;
+  pointerMoved: boolean;
+  deleted: { objects: number; bytes: number; manifests: number };
+}
+
+const mb = (n: number) => (n / 1e6).toFixed(1);
+const short = (sha: string) => `${sha.slice(0, 12)}…`;
+const rev = (p: RemotePublication) => p.publication.publicationRevision;
+const revisionsOf = (ms: Array<{ revision: string }>) => {
+  const revs = [...new Set(ms.map((m) => m.revision))];
+  return `the manifest${ms.length === 1 ? '' : 's'} of ${revs.join(', ')}`;
+};
+const keptLine = (p: Pointer) =>
+  p.previous.length ? `kept for a rollback: ${p.previous.map(rev).join(', ')}` : 'no other publication kept';
+
+export async function publish(o: PublishOptions): Promise<PublishResult> {
+  const say = o.say ?? ((l: string) => console.log(l));
+  const local = await readLocalRelease(o.from);
+  const state = await readRemoteState(o.target);
+  const plan = await planPublish(local, o.target, state, o.keep);
+  describePlan(plan, o.target, say);
+  const result: PublishResult = {
+    revision: rev(local.entry),
+    alreadyLive: plan.alreadyLive,
+    uploaded: { objects: 0, bytes: 0, seconds: 0 },
+    manifestUploaded: false,
+    found: plan.found.length,
+    known: plan.known,
+    pointerMoved: false,
+    deleted: { objects: 0, bytes: 0, manifests: 0 },
+  };
+  if (o.dryRun) {
+    listPlan(plan, say);
+    say('dry run: nothing was uploaded, written or deleted');
+    return result;
+  }
+  if (plan.uploadManifest) {
+    await o.target.put(manifestKeyOf(local.entry), local.storedManifest, {
+      contentType: GZIP_CONTENT_TYPE,
+      cacheControl: IMMUTABLE_CACHE_CONTROL,
+    });
+    result.manifestUploaded = true;
+  }
+  result.uploaded = await uploadObjects(local, plan, o);
+  const missing = await missingOf(o.target, [
+    ...plan.upload.map((x) => ({ key: objectKey(x.sha256), bytes: x.bytes })),
+    ...(plan.uploadManifest ? [{ key: manifestKeyOf(local.entry), bytes: local.storedManifest.length }] : []),
+  ]);
+  if (missing) throw new IntegrityError(`after the uploads, ${missing}: the pointer was not moved; publish again`);
+  if (plan.pointer) {
+    await o.target.put(POINTER_KEY, pointerBytes(plan.pointer), {
+      contentType: JSON_CONTENT_TYPE,
+      cacheControl: POINTER_CACHE_CONTROL,
+    });
+    result.pointerMoved = true;
+  }
+  const pointer = plan.pointer ?? state.pointer!;
+  const up = result.uploaded;
+  const did = [
+    result.manifestUploaded ? 'the manifest' : '',
+    up.objects
+      ? `${up.objects} objects (${mb(up.bytes)} MB${up.seconds > 0 ? `, ${mb(up.bytes / up.seconds)} MB/s` : ''})`
+      : '',
+    result.pointerMoved ? 'the pointer' : '',
+  ].filter(Boolean);
+  const uploaded = did.length > 1 ? `${did.slice(0, -1).join(', ')} and ${did.at(-1)}` : did[0];
+  say(
+    `${plan.alreadyLive ? 'still live' : 'live'}: ${rev(local.entry)} at ${o.target.description} (${keptLine(pointer)}); ${uploaded ? `uploaded ${uploaded}` : 'nothing uploaded'}`,
+  );
+  result.deleted = await deleteUnkept(o.target, plan.deletion, say);
+  return result;
+}
+
+async function uploadObjects(local: LocalRelease, plan: PublishPlan, o: PublishOptions) {
+  const total = plan.upload.reduce((n, x) => n + x.bytes, 0);
+  const progress = createTransferProgress(o.progress ?? null, 'upload', plan.upload.length, total, o.retries);
+  // Largest first: the long uploads start early instead of trailing at the end of the run.
+  const order = [...plan.upload].sort((a, b) => b.bytes - a.bytes);
+  await pMap(
+    order,
+    async (x) => {
+      const body = await readObject(local, x);
+      await o.target.put(objectKey(x.sha256), body, {
+        contentType: x.contentType,
+        cacheControl: IMMUTABLE_CACHE_CONTROL,
+      });
+      progress.add(x.bytes);
+    },
+    { concurrency: o.concurrency },
+  );
+  return progress.end();
+}
+
+/** Which of the keys are not there with their size, said in a sentence; null when all are. */
+async function missingOf(target: RemoteTarget, expected: Array<{ key: string; bytes: number }>) {
+  if (!expected.length) return null;
+  const sizes = await target.sizes(expected.map((e) => e.key));
+  const bad = expected.filter((e) => sizes.get(e.key) !== e.bytes);
+  if (!bad.length) return null;
+  const first = bad[0]!;
+  const got = sizes.get(first.key);
+  return `${bad.length} object${bad.length === 1 ? ' is' : 's are'} not on ${target.description} whole (first: ${first.key}, ${got === null || got === undefined ? 'missing' : `${got} bytes, not ${first.bytes}`})`;
+}
+
+async function deleteUnkept(target: RemoteTarget, d: Deletion, say: (l: string) => void) {
+  for (const key of d.unreadable)
+    say(`warning: ${key} cannot be read back, so the objects only it names (if any) are left in place`);
+  if (!d.manifests.length && !d.objects.length) return { objects: 0, bytes: 0, manifests: 0 };
+  // Objects first, the manifests that name them last: a prune stopped midway is taken up by the next publish.
+  await target.delete(d.objects.map((x) => x.key));
+  await target.delete(d.manifests.map((m) => m.key));
+  const bytes = d.objects.reduce((n, x) => n + x.bytes, 0);
+  say(
+    `deleted ${d.objects.length} objects (${mb(bytes)} MB) no kept publication names, and ${revisionsOf(d.manifests)}`,
+  );
+  return { objects: d.objects.length, bytes, manifests: d.manifests.length };
+}
+
+function describePlan(plan: PublishPlan, target: RemoteTarget, say: (l: string) => void): void {
+  const { local } = plan;
+  const total = [...local.objects.values()].reduce((n, x) => n + x.bytes, 0);
+  say(
+    `publishing ${rev(local.entry)} (manifest ${short(local.entry.manifest.sha256)}, ${local.manifest.files.length} paths, ${local.objects.size} objects, ${mb(total)} MB) from ${local.dir}`,
+  );
+  for (const w of plan.warnings) say(`warning: ${w}`);
+  if (!plan.live) say(`  to ${target.description}: nothing published there yet`);
+  else say(`  to ${target.description}: live ${rev(plan.live)} (manifest ${short(plan.live.manifest.sha256)})`);
+  if (plan.alreadyLive) say(`  ${rev(local.entry)} is the live publication there: nothing to upload`);
+  else if (plan.diff)
+    say(
+      `  against ${rev(plan.live!)}: ${plan.diff.added} paths added, ${plan.diff.changed} changed, ${plan.diff.removed} removed`,
+    );
+  const up = plan.upload.reduce((n, x) => n + x.bytes, 0);
+  say(
+    `  objects: ${plan.upload.length} to upload (${mb(up)} MB); ${plan.known} listed by kept publications${plan.found.length ? `, ${plan.found.length} found from an interrupted publish` : ''}`,
+  );
+  if (!plan.alreadyLive)
+    say(
+      `  manifest: ${plan.uploadManifest ? `to upload (${mb(local.storedManifest.length)} MB gzipped)` : 'already there'}; then the pointer`,
+    );
+  const d = plan.deletion;
+  if (d.manifests.length || d.objects.length)
+    say(
+      `  after the switch: delete ${d.objects.length} objects (${mb(d.objects.reduce((n, x) => n + x.bytes, 0))} MB) and ${revisionsOf(d.manifests)}, no longer kept`,
+    );
+}
+
+function listPlan(plan: PublishPlan, say: (l: string) => void): void {
+  if (plan.uploadManifest)
+    say(`would upload ${manifestKeyOf(plan.local.entry)} (${plan.local.storedManifest.length} bytes)`);
+  for (const x of plan.upload) say(`would upload ${objectKey(x.sha256)} (${x.bytes} bytes, ${x.path})`);
+  if (plan.pointer) say(`would write ${POINTER_KEY}: ${rev(plan.pointer.live)} live, ${keptLine(plan.pointer)}`);
+  for (const x of plan.deletion.objects) say(`would delete ${x.key} (${x.bytes} bytes)`);
+  for (const m of plan.deletion.manifests) say(`would delete ${m.key}`);
+}
+
+export interface RollbackOptions {
+  target: RemoteTarget;
+  revision: string;
+  dryRun?: boolean;
+  say?: (line: string) => void;
+}
+
+/** Move the pointer back to a kept publication, once every object it names is found there. */
+export async function rollback(o: RollbackOptions): Promise<{ moved: boolean; pointer: Pointer }> {
+  const say = o.say ?? ((l: string) => console.log(l));
+  const state = await readRemoteState(o.target);
+  const plan = await planRollback(o.target, state, o.revision);
+  if (publicationId(plan.to.entry) === publicationId(plan.from)) {
+    say(`${o.revision} is already live at ${o.target.description}: nothing to do`);
+    return { moved: false, pointer: state.pointer! };
+  }
+  // Its manifest was just read back whole; the objects it names and the live one does not are looked for.
+  const missing = await missingOf(
+    o.target,
+    plan.check.map((x) => ({ key: objectKey(x.sha256), bytes: x.bytes })),
+  );
+  if (missing) throw new IntegrityError(`cannot roll back to ${o.revision}: ${missing}: the pointer was not moved`);
+  if (o.dryRun) {
+    say(`would write ${POINTER_KEY}: ${o.revision} live, ${keptLine(plan.pointer)}`);
+    say('dry run: nothing was written');
+    return { moved: false, pointer: state.pointer! };
+  }
+  await o.target.put(POINTER_KEY, pointerBytes(plan.pointer), {
+    contentType: JSON_CONTENT_TYPE,
+    cacheControl: POINTER_CACHE_CONTROL,
+  });
+  say(`rolled back ${o.target.description} from ${rev(plan.from)} to ${o.revision} (${keptLine(plan.pointer)})`);
+  return { moved: true, pointer: plan.pointer };
+}

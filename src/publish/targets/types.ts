@@ -1,0 +1,31 @@
+// Where a publication is published to or read from: a folder (file://), an S3 bucket (s3://), or, for reading only,
+// a static host (http(s)://). Keys are the remote layout's (src/publication/remote.ts), relative to the root.
+
+export interface PutOptions {
+  contentType: string;
+  cacheControl: string;
+}
+
+export interface RemoteReader {
+  /** The root, for messages: never credentials. */
+  readonly description: string;
+  /** The bytes stored under `key`, as stored (never decoded); null when there is none. */
+  get(key: string): Promise<Buffer | null>;
+  close(): Promise<void>;
+}
+
+export interface RemoteTarget extends RemoteReader {
+  /** Store `body` under `key`, all or nothing: a reader never sees part of it under that name. */
+  put(key: string, body: Buffer, o: PutOptions): Promise<void>;
+  /** The size of each key, or null for those that are not there. */
+  sizes(keys: string[]): Promise<Map<string, number | null>>;
+  /** Every key under `prefix`, with its size. */
+  list(prefix: string): Promise<Array<{ key: string; bytes: number }>>;
+  /** Delete keys; keys that are not there are not an error. */
+  delete(keys: string[]): Promise<void>;
+}
+
+/** Hooks a target calls for what the progress output shows. */
+export interface TargetEvents {
+  onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+}
