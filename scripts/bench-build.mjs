@@ -3,20 +3,23 @@
 // time `cp -r` needs to copy the produced release on the same disk (the raw-IO limit).
 //
 //   node scripts/bench-build.mjs [--models 2000] [--metrics 60] [--speed 500000] [--seed 1]
-//                                [--root DIR] [--rev GIT-REV] [--repeat 3] [--no-reference] [--keep]
+//                                [--root DIR] [--out DIR] [--rev GIT-REV] [--repeat 3] [--data DIR | --no-reference]
+//                                [--keep]
 //
-// Goals (issue, section 8): a build within 3x of the `cp -r` copy of what it produced, and peak RSS under 2 GB.
+// Goals: a build within 3x of the `cp -r` copy of what it produced, and peak RSS under 2 GB.
 // This script only measures and prints; it never fails on a missed goal (timing goals don't belong in tests).
 //
 // What it does:
 //   1. compiles src/ into lib/ if lib/ is missing (or, with --rev, compiles that git revision's src/ into
 //      <root>/snapshot-<sha>/ so that the figures belong to a known commit while others edit src/);
-//   2. builds data/ into a temporary out folder: wall time, peak RSS (/usr/bin/time, else /proc/<pid>/status VmHWM),
-//      files and bytes (manifest.json and `du -sb`), then times `cp -r` and `cp -a` of the release folder; this is
-//      repeated --repeat times (default 3: small trees are noisy on a shared disk) and the table shows the medians;
+//   2. builds data/ (or --data DIR) into a temporary out folder: wall time, peak RSS (/usr/bin/time, else
+//      /proc/<pid>/status VmHWM), files and bytes (manifest.json and `du -sb`), then times `cp -r` and `cp -a` of the
+//      release folder; this is repeated --repeat times (default 3: small trees are noisy on a shared disk) and the
+//      table shows the medians;
 //   3. generates the synthetic catalog (scripts/synthetic-catalog.mjs) and measures its build the same way;
 //   4. changes one model's en description and rebuilds into the same out folder (the incremental build);
-//   5. prints a table (plain and markdown), writes bench-out/results-<pid>.json, and deletes <root> unless --keep.
+//   5. prints a table (plain and markdown), writes <out>/results-<pid>.json (--out, default bench-out/), and deletes
+//      <root> unless --keep.
 // Everything lives under <root> (default: bench-out/run-<pid> in the repository), so build output and copies
 // are on the same disk; the script checks that with stat(2) and prints `df -h` first.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -26,11 +29,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs as parseCliArgs } from 'node:util';
 import YAML from 'yaml';
+import { compileRevision } from './bench/snapshot.mjs';
 import { wholeNumber } from './synthetic-catalog.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const USAGE =
-  'usage: node scripts/bench-build.mjs [--models 2000] [--metrics 60] [--speed 500000] [--seed 1] [--root DIR] [--rev GIT-REV] [--repeat 3] [--no-reference] [--keep]';
+  'usage: node scripts/bench-build.mjs [--models 2000] [--metrics 60] [--speed 500000] [--seed 1] [--root DIR] [--out DIR] [--rev GIT-REV] [--repeat 3] [--data DIR | --no-reference] [--keep]';
 const GOAL_RATIO = 3;
 const GOAL_RSS = 2 * 1024 ** 3;
 
@@ -46,8 +50,10 @@ function parseArgs(argv) {
       speed: { type: 'string', default: '500000' },
       seed: { type: 'string', default: '1' },
       root: { type: 'string' },
+      out: { type: 'string' },
       rev: { type: 'string' },
       repeat: { type: 'string', default: '3' },
+      data: { type: 'string' },
       'no-reference': { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -59,9 +65,11 @@ function parseArgs(argv) {
     speed: wholeNumber('speed', v.speed),
     seed: wholeNumber('seed', v.seed),
     root: v.root ? path.resolve(v.root) : null,
+    out: path.resolve(v.out ?? path.join(REPO, 'bench-out')),
     rev: v.rev ?? null,
     repeat: Math.max(1, wholeNumber('repeat', v.repeat)),
     reference: !v['no-reference'],
+    data: path.resolve(v.data ?? path.join(REPO, 'data')),
     keep: v.keep,
     help: v.help,
   };
@@ -148,22 +156,8 @@ function prepareCli(o, root) {
     };
   }
   // A snapshot of one revision, compiled on its own, so concurrent edits of src/ and lib/ cannot change the figures.
-  const sha = sh('git', ['rev-parse', o.rev], { cwd: REPO }).trim();
-  const snap = path.join(root, `snapshot-${sha.slice(0, 12)}`);
-  rmrf(snap);
-  fs.mkdirSync(path.join(snap, 'bin'), { recursive: true });
-  const tar = spawnSync('sh', ['-c', `git -C "${REPO}" archive ${sha} src tsconfig.json bin | tar -x -C "${snap}"`], {
-    stdio: 'inherit',
-  });
-  if (tar.status !== 0) throw new Error(`could not extract ${sha} into ${snap}`);
-  fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(snap, 'node_modules'));
-  fs.writeFileSync(path.join(snap, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  log(`compiling ${o.rev} (${sha.slice(0, 12)}) into ${path.relative(REPO, snap)}/lib`);
-  sh(path.join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', snap], { stdio: 'inherit' });
-  return {
-    launcher: path.join(snap, 'bin', 'modelpub.js'),
-    label: `git ${o.rev} = ${sha.slice(0, 12)} (compiled snapshot)`,
-  };
+  const snap = compileRevision(REPO, o.rev, root, log);
+  return { launcher: snap.launcher, label: `git ${o.rev} = ${snap.sha.slice(0, 12)} (compiled snapshot)` };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,7 +262,7 @@ function measureRelease(dir) {
   return { files: manifest.files.length + meta.length, logical, onDisk: duApparent, allocated: duAllocated };
 }
 
-/** Times `cp -r` (hard links become separate files, as the issue asks) and `cp -a` (links preserved) of a release. */
+/** Times `cp -r` (hard links become separate files: the bytes a plain copy of the publication writes) and `cp -a` (links preserved) of a release. */
 function measureCopies(release, scratch) {
   const out = {};
   for (const [key, flags] of [
@@ -441,20 +435,22 @@ async function main() {
       throw new Error('scratch and build output are on different devices');
 
     if (o.reference) {
+      const rel = path.relative(REPO, o.data);
+      const refName = `reference (${rel.startsWith('..') ? o.data : rel}/)`;
       const runs = [];
       for (let i = 1; i <= o.repeat; i++) {
         runs.push(
           await measure(
-            `reference (data/)${o.repeat > 1 ? ` run ${i}/${o.repeat}` : ''}`,
+            `${refName}${o.repeat > 1 ? ` run ${i}/${o.repeat}` : ''}`,
             cli,
-            path.join(REPO, 'data'),
+            o.data,
             path.join(root, 'reference-out'),
             scratch,
           ),
         );
         rmrf(path.join(root, 'reference-out'));
       }
-      results.rows.push(combine(`reference (data/)${o.repeat > 1 ? `, median of ${o.repeat}` : ''}`, runs));
+      results.rows.push(combine(`${refName}${o.repeat > 1 ? `, median of ${o.repeat}` : ''}`, runs));
     }
 
     const synthData = path.join(root, 'synthetic-data');
@@ -537,11 +533,11 @@ async function main() {
     log('\nmarkdown:\n');
     log(t.md);
     results.markdown = t.md;
-    fs.writeFileSync(
-      path.join(REPO, 'bench-out', `results-${process.pid}.json`),
-      `${JSON.stringify(results, null, 2)}\n`,
-    );
-    log(`\nresults: bench-out/results-${process.pid}.json; total ${fmtSecs(results.seconds)}`);
+    fs.mkdirSync(o.out, { recursive: true });
+    const resultsFile = path.join(o.out, `results-${process.pid}.json`);
+    fs.writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+    const shown = path.relative(process.cwd(), resultsFile);
+    log(`\nresults: ${shown.startsWith('..') ? resultsFile : shown}; total ${fmtSecs(results.seconds)}`);
   } finally {
     if (o.keep) log(`kept ${root}`);
     else rmrf(root);
@@ -549,6 +545,6 @@ async function main() {
 }
 
 main().catch((e) => {
-  console.error(`bench-build: ${e.stack ?? e}`);
+  console.error(`bench-build: ${process.env.MODELPUB_DEBUG ? (e.stack ?? e) : (e.message ?? e)}`);
   process.exit(1);
 });

@@ -1,21 +1,34 @@
 #!/usr/bin/env node
 // Gateway benchmark: nginx (files), a bare node:http server (bodies from a Map: one Node process's ceiling), the same
-// with the gateway's response headers (bare-hdr: what node:http charges for them), bare-hdr with the issue's reference
-// key check and quota counter in a Map (bare-quota), and
-// `modelpub serve` on SQLite and on Redis (one process, then --workers 2), loaded in turn with wrk, several
-// repetitions alternating between servers; then composed list answers (q=, other page sizes) against the prebuilt
-// list pages. Prints req/s, p50, p99, RSS, CPU and the ratios, and checks the goals (docs/benchmarks/README.md).
+// with the gateway's response headers (bare-hdr: what node:http charges for them), bare-hdr with the reference work
+// the gateway is held to, a key check and quota counter in a Map (bare-quota), and `modelpub serve` on SQLite and on
+// Redis (one process, then --workers 2), loaded in turn with wrk, several repetitions alternating between servers;
+// then composed list answers (q=, other page sizes) against the prebuilt list pages. Prints req/s, p50, p99, RSS, CPU
+// and the ratios, and checks the goals (docs/benchmarks/README.md).
 //
-//   node scripts/bench-gateway.mjs [--reps 3] [--duration 10] [--warmup 2] [--settle 15] [--connections 64] [--threads 2]
-//        [--keys 200] [--mix-size 100000] [--seed 1] [--pub DIR] [--out DIR] [--only nginx,bare,sqlite,...]
+//   node scripts/bench-gateway.mjs [--reps 3] [--duration 10] [--warmup 2] [--settle 15] [--connections 64]
+//        [--threads 2] [--keys 200] [--mix-size 100000] [--seed 1] [--pub DIR] [--out DIR] [--only nginx,bare,...]
 //        [--no-workers] [--no-composed] [--profile] [--keep-tmp] [--gateway-node-flags "--a --b"]
+//        [--baseline-checkout DIR | --baseline-rev GIT-REV] [--baseline-pub DIR]
 //
-// Each `modelpub serve` runs as `npx modelpub serve` does: node with the flags of bin/modelpub.js's #! line.
+// Servers (--only takes a comma list of them): nginx, bare, bare-hdr, bare-quota, sqlite, redis, sqlite-w2, redis-w2.
+// --pub: a folder `modelpub build --out` wrote (default: the default data, built into bench-out/gateway/pub when
+// missing).
+//
+// Before and after: --baseline-checkout DIR adds a server "baseline", the gateway of another compiled checkout (its
+// bin/modelpub.js and lib/, e.g. a `git worktree` of an older commit after `npx tsc -p .`) on its own SQLite store,
+// alternated with the others in every repetition; --baseline-rev REV extracts and compiles that commit of this
+// repository itself. The report gives sqlite / baseline per repetition (the paired ratios). The baseline reads the
+// same publication unless --baseline-pub names one its own build wrote.
+//
+// Each `modelpub serve` runs as `npx modelpub serve` does: node with the flags of its bin/modelpub.js's #! line.
 // --gateway-node-flags adds node (V8) options after those, e.g. "--memory-reducer" to measure without the launcher's
 // "--no-memory-reducer" (the last one given wins).
 //
-// Everything listens on 127.0.0.1 only; every process it starts is stopped on exit (also on Ctrl-C). Needs root for
-// `apt-get install` only when wrk, nginx or redis-server is missing. Results: <out>/gateway-<time>.{txt,json}.
+// Everything listens on 127.0.0.1 only; every process it starts is stopped on exit (also on Ctrl-C). When wrk, nginx
+// or redis-server is missing, it installs them with apt-get if run as root, and otherwise says which are missing.
+// nginx's workers run as the invoking user, so they read the publication wherever it lives.
+// Results: <out>/gateway-<time>.{txt,json}.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -32,6 +45,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compileRevision } from './bench/snapshot.mjs';
 import { mulberry32 } from './synthetic-catalog.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,22 +53,86 @@ const BENCH = path.join(ROOT, 'scripts', 'bench');
 const CLI = path.join(ROOT, 'bin', 'modelpub.js');
 /** The wrk script every load runs: it replays a mix file (one request per line). */
 const WRK_MIX = path.join(BENCH, 'wrk-mix.lua');
-/** The node flags on bin/modelpub.js's `#!/usr/bin/env -S node ...` line: what the launcher gives every command. */
-const LAUNCHER_FLAGS = readFileSync(CLI, 'utf8')
-  .split('\n')[0]
-  .replace(/^#!.*?\bnode\b/, '')
-  .trim()
-  .split(/\s+/)
-  .filter(Boolean);
+/** The node flags on a bin/modelpub.js's `#!/usr/bin/env -S node ...` line: what that launcher gives every command. */
+const launcherFlags = (cli) =>
+  readFileSync(cli, 'utf8')
+    .split('\n')[0]
+    .replace(/^#!.*?\bnode\b/, '')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
 
 // ---------------------------------------------------------------------------------------------------- options
-const argv = process.argv.slice(2);
-const flag = (name) => argv.includes(`--${name}`);
-const opt = (name, fallback) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback;
+/**
+ * Every option and its kind (count: a whole number >= 1; whole: >= 0). A value may start with a dash
+ * (--gateway-node-flags "--a"), so the word after an option is always its value.
+ */
+const OPTIONS = {
+  reps: 'count',
+  duration: 'count',
+  warmup: 'whole',
+  settle: 'whole',
+  connections: 'count',
+  threads: 'count',
+  keys: 'count',
+  'mix-size': 'count',
+  seed: 'whole',
+  pub: 'string',
+  out: 'string',
+  only: 'string',
+  'gateway-node-flags': 'string',
+  'baseline-checkout': 'string',
+  'baseline-rev': 'string',
+  'baseline-pub': 'string',
+  'no-workers': 'boolean',
+  'no-composed': 'boolean',
+  profile: 'boolean',
+  'keep-tmp': 'boolean',
+  help: 'boolean',
 };
-if (flag('help') || flag('h')) {
+const SERVERS = ['nginx', 'bare', 'bare-hdr', 'bare-quota', 'sqlite', 'redis', 'sqlite-w2', 'redis-w2'];
+
+/** The command line as { option: value }, or an error naming the option and what it needs. */
+function parseOptions(argv) {
+  const v = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] === '-h' ? '--help' : argv[i];
+    const m = /^--([a-z0-9-]+)(?:=(.*))?$/s.exec(arg);
+    const kind = m && OPTIONS[m[1]];
+    if (!kind) throw new Error(`unknown option ${JSON.stringify(arg)} (--help lists them)`);
+    if (kind === 'boolean') {
+      if (m[2] !== undefined) throw new Error(`--${m[1]} takes no value`);
+      v[m[1]] = true;
+      continue;
+    }
+    const value = m[2] ?? argv[++i];
+    if (value === undefined) throw new Error(`--${m[1]} needs a value`);
+    if (kind !== 'string') {
+      const n = Number(value);
+      const min = kind === 'count' ? 1 : 0;
+      if (!/^\d+$/.test(value) || n < min)
+        throw new Error(`--${m[1]} must be a whole number >= ${min}, got ${JSON.stringify(value)}`);
+      v[m[1]] = n;
+    } else v[m[1]] = value;
+  }
+  const only = v.only ? v.only.split(',').filter(Boolean) : null;
+  const unknown = (only ?? []).filter((n) => !SERVERS.includes(n));
+  if (unknown.length) throw new Error(`--only: unknown server ${unknown.join(', ')} (servers: ${SERVERS.join(', ')})`);
+  if (v['baseline-checkout'] && v['baseline-rev'])
+    throw new Error('give --baseline-checkout or --baseline-rev, not both');
+  if (v['baseline-pub'] && !v['baseline-checkout'] && !v['baseline-rev'])
+    throw new Error('--baseline-pub needs --baseline-checkout or --baseline-rev');
+  return { ...v, only };
+}
+
+let A;
+try {
+  A = parseOptions(process.argv.slice(2));
+} catch (e) {
+  console.error(`bench-gateway: ${e.message}`);
+  process.exit(2);
+}
+if (A.help) {
   const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8')
     .split('\n')
     .slice(1); // after the #! line
@@ -69,24 +147,27 @@ if (flag('help') || flag('h')) {
   process.exit(0);
 }
 const O = {
-  reps: Number(opt('reps', 3)),
-  duration: Number(opt('duration', 10)),
-  warmup: Number(opt('warmup', 2)),
-  settle: Number(opt('settle', 15)),
-  connections: Number(opt('connections', 64)),
-  threads: Number(opt('threads', 2)),
-  keys: Number(opt('keys', 200)),
-  mixSize: Number(opt('mix-size', 100_000)),
-  seed: Number(opt('seed', 1)),
-  pub: path.resolve(opt('pub', path.join(ROOT, 'bench-out', 'gateway', 'pub'))),
-  out: path.resolve(opt('out', path.join(ROOT, 'bench-out', 'gateway'))),
-  only: opt('only', '') ? opt('only', '').split(',') : null,
-  workers: !flag('no-workers'),
-  composed: !flag('no-composed'),
-  profile: flag('profile'),
-  keepTmp: flag('keep-tmp'),
-  /** Node flags of every `modelpub serve` process. */
-  nodeFlags: [...LAUNCHER_FLAGS, ...opt('gateway-node-flags', '').split(' ').filter(Boolean)],
+  reps: A.reps ?? 3,
+  duration: A.duration ?? 10,
+  warmup: A.warmup ?? 2,
+  settle: A.settle ?? 15,
+  connections: A.connections ?? 64,
+  threads: A.threads ?? 2,
+  keys: A.keys ?? 200,
+  mixSize: A['mix-size'] ?? 100_000,
+  seed: A.seed ?? 1,
+  pub: path.resolve(A.pub ?? path.join(ROOT, 'bench-out', 'gateway', 'pub')),
+  out: path.resolve(A.out ?? path.join(ROOT, 'bench-out', 'gateway')),
+  only: A.only,
+  workers: !A['no-workers'],
+  composed: !A['no-composed'],
+  profile: A.profile ?? false,
+  keepTmp: A['keep-tmp'] ?? false,
+  /** Node flags given to every `modelpub serve` after its launcher's own. */
+  extraNodeFlags: (A['gateway-node-flags'] ?? '').split(' ').filter(Boolean),
+  baselineCheckout: A['baseline-checkout'] ? path.resolve(A['baseline-checkout']) : null,
+  baselineRev: A['baseline-rev'] ?? null,
+  baselinePub: A['baseline-pub'] ? path.resolve(A['baseline-pub']) : null,
   quota: 100_000_000,
 };
 const DETAIL_SHARE = 0.8;
@@ -160,11 +241,14 @@ const log = (...a) => console.error('[bench]', ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------------- setup helpers
-function ensureTools() {
-  const missing = ['wrk', 'nginx', 'redis-server'].filter(
-    (t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0,
-  );
+/** Installs the tools the chosen servers need with apt-get when run as root; otherwise says which are missing. */
+function ensureTools(tools) {
+  const missing = tools.filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
   if (!missing.length) return;
+  if (process.getuid?.() !== 0)
+    throw new Error(
+      `${missing.join(', ')} not found and not root to install: apt-get install ${missing.join(' ')}, or leave the servers that need them out with --only`,
+    );
   log(`installing ${missing.join(', ')} (apt-get)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   let r = spawnSync('apt-get', ['install', '-y', ...missing], { stdio: 'inherit', env });
@@ -190,14 +274,57 @@ function ensurePublication() {
   });
 }
 
+/** The gateway under test: this checkout's launcher, its #! flags plus --gateway-node-flags, and the publication. */
+const CURRENT = { cli: CLI, nodeFlags: [...launcherFlags(CLI), ...O.extraNodeFlags], pub: O.pub };
+
+/**
+ * The gateway of --baseline-checkout (a compiled checkout) or --baseline-rev (compiled here into `tmp`), measured beside
+ * this one; null without either option.
+ */
+function prepareBaseline() {
+  if (!O.baselineCheckout && !O.baselineRev) return null;
+  let dir;
+  let label;
+  if (O.baselineRev) {
+    const snap = compileRevision(ROOT, O.baselineRev, tmp, log);
+    dir = snap.dir;
+    label = `git ${O.baselineRev} = ${snap.sha.slice(0, 12)}, compiled`;
+  } else {
+    dir = O.baselineCheckout;
+    if (!existsSync(path.join(dir, 'bin', 'modelpub.js')))
+      throw new Error(`--baseline-checkout ${dir}: no bin/modelpub.js there (a checkout of this repository?)`);
+    if (!existsSync(path.join(dir, 'lib', 'cli.js')))
+      throw new Error(
+        `--baseline-checkout ${dir}: lib/cli.js is missing; compile it first: (cd ${dir} && npx tsc -p .)`,
+      );
+    label = `${dir} at ${gitIn(dir, ['rev-parse', '--short', 'HEAD'])}${gitIn(dir, ['status', '--porcelain', '--', 'src']) ? ' + uncommitted changes in src/' : ''}`;
+  }
+  const pub = O.baselinePub ?? O.pub;
+  if (!existsSync(path.join(pub, 'current', 'manifest.json')))
+    throw new Error(`--baseline-pub ${pub}: no current/manifest.json there (a folder modelpub build --out wrote?)`);
+  const cli = path.join(dir, 'bin', 'modelpub.js');
+  return { label, cli, nodeFlags: [...launcherFlags(cli), ...O.extraNodeFlags], pub };
+}
+
+/** `git ARGS` in a folder, '?' when that fails (not a checkout, no git). */
+function gitIn(dir, args) {
+  try {
+    return execFileSync('git', ['-C', dir, ...args], { stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+  } catch {
+    return '?';
+  }
+}
+
 /** node's arguments for one `modelpub serve` of the benchmark: the launcher's flags (and --gateway-node-flags), quiet. */
-function serveArgs(port, store, extra = []) {
+function serveArgs(port, store, extra = [], gw = CURRENT) {
   return [
-    ...O.nodeFlags,
-    CLI,
+    ...gw.nodeFlags,
+    gw.cli,
     'serve',
     '--dir',
-    O.pub,
+    gw.pub,
     '--port',
     String(port),
     '--store',
@@ -208,6 +335,27 @@ function serveArgs(port, store, extra = []) {
     'silent',
     ...extra,
   ];
+}
+
+/**
+ * nginx started by root hands its workers to an unprivileged user (nobody or www-data), who answers 404 for a
+ * publication under a private home folder; so they run as the invoking user. Without root they do anyway.
+ */
+function nginxUser() {
+  if (process.getuid?.() !== 0) return '# not started as root: the workers run as the invoking user';
+  const group = execFileSync('id', ['-gn']).toString().trim();
+  return `user ${os.userInfo().username} ${group};`;
+}
+
+/** What to check when nginx does not answer a file of the publication, with its error log's last lines. */
+function nginxHint() {
+  let errors = '';
+  try {
+    errors = readFileSync(path.join(tmp, 'nginx-error.log'), 'utf8').trim().split('\n').slice(-3).join('\n');
+  } catch {
+    /* no log */
+  }
+  return `\nnginx's workers run as ${os.userInfo().username}: can that user read every folder down to ${O.pub}?${errors ? `\nnginx's error log:\n${errors}` : ''}`;
 }
 
 function freePort() {
@@ -290,14 +438,14 @@ function runCapture(cmd, args, { timeoutMs = 60_000 } = {}) {
   });
 }
 
-async function createKeys(store, n) {
+async function createKeys(store, n, cli = CLI) {
   const keys = [];
   let next = 0;
   const worker = async () => {
     while (next < n) {
       const i = next++;
       const out = await runCapture(process.execPath, [
-        CLI,
+        cli,
         'keys',
         'create',
         '--store',
@@ -500,23 +648,17 @@ function parseWrk(out) {
   return { rps, p50: lat(50), p90: lat(90), p99: lat(99), mbps, total, non2xx, sockErrors };
 }
 
+/** GNU time gives wrk's own CPU time (to tell the machine's other load from ours); without it that column is blank. */
+const HAS_TIME = existsSync('/usr/bin/time');
+
 async function wrk(url, tsv, seconds, { latency = true } = {}) {
   const timeFile = path.join(tmp, 'wrk.time');
-  const args = [
-    '-f',
-    '%U %S',
-    '-o',
-    timeFile,
-    'wrk',
-    `-t${O.threads}`,
-    `-c${O.connections}`,
-    `-d${seconds}s`,
-    '--timeout',
-    '5s',
-  ];
+  const args = [`-t${O.threads}`, `-c${O.connections}`, `-d${seconds}s`, '--timeout', '5s'];
   if (latency) args.push('--latency');
   args.push('-s', WRK_MIX, url, '--', tsv);
-  const out = await runCapture('/usr/bin/time', args, { timeoutMs: (seconds + 60) * 1000 });
+  const timeoutMs = (seconds + 60) * 1000;
+  if (!HAS_TIME) return { out: await runCapture('wrk', args, { timeoutMs }), wrkCpuSec: Number.NaN };
+  const out = await runCapture('/usr/bin/time', ['-f', '%U %S', '-o', timeFile, 'wrk', ...args], { timeoutMs });
   const [u, s] = readFileSync(timeFile, 'utf8').trim().split('\n').pop().split(' ').map(Number);
   return { out, wrkCpuSec: u + s };
 }
@@ -572,7 +714,9 @@ async function verify(server, reqs, keys, { checkSha = true } = {}) {
     const res = await fetch(`${server.url}${r.url}`, { headers: keys ? { 'x-api-key': keys[r.key] } : {} });
     const body = Buffer.from(await res.arrayBuffer());
     if (res.status !== 200)
-      throw new Error(`${server.name}: ${r.url} answered ${res.status}: ${body.toString().slice(0, 300)}`);
+      throw new Error(
+        `${server.name}: ${r.url} answered ${res.status}: ${body.toString().slice(0, 300)}${server.name === 'nginx' ? nginxHint() : ''}`,
+      );
     if (checkSha && createHash('sha256').update(body).digest('hex') !== r.sha256)
       throw new Error(`${server.name}: ${r.url} answered other bytes than ${r.file}`);
   }
@@ -659,24 +803,27 @@ function summarizeProfile(file, { from = -Infinity, to = Infinity, top = 25 } = 
 // ---------------------------------------------------------------------------------------------------- main
 async function main() {
   const t0 = Date.now();
-  ensureTools();
+  const want = (n) => !O.only || O.only.includes(n);
+  const needRedis = want('redis') || (O.workers && want('redis-w2'));
+  ensureTools(['wrk', ...(want('nginx') ? ['nginx'] : []), ...(needRedis ? ['redis-server'] : [])]);
   ensureCompiled();
   ensurePublication();
   mkdirSync(O.out, { recursive: true });
   tmp = mkdtempSync(path.join(os.tmpdir(), 'modelpub-bench-'));
   for (const d of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(tmp, d));
+  const baseline = prepareBaseline();
 
   const release = realpathRelease();
   const manifest = JSON.parse(readFileSync(path.join(release, 'manifest.json'), 'utf8'));
   const meta = JSON.parse(readFileSync(path.join(release, 'publication.json'), 'utf8'));
   manifest.__total = meta.totals?.['verified.public'];
-  const want = (n) => !O.only || O.only.includes(n);
 
   // Stores and keys first (the keys' order is the same in both stores, so one mix serves both).
   const redisPort = await freePort();
   const redisUrl = `redis://127.0.0.1:${redisPort}`;
   const sqliteUrl = `sqlite:${path.join(tmp, 'gateway.db')}`;
-  const needRedis = want('redis') || want('redis-w2');
+  // The baseline keeps its keys in a store of its own, made by its own CLI: the two checkouts' stores need not agree.
+  const baselineUrl = `sqlite:${path.join(tmp, 'baseline.db')}`;
   if (needRedis) {
     await startProcess(
       'redis-server',
@@ -701,6 +848,7 @@ async function main() {
   log(`creating ${O.keys} keys in each store (modelpub keys create)`);
   const sqliteKeys = await createKeys(sqliteUrl, O.keys);
   const redisKeys = needRedis ? await createKeys(redisUrl, O.keys) : null;
+  const baselineKeys = baseline ? await createKeys(baselineUrl, O.keys, baseline.cli) : null;
 
   const { mix, listMix, composed } = buildMixes(manifest, release, sqliteKeys);
   const meanBody = mix.reduce((a, r) => a + r.bytes, 0) / mix.length;
@@ -712,6 +860,7 @@ async function main() {
     nokey: path.join(tmp, 'mix-nokey.tsv'),
     sqlite: path.join(tmp, 'mix-sqlite.tsv'),
     redis: path.join(tmp, 'mix-redis.tsv'),
+    baseline: path.join(tmp, 'mix-baseline.tsv'),
     lists: path.join(tmp, 'lists-sqlite.tsv'),
     composed: path.join(tmp, 'composed-sqlite.tsv'),
   };
@@ -719,6 +868,7 @@ async function main() {
   writeTsv(files.nokey, mix, sqliteKeys);
   writeTsv(files.sqlite, mix, sqliteKeys);
   if (redisKeys) writeTsv(files.redis, mix, redisKeys);
+  if (baselineKeys) writeTsv(files.baseline, mix, baselineKeys);
   writeTsv(files.lists, listMix, sqliteKeys);
   writeTsv(files.composed, composed, sqliteKeys);
   writeFileSync(
@@ -735,21 +885,22 @@ async function main() {
   const add = async (name, start) => {
     if (want(name)) servers.push({ name, ...(await start()) });
   };
-  const gateway = async (name, store, extra = []) => {
+  const stores = {
+    [sqliteUrl]: { tsv: files.sqlite, keys: sqliteKeys },
+    [redisUrl]: { tsv: files.redis, keys: redisKeys },
+    [baselineUrl]: { tsv: files.baseline, keys: baselineKeys },
+  };
+  const gateway = async (name, store, extra = [], gw = CURRENT) => {
     const port = await freePort();
-    const child = await startProcess(name, process.execPath, serveArgs(port, store, extra), {
+    const child = await startProcess(name, process.execPath, serveArgs(port, store, extra, gw), {
       ready: /listening on http/,
     });
-    return {
-      url: `http://127.0.0.1:${port}`,
-      pids: () => [child.pid],
-      tsv: store === sqliteUrl ? files.sqlite : files.redis,
-      keys: store === sqliteUrl ? sqliteKeys : redisKeys,
-    };
+    return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], ...stores[store] };
   };
   await add('nginx', async () => {
     const port = await freePort();
     const conf = readFileSync(path.join(BENCH, 'nginx.conf.template'), 'utf8')
+      .replaceAll('{{USER}}', nginxUser())
       .replaceAll('{{WORKERS}}', String(os.cpus().length))
       .replaceAll('{{TMP}}', tmp)
       .replaceAll('{{PORT}}', String(port))
@@ -796,13 +947,16 @@ async function main() {
     return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], tsv: files.sqlite, keys: sqliteKeys };
   });
   await add('sqlite', () => gateway('sqlite', sqliteUrl));
+  // Given on purpose, so measured whatever --only says.
+  if (baseline) servers.push({ name: 'baseline', ...(await gateway('baseline', baselineUrl, [], baseline)) });
   await add('redis', () => gateway('redis', redisUrl));
   if (O.workers) {
     await add('sqlite-w2', () => gateway('sqlite-w2', sqliteUrl, ['--workers', '2']));
     await add('redis-w2', () => gateway('redis-w2', redisUrl, ['--workers', '2']));
   }
   for (const s of servers) {
-    await verify(s, mix, s.keys);
+    // A baseline reading a publication of its own build may write other bytes (the format is what may have changed).
+    await verify(s, mix, s.keys, { checkSha: !(s.name === 'baseline' && O.baselinePub) });
     await prime(s, mix, s.keys);
   }
   // Then each carries the load, unmeasured, past its start-up: a fresh Node process answers its first seconds of load
@@ -894,6 +1048,7 @@ async function main() {
     distinct: distinct.size,
     composedDistinct: new Set(composed.map((r) => r.url)).size,
     elapsed: (Date.now() - t0) / 1000,
+    baseline,
   });
 }
 
@@ -903,7 +1058,7 @@ function realpathRelease() {
 }
 const stamp = () => new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
 
-function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistinct, elapsed }) {
+function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistinct, elapsed, baseline }) {
   const names = [...new Set(rows.map((r) => r.server))];
   const S = Object.fromEntries(names.map((n) => [n, summarize(rows, n)]));
   const bare = S.bare,
@@ -918,18 +1073,14 @@ function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistin
       .map((x) => x.toFixed(2))
       .join(' ')}`,
   );
-  const git = (a) => {
-    try {
-      return execFileSync('git', a, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
-        .toString()
-        .trim();
-    } catch {
-      return '?';
-    }
-  };
+  const git = (a) => gitIn(ROOT, a);
   p(
-    `code: commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) ? ' + uncommitted changes in src/' : ''}, lib/ as compiled; publication ${O.pub}; modelpub serve run as node ${O.nodeFlags.join(' ')}`,
+    `code: commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src']) ? ' + uncommitted changes in src/' : ''}, lib/ as compiled; publication ${O.pub}; modelpub serve run as node ${CURRENT.nodeFlags.join(' ')}`,
   );
+  if (baseline)
+    p(
+      `baseline: ${baseline.label}; publication ${baseline.pub}; run as node ${baseline.nodeFlags.join(' ')}; SQLite store, one process`,
+    );
   p(
     `load: wrk -t${O.threads} -c${O.connections} -d${O.duration}s --latency (after a ${O.warmup} s warm-up; each server first loaded ${O.settle} s unmeasured), ${O.reps} repetitions alternating between servers; medians`,
   );
@@ -1069,9 +1220,9 @@ function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistin
     for (const n of ['sqlite', 'redis'])
       if (S[n])
         goal(
-          `${n}: req/s vs bare-quota (info: the issue's reference, key check + counter in a Map, same headers)`,
+          `${n}: req/s vs bare-quota (info: the reference work, key check + counter in a Map, same headers)`,
           null,
-          `${fmt(S[n].rps / ref.rps, 2)} (per rep ${range(n, 'bare-quota')}); bare-quota = ${fmt(ref.rps / (bare?.rps ?? NaN), 2)} x bare (the issue measured 0.86)`,
+          `${fmt(S[n].rps / ref.rps, 2)} (per rep ${range(n, 'bare-quota')}); bare-quota = ${fmt(ref.rps / (bare?.rps ?? NaN), 2)} x bare`,
         );
   if (C.lists && C.composed)
     goal(
@@ -1102,6 +1253,19 @@ function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistin
         `--workers 2 (${w1}): ${fmt(S[w2].rps)} req/s = ${fmt(S[w2].rps / S[w1].rps, 2)} x one process (per rep ${range(w2, w1)})${bare ? `, ${fmt(S[w2].rps / bare.rps, 2)} x bare` : ''}, p99 ${fmt(S[w2].p99, 2)} ms, RSS ${fmt(S[w2].rssMB)} MB`,
       );
   }
+  const before = S.baseline;
+  const after = S.sqlite;
+  if (before && after) {
+    const ratios = paired(rows, 'sqlite', 'baseline');
+    p();
+    p(`before and after: sqlite (this checkout) / baseline (${baseline.label}), paired by repetition`);
+    p(
+      `  req/s ${fmt(after.rps)} / ${fmt(before.rps)} = ${fmt(after.rps / before.rps, 2)}; paired ratios ${ratios.map((r) => fmt(r, 2)).join(' ')} (median ${fmt(median(ratios), 2)})`,
+    );
+    p(
+      `  us cpu/req ${fmt(after.usPerReq, 1)} / ${fmt(before.usPerReq, 1)}; p50 ${fmt(after.p50, 2)} / ${fmt(before.p50, 2)} ms; p99 ${fmt(after.p99, 2)} / ${fmt(before.p99, 2)} ms; RSS peak ${fmt(after.hwmMB)} / ${fmt(before.hwmMB)} MB`,
+    );
+  }
   if (profile) {
     p();
     p(
@@ -1123,7 +1287,18 @@ function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistin
   writeFileSync(
     `${base}.json`,
     JSON.stringify(
-      { options: O, rows, composed: crow, sweep, summary: S, composedSummary: C, goals, profile },
+      {
+        options: O,
+        baseline: baseline && { label: baseline.label, pub: baseline.pub, nodeFlags: baseline.nodeFlags },
+        rows,
+        composed: crow,
+        sweep,
+        summary: S,
+        composedSummary: C,
+        goals,
+        profile,
+        pairedWithBaseline: before && after ? paired(rows, 'sqlite', 'baseline') : null,
+      },
       null,
       2,
     ),
@@ -1134,7 +1309,7 @@ function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistin
 main().then(
   () => process.exit(0),
   (e) => {
-    console.error(e?.stack ?? e);
+    console.error(`bench-gateway: ${process.env.MODELPUB_DEBUG ? (e?.stack ?? e) : (e?.message ?? e)}`);
     process.exit(1);
   },
 );

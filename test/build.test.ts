@@ -579,8 +579,8 @@ describe('incremental builds', () => {
   });
 
   it('a page size dropped: the artifacts its pages are now composed from get a later Last-Modified than those pages had', async () => {
-    // Found in review: the composed page_size=2 pages took the artifact's older time, so If-Modified-Since with the
-    // time of the prebuilt page answered 304 for other bytes (another publicationRevision).
+    // Were the composed page_size=2 pages to take the artifact's older time, If-Modified-Since with the time of the
+    // prebuilt page would answer 304 for other bytes (another publicationRevision).
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');
       const outDir = path.join(tmp, 'out');

@@ -339,7 +339,7 @@ describe('serve', () => {
         const child = spawnCli(['serve', ...args, '--workers', '2', '--store', store(), '--log', 'silent']);
         let stderr = '';
         child.stderr!.on('data', (d: Buffer) => (stderr += d));
-        // It used to stay alive, serving nothing: give up after 15 s rather than wait for the test's timeout.
+        // A primary that stays alive serving nothing fails here after 15 s rather than at the test's timeout.
         const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
         const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
         clearTimeout(killer);
@@ -732,6 +732,9 @@ it.skipIf(!redisBin)(
   40_000,
 );
 
+// Exact quotas end to end: two `modelpub serve` processes sharing one store, 1,500 concurrent requests with one fresh
+// key, the default quota of 1,000. A load test can pass by luck; test/quota.test.ts checks the burst rule of quota.ts
+// itself, deterministically.
 describe('two serve processes sharing one store', () => {
   for (const kind of ['sqlite', 'redis'] as const) {
     it.skipIf(kind === 'redis' && !redisBin)(

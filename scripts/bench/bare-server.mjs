@@ -1,8 +1,9 @@
 // The ceiling: one bare node:http process answering the mix's bytes from an in-memory Map, no key, no quota.
 // With `headers`, it also sends a response header set like the gateway's (CORS, validators, versions, rate limits):
 // the same response bytes without any of the gateway's work, to tell node:http's header cost from the gateway's.
-// With `quota`, it is the issue's reference "a key check and a quota counter in a Map" on top of `headers`: a Map
-// from key to record (any key is taken) and a per-key count in a Map, its remaining count sent in RateLimit.
+// With `quota`, it is the reference the gateway is held to, "a key check and a quota counter in a Map", on top of
+// `headers`: a Map from key to record (any key is taken) and a per-key count in a Map, its remaining count sent in
+// RateLimit.
 // Usage: node bare-server.mjs PORT urls.json [headers|quota]   (urls.json: [[url, absolute file path], ...])
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
