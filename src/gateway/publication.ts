@@ -1,12 +1,11 @@
 // One loaded publication: its manifest (path -> sha256, size, revision, Last-Modified), its metadata, and access to
 // bodies through a bounded cache shared by all publications (keyed by sha256, so an unchanged body stays cached
 // across a switch). A request takes one Publication object at its start and uses only it: never a mix of two.
-import { createHash } from 'node:crypto';
 import { validateHeaderValue } from 'node:http';
 import type { ManifestEntry, PublicationMeta } from '../publication/files.js';
 import { artifactFile, laneVariantKey, pageCount, type LaneVariant } from '../publication/layout.js';
 import { fileFor, type ApiRequest } from '../routes.js';
-import { parseArtifact, readRelease } from '../publication/reader.js';
+import { parseArtifact } from '../publication/reader.js';
 import { loadedArtifact, type ListArtifact } from './artifact.js';
 import { ManifestIndex } from './manifest-index.js';
 import { etagOf, httpDate } from './validators.js';
@@ -170,17 +169,10 @@ export class Publication {
     readonly entries: ManifestIndex,
     private readonly origin: Origin,
     private readonly cache: BodyCache,
-    private readonly verify: boolean,
   ) {}
 
-  static async load(origin: Origin, id: string, cache: BodyCache, { verify = false } = {}): Promise<Publication> {
-    const { manifest, meta } = await readRelease(
-      (file) => origin.read(id, file),
-      (file) => `publication ${id}: ${file}`,
-      {
-        verifyManifestHash: verify,
-      },
-    );
+  static async load(origin: Origin, id: string, cache: BodyCache): Promise<Publication> {
+    const { manifest, meta } = await origin.release(id);
     // Both go out as response headers (the revision's schema allows only safe characters; the schema version is free
     // text): a value node:http would refuse must stop the publication here, not a response.
     for (const [name, value] of [
@@ -196,7 +188,7 @@ export class Publication {
       }
     }
     const entries = new ManifestIndex(manifest.files);
-    return new Publication(id, meta, entries, origin, cache, verify);
+    return new Publication(id, meta, entries, origin, cache);
   }
 
   get revision(): string {
@@ -237,22 +229,9 @@ export class Publication {
     return this.cache.get(info.entry.sha256);
   }
 
-  /** The body, read from the origin (and checked against the manifest) when it is not in memory. */
+  /** The body, read from the origin (a remote one checks it against the manifest) when it is not in memory. */
   body(info: FileInfo): Promise<Buffer> {
-    return this.cache.load(info.entry.sha256, async () => {
-      const body = await this.origin.read(this.id, info.entry.path);
-      this.checkBytes(body, info.entry);
-      return body;
-    });
-  }
-
-  /** With a remote origin, bytes read must be the manifest's: else the host has switched publications under us. */
-  private checkBytes(bytes: Buffer, entry: ManifestEntry): void {
-    if (this.verify && createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
-      throw new Error(
-        `origin returned other bytes for ${entry.path} than publication ${this.revision} lists: it has switched publications`,
-      );
-    }
+    return this.cache.load(info.entry.sha256, () => this.origin.read(this.id, info.entry));
   }
 
   /** The parsed list artifact of a lane and display variant (loaded once per publication). */
@@ -263,8 +242,7 @@ export class Publication {
       p = (async () => {
         const entry = this.entries.get(path);
         if (!entry) throw new Error(`publication ${this.revision} has no ${path}`);
-        const raw = await this.origin.read(this.id, path);
-        this.checkBytes(raw, entry);
+        const raw = await this.origin.read(this.id, entry);
         return loadedArtifact(
           parseArtifact(raw, `publication ${this.revision}: ${path}`),
           entry,
