@@ -60,24 +60,36 @@ export function program(): Command {
   const p = new Command('modelpub')
     .description('Publish a catalog of AI models as a static, read-only JSON API')
     .showHelpAfterError();
-  p.command('build')
-    .description('validate data/, compute and write every /api/v1 response into a new publication, then switch to it')
-    .option('--data <dir>', 'source data folder', 'data')
-    .option('--out <dir>', 'publication folder (created; must be empty or a previous publication)', 'dist')
+  s3Options(
+    p
+      .command('build')
+      .description('validate data/, compute and write every /api/v1 response into a new publication, then switch to it')
+      .option('--data <dir>', 'source data folder', 'data')
+      .option('--out <dir>', 'publication folder (created; must be empty or a previous publication)', 'dist')
+      .addOption(
+        new Option(
+          '--previous <url>',
+          "continue from the live publication where `modelpub publish` wrote it (instead of --out's): https://HOST/PREFIX/, s3://BUCKET/PREFIX or file:///PATH",
+        ).argParser(remoteUrl),
+      ),
+  )
     .option('--revision <id>', 'publication revision id (default: derived from the data)')
     .option('--published-at <iso>', 'publication time (default: the newest date in the data)', isoTime)
     .option('--page-sizes <list>', 'extra list page sizes to prebuild, e.g. 7,100', intList)
     .option('--quiet', 'no progress output')
     .action((o) => buildCommand(o));
-  p.command('diff')
-    .description(
-      'what a build of --data would change for readers of the publication at --against (exit 0: nothing, 1: changes, 2: error)',
-    )
-    .option('--data <dir>', 'source data folder', 'data')
-    .requiredOption(
-      '--against <dir|url>',
-      "a build's --out (its live release), a release folder, or a file:// URL of one",
-    )
+  s3Options(
+    p
+      .command('diff')
+      .description(
+        'what a build of --data would change for readers of the publication at --against (exit 0: nothing, 1: changes, 2: error)',
+      )
+      .option('--data <dir>', 'source data folder', 'data')
+      .requiredOption(
+        '--against <dir|url>',
+        "a build's --out (its live release), a release folder, or where `modelpub publish` wrote (https://, s3://, file://)",
+      ),
+  )
     .option('--json', 'print the changes as JSON')
     // diff(1)'s exit codes: 1 means "changes", so every error is 2, those of the option parser too (1 elsewhere).
     .exitOverride((e) => {
