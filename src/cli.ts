@@ -33,21 +33,28 @@ const isoTime = (v: string): string => {
   return new Date(v).toISOString();
 };
 
-/** An http(s) URL of a folder on a static host: file names are appended to it, so a query or fragment cannot be kept. */
-const originUrl = (v: string): string => {
+/** The root a publish wrote to: keys are appended to it, so a query or fragment cannot be kept. */
+const remoteUrl = (v: string): string => {
   let u: URL | null = null;
   try {
     u = new URL(v);
   } catch {
     /* told below */
   }
-  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.search || u.hash) {
+  if (!u || !['http:', 'https:', 's3:', 'file:'].includes(u.protocol) || u.search || u.hash) {
     throw new InvalidArgumentError(
-      'an http:// or https:// URL of the folder holding publication.json, without ?query or #fragment, e.g. https://static.host/prefix/current',
+      'the root `modelpub publish --to` wrote to (the folder holding current.json), without ?query or #fragment: https://HOST/PREFIX/, http://HOST/PREFIX/, s3://BUCKET/PREFIX or file:///PATH',
     );
   }
   return v;
 };
+/** For reading or writing an s3:// remote. */
+const s3Options = (c: Command): Command =>
+  c
+    .option('--endpoint <url>', 'API URL of an S3-compatible host (Cloudflare R2, MinIO, ...)')
+    .option('--region <name>', 'AWS region (default: AWS_REGION or the AWS config files)')
+    .option('--force-path-style', 'the bucket in the URL path, not the host name (default with --endpoint)')
+    .option('--no-force-path-style', 'the bucket in the host name, even with --endpoint');
 
 /**
  * Set by serve and dev: once they return (closed after a signal) or fail, the process ends here, whatever handles
@@ -59,24 +66,36 @@ export function program(): Command {
   const p = new Command('modelpub')
     .description('Publish a catalog of AI models as a static, read-only JSON API')
     .showHelpAfterError();
-  p.command('build')
-    .description('validate data/, compute and write every /api/v1 response into a new publication, then switch to it')
-    .option('--data <dir>', 'source data folder', 'data')
-    .option('--out <dir>', 'publication folder (created; must be empty or a previous publication)', 'dist')
+  s3Options(
+    p
+      .command('build')
+      .description('validate data/, compute and write every /api/v1 response into a new publication, then switch to it')
+      .option('--data <dir>', 'source data folder', 'data')
+      .option('--out <dir>', 'publication folder (created; must be empty or a previous publication)', 'dist')
+      .addOption(
+        new Option(
+          '--previous <url>',
+          "continue from the live publication where `modelpub publish` wrote it (instead of --out's): https://HOST/PREFIX/, s3://BUCKET/PREFIX or file:///PATH",
+        ).argParser(remoteUrl),
+      ),
+  )
     .option('--revision <id>', 'publication revision id (default: derived from the data)')
     .option('--published-at <iso>', 'publication time (default: the newest date in the data)', isoTime)
     .option('--page-sizes <list>', 'extra list page sizes to prebuild, e.g. 7,100', intList)
     .option('--quiet', 'no progress output')
     .action((o) => buildCommand(o));
-  p.command('diff')
-    .description(
-      'what a build of --data would change for readers of the publication at --against (exit 0: nothing, 1: changes, 2: error)',
-    )
-    .option('--data <dir>', 'source data folder', 'data')
-    .requiredOption(
-      '--against <dir|url>',
-      "a build's --out (its live release), a release folder, or a file:// URL of one",
-    )
+  s3Options(
+    p
+      .command('diff')
+      .description(
+        'what a build of --data would change for readers of the publication at --against (exit 0: nothing, 1: changes, 2: error)',
+      )
+      .option('--data <dir>', 'source data folder', 'data')
+      .requiredOption(
+        '--against <dir|url>',
+        "a build's --out (its live release), a release folder, or where `modelpub publish` wrote (https://, s3://, file://)",
+      ),
+  )
     .option('--json', 'print the changes as JSON')
     // diff(1)'s exit codes: 1 means "changes", so every error is 2, those of the option parser too (1 elsewhere).
     .exitOverride((e) => {
@@ -101,8 +120,11 @@ export function program(): Command {
         `publication folder: a build --out, or one release folder (default: dist${remote ? ', unless --origin' : ''})`,
       )
       .addOption(
-        new Option('--origin <url>', 'remote static host holding one publication (instead of --dir)')
-          .argParser(originUrl)
+        new Option(
+          '--origin <url>',
+          'where `modelpub publish` wrote (instead of --dir): https://HOST/PREFIX/ (a static host, public bucket or CDN), s3://BUCKET/PREFIX or file:///PATH',
+        )
+          .argParser(remoteUrl)
           .hideHelp(!remote),
       )
       .option('--port <n>', 'port', wholeNumber(65535), 8787)
@@ -120,10 +142,12 @@ export function program(): Command {
       .addOption(
         new Option('--log <level>', 'info: a line per request').choices(['info', 'warn', 'silent']).default('info'),
       );
-  serving(
-    p
-      .command('serve')
-      .description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'),
+  s3Options(
+    serving(
+      p
+        .command('serve')
+        .description('answer /api/v1 requests from a publication: API keys, daily quotas, conditional requests'),
+    ),
   )
     .option('--workers <n>', 'worker processes sharing the port', wholeNumber(64, 1), 1)
     .action((o) => {
@@ -143,16 +167,15 @@ export function program(): Command {
       servesUntilStopped = true;
       return devCommand(o);
     });
-  p.command('publish')
-    .description(
-      'upload a build to an object store or static host: objects the remote lacks, the manifest, then the pointer',
-    )
-    .option('--from <dir>', "a build's --out folder, or one of its release folders (default: dist)")
-    .option('--to <url>', 's3://BUCKET/PREFIX or file:///PATH')
-    .option('--endpoint <url>', 'API URL of an S3-compatible host (Cloudflare R2, MinIO, ...)')
-    .option('--region <name>', 'AWS region (default: AWS_REGION or the AWS config files)')
-    .option('--force-path-style', 'the bucket in the URL path, not the host name (default with --endpoint)')
-    .option('--no-force-path-style', 'the bucket in the host name, even with --endpoint')
+  s3Options(
+    p
+      .command('publish')
+      .description(
+        'upload a build to an object store or static host: objects the remote lacks, the manifest, then the pointer',
+      )
+      .option('--from <dir>', "a build's --out folder, or one of its release folders (default: dist)")
+      .option('--to <url>', 's3://BUCKET/PREFIX or file:///PATH'),
+  )
     .option('--dry-run', 'print what would be uploaded and deleted; change nothing')
     .option('--concurrency <n>', 'requests under way at once', wholeNumber(256, 1), 16)
     .option(

@@ -471,7 +471,7 @@ describe('modelpub diff and build on the command line', () => {
       [['diff', '--data', same], /error: required option '--against <dir\|url>' not specified/],
       [['diff', '--data', same, '--against', path.join(tmp, 'nowhere')], /holds no publication/],
       [['diff', '--data', path.join(tmp, 'no-data'), '--against', out], /^modelpub: /],
-      [['diff', '--data', same, '--against', 'https://static.example/p'], /not supported yet/],
+      [['diff', '--data', same, '--against', 'ftp://static.example/p'], /ftp:\/\/static\.example\/p: write https:/],
       [
         ['diff', '--data', same, '--against', legacy],
         /has no artifacts\/snapshot\.json: it was built by a modelpub without/,

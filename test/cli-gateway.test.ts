@@ -312,8 +312,8 @@ describe('serve', () => {
       expect(r.code, option).toBe(1);
       expect(r.stderr, option).toMatch(new RegExp(`option '${option} <n>' argument '0' is invalid`));
     }
-    // An --origin that is no http(s) folder URL is told as such, not fetched ("Invalid URL", "unknown scheme", a 404 for
-    // publication.json appended to its query).
+    // An --origin that is no remote root URL is told as such, not fetched ("Invalid URL", "unknown scheme", a 404 for
+    // current.json appended to its query).
     for (const origin of [
       '127.0.0.1:9/pub/current',
       'ftp://127.0.0.1/pub',
@@ -323,7 +323,7 @@ describe('serve', () => {
       const r = await runCli(['serve', '--origin', origin, '--port', '0', '--store', 'memory:']);
       expect(r.code, origin).toBe(1);
       expect(r.stderr, origin).toContain(
-        `option '--origin <url>' argument '${origin}' is invalid. an http:// or https:// URL`,
+        `option '--origin <url>' argument '${origin}' is invalid. the root \`modelpub publish --to\` wrote to`,
       );
     }
   });
@@ -812,6 +812,6 @@ it('serve: a port in use, --dir with --origin and an unknown --log level are err
   const origin = await runCli(['serve', '--origin', 'http://127.0.0.1:1/', '--port', '0', '--store', 'memory:']);
   expect(origin.code).toBe(1);
   expect(origin.stderr).toMatch(
-    /^modelpub: no publication to serve at http:\/\/127\.0\.0\.1:1: origin http:\/\/127\.0\.0\.1:1\/publication\.json: \S.*\.\n$/,
+    /^modelpub: no publication to serve at http:\/\/127\.0\.0\.1:1\/: GET http:\/\/127\.0\.0\.1:1\/current\.json: \S.*\.\n$/,
   );
 });

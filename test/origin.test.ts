@@ -1,37 +1,97 @@
-// `serve --origin URL`: the same publication fetched from a (local, plain) static host instead of the disk.
+// `serve --origin URL`: a gateway on the remote layout `modelpub publish` writes (pointer -> manifest -> objects by
+// hash), read from a plain static server over a file:// remote, and from s3rver over s3://. One small catalog is
+// built twice (one English description changed) and published to the same remote: A, then B.
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/gateway/keys.js';
-import { startGateway, type RunningGateway } from '../src/gateway/server.js';
+import { type GatewayOptions, startGateway, type RunningGateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
+import type { Manifest } from '../src/publication/files.js';
 import { detailFile } from '../src/publication/layout.js';
+import { objectKey, POINTER_KEY } from '../src/publication/remote.js';
+import { publish, rollback } from '../src/publish/publish.js';
+import { fileTarget } from '../src/publish/targets/file.js';
+import { openTarget } from '../src/publish/targets/index.js';
+import type { RemoteTarget } from '../src/publish/targets/types.js';
+import { ensureCompiled, runCli } from './helpers/cli.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
+import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
+
+interface Built {
+  revision: string;
+  dir: string;
+  manifest: Manifest;
+}
 
 let tmp: string;
+let remoteDir: string;
 let host: Server;
-let gw: RunningGateway;
+let hostUrl: string;
 let store: QuotaStore;
 let key: string;
-let release: string;
+const builds: Record<'A' | 'B', Built> = {} as never;
 /** Requests the static host has answered, by path. */
 const fetched = new Map<string, number>();
 
+const publishTo = (target: RemoteTarget, b: Built) =>
+  publish({ from: b.dir, target, keep: 3, concurrency: 4, say: () => {}, progress: null });
+
+const gatewayOn = (origin: string, extra: Partial<GatewayOptions> = {}) =>
+  startGateway({
+    origin,
+    port: 0,
+    host: '127.0.0.1',
+    store: 'memory:',
+    storeInstance: store,
+    quota: 100_000,
+    cacheBytes: 1 << 20,
+    pollMs: 3_600_000,
+    logLevel: 'silent',
+    ...extra,
+  });
+
+const getWithKey = (url: string) => fetch(url, { headers: { 'x-api-key': key } });
+const entryOf = (b: Built, rel: string) => b.manifest.files.find((f) => f.path === rel)!;
+
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-origin-'));
-  await writeFixture(path.join(tmp, 'data'), smallCatalog());
-  release = (await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'out') })).releaseDir;
-  // A static host that knows nothing about the API: path -> file under the release folder.
+  const data = path.join(tmp, 'data');
+  let spec = smallCatalog();
+  for (const name of ['A', 'B'] as const) {
+    if (name === 'B')
+      spec = {
+        ...spec,
+        models: spec.models!.map((m) =>
+          m.slug === 'alpha'
+            ? { ...m, description: { ...(m.description as object), en: 'alpha, described again.' } }
+            : m,
+        ),
+      };
+    await writeFixture(data, spec);
+    const r = await build({ dataDir: data, outDir: path.join(tmp, 'dist') });
+    const dir = path.join(tmp, 'releases', name);
+    await cp(r.releaseDir, dir, { recursive: true });
+    builds[name] = {
+      revision: r.revision,
+      dir,
+      manifest: JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')),
+    };
+  }
+  remoteDir = path.join(tmp, 'remote');
+  await publishTo(fileTarget(pathToFileURL(remoteDir).href), builds.A);
+  // A static host that knows nothing about the API: path -> file under the remote folder.
   host = createServer(async (req, res) => {
     const pathname = decodeURIComponent(new URL(req.url!, 'http://h').pathname);
     fetched.set(pathname, (fetched.get(pathname) ?? 0) + 1);
-    const file = path.join(release, pathname);
-    if (!file.startsWith(release + path.sep)) return void res.writeHead(404).end();
+    const file = path.join(remoteDir, pathname);
+    if (!file.startsWith(remoteDir + path.sep)) return void res.writeHead(404).end();
     try {
       const body = await readFile(file); // before writeHead: a missing file is a 404, not a 200 that never ends
       res.writeHead(200).end(body);
@@ -40,151 +100,179 @@ beforeAll(async () => {
     }
   });
   await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
+  hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}/`;
   store = await openStore('memory:');
   key = (await createKey(store, 'origin test')).key;
-  gw = await startGateway({
-    origin: `http://127.0.0.1:${(host.address() as AddressInfo).port}/`,
-    port: 0,
-    host: '127.0.0.1',
-    store: 'memory:',
-    storeInstance: store,
-    quota: 1000,
-    cacheBytes: 1 << 20,
-    pollMs: 60_000,
-    logLevel: 'silent',
-  });
-});
+}, 120_000);
 afterAll(async () => {
-  await gw?.close();
   await store?.close();
   await new Promise((r) => host?.close(r));
   await rm(tmp, { recursive: true, force: true });
 });
 
-it('serves the bytes the static host holds, with the manifest validators', async () => {
-  const rel = detailFile({ slug: 'alpha', locale: 'ru', lane: 'verified', displayOnly: false, include: ['pricing'] });
-  const r = await fetch(`${gw.url}/api/v1/models/alpha?locale=ru&include=pricing`, { headers: { 'x-api-key': key } });
-  expect(r.status).toBe(200);
-  expect(Buffer.from(await r.arrayBuffer()).equals(await readFile(path.join(release, rel)))).toBe(true);
-  const list = await fetch(`${gw.url}/api/v1/models?q=alpha&page_size=3`, { headers: { 'x-api-key': key } });
-  expect((await list.json()).data.models.map((m: { slug: string }) => m.slug)).toEqual(['alpha']);
-});
-
-it('fetches a body once for many concurrent requests that miss on it', async () => {
-  const rel = detailFile({
-    slug: 'gamma',
-    locale: 'en',
-    lane: 'verified',
-    displayOnly: false,
-    include: ['benchmarks', 'pricing'],
+describe('over http:// (a static server over a file:// remote)', () => {
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    gw = await gatewayOn(hostUrl);
   });
-  const rs = await Promise.all(
-    Array.from({ length: 24 }, () =>
-      fetch(`${gw.url}/api/v1/models/gamma?include=pricing,benchmarks`, { headers: { 'x-api-key': key } }),
-    ),
-  );
-  const want = await readFile(path.join(release, rel));
-  for (const r of rs) {
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('serves the live publication: pointer, manifest, then each body as the object its hash names', async () => {
+    expect(gw.publication().id).toMatch(new RegExp(`^${builds.A.revision}/[0-9a-f]{64}$`));
+    const rel = detailFile({ slug: 'alpha', locale: 'ru', lane: 'verified', displayOnly: false, include: ['pricing'] });
+    const r = await getWithKey(`${gw.url}/api/v1/models/alpha?locale=ru&include=pricing`);
     expect(r.status).toBe(200);
-    expect(Buffer.from(await r.arrayBuffer()).equals(want)).toBe(true);
-  }
-  expect([...fetched].filter(([p]) => p.endsWith(`/${rel}`)).map(([, n]) => n)).toEqual([1]);
-});
-
-it('refuses bytes that do not match the manifest (a host switched mid-way) with 503, never a mix', async () => {
-  const rel = detailFile({ slug: 'beta', locale: 'zh', lane: 'verified', displayOnly: false, include: [] });
-  await writeFile(path.join(release, rel), '{"tampered":true}');
-  const r = await fetch(`${gw.url}/api/v1/models/beta?locale=zh`, { headers: { 'x-api-key': key } });
-  expect(r.status).toBe(503);
-  expect(r.headers.get('content-type')).toBe('application/problem+json');
-  expect(await r.text()).not.toContain('tampered');
-});
-
-it('checks a list artifact against the manifest too: composed answers from other bytes are refused with 503', async () => {
-  const file = path.join(release, 'artifacts/all.display.json');
-  const text = await readFile(file, 'utf8');
-  expect(text).toContain('"name":"ALPHA');
-  await writeFile(file, text.replaceAll('"name":"ALPHA', '"name":"TAMPERED ALPHA'));
-  const r = await fetch(`${gw.url}/api/v1/models?q=alpha&lane=all&includeDisplayOnly=true&page_size=3`, {
-    headers: { 'x-api-key': key },
+    expect(r.headers.get('x-publication-revision')).toBe(builds.A.revision);
+    expect(Buffer.from(await r.arrayBuffer()).equals(await readFile(path.join(builds.A.dir, rel)))).toBe(true);
+    // Read as an object by its hash, never by its path in the release.
+    const { sha256 } = entryOf(builds.A, rel);
+    expect(fetched.get(`/${objectKey(sha256)}`)).toBe(1);
+    expect([...fetched.keys()].filter((p) => p.includes('api/v1'))).toEqual([]);
+    const list = await getWithKey(`${gw.url}/api/v1/models?q=alpha&page_size=3`);
+    expect((await list.json()).data.models.map((m: { slug: string }) => m.slug)).toEqual(['alpha']);
   });
-  expect(r.status).toBe(503);
-  expect(await r.text()).not.toContain('TAMPERED');
-});
 
-it('a rebuild of the same revision with other page sizes is a new publication: the gateway switches to it', async () => {
-  const data = path.join(tmp, 'data');
-  const before = await build({ dataDir: data, outDir: path.join(tmp, 'sizes-3'), pageSizes: [3] });
-  const after = await build({ dataDir: data, outDir: path.join(tmp, 'sizes-default') });
-  expect(after.revision).toBe(before.revision);
-  const shared = release;
-  release = before.releaseDir;
-  const own = await startGateway({
-    origin: `http://127.0.0.1:${(host.address() as AddressInfo).port}/`,
-    port: 0,
-    host: '127.0.0.1',
-    store: 'memory:',
-    storeInstance: store,
-    quota: 1000,
-    cacheBytes: 1 << 20,
-    pollMs: 3_600_000,
-    logLevel: 'silent',
+  it('fetches a body once for many concurrent requests that miss on it', async () => {
+    const rel = detailFile({
+      slug: 'gamma',
+      locale: 'en',
+      lane: 'verified',
+      displayOnly: false,
+      include: ['benchmarks', 'pricing'],
+    });
+    const rs = await Promise.all(
+      Array.from({ length: 24 }, () => getWithKey(`${gw.url}/api/v1/models/gamma?include=pricing,benchmarks`)),
+    );
+    const want = await readFile(path.join(builds.A.dir, rel));
+    for (const r of rs) {
+      expect(r.status).toBe(200);
+      expect(Buffer.from(await r.arrayBuffer()).equals(want)).toBe(true);
+    }
+    expect(fetched.get(`/${objectKey(entryOf(builds.A, rel).sha256)}`)).toBe(1);
   });
-  try {
-    const url = `${own.url}/api/v1/models?page_size=3&page=2&locale=zh`;
-    const prebuilt = await fetch(url, { headers: { 'x-api-key': key } });
-    expect(prebuilt.status).toBe(200);
-    const bytes = Buffer.from(await prebuilt.arrayBuffer());
-    release = after.releaseDir; // the host now holds the rebuild, which has no page_size=3 files
-    // The old manifest's file is gone: one 503, then the gateway finds the rebuild (a new id for the same revision)
-    // and composes the page, byte for byte the file it served before.
-    const gone = await fetch(url.replace('page=2', 'page=1'), { headers: { 'x-api-key': key } });
-    expect(gone.status).toBe(503);
-    // The page asked first may still be answered from the old publication's cache until the switch is done.
-    for (let i = 0; i < 250 && own.publication().meta.pageSizes.includes(3); i++)
-      await new Promise((r) => setTimeout(r, 20));
-    const again = await fetch(url, { headers: { 'x-api-key': key } });
-    expect(again.status).toBe(200);
-    expect(Buffer.from(await again.arrayBuffer()).equals(bytes)).toBe(true);
-    expect(own.publication().meta.pageSizes).not.toContain(3);
-  } finally {
-    release = shared;
-    await own.close();
-  }
-});
 
-it('refuses a manifest that is not the one publication.json names (two builds of one revision mid-upload)', async () => {
-  const { Publication, BodyCache } = await import('../src/gateway/publication.js');
-  const fresh = (await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'mid-upload') })).releaseDir;
-  // The same files, but a manifest whose bytes differ from the one publication.json was written with.
-  const origin = {
-    description: 'a host mid-upload',
-    currentId: async () => 'id',
-    read: async (_id: string, file: string) => {
-      const bytes = await readFile(path.join(fresh, file));
-      return file === 'manifest.json' ? Buffer.concat([bytes, Buffer.from(' ')]) : bytes;
-    },
-  };
-  await expect(Publication.load(origin, 'id', new BodyCache(1 << 20), { verify: true })).rejects.toThrow(
-    /manifest\.json is not the one publication\.json names/,
-  );
-  // From the local disk (no verify) it is not checked: one folder is one build.
-  expect((await Publication.load(origin, 'id', new BodyCache(1 << 20))).revision).toMatch(/^r[0-9a-f]{12}$/);
-});
-
-it('a body the host cuts short is an error naming its URL (it was a bare "terminated")', async () => {
-  const { httpOrigin } = await import('../src/gateway/origins/http.js');
-  const cutting = createServer((_req, res) => {
-    res.writeHead(200, { 'content-length': '1000' });
-    res.write('{"half":');
-    setTimeout(() => res.destroy(), 20);
+  it('refuses a damaged object with 503, never its bytes', async () => {
+    const rel = detailFile({ slug: 'beta', locale: 'zh', lane: 'verified', displayOnly: false, include: [] });
+    const file = path.join(remoteDir, objectKey(entryOf(builds.A, rel).sha256));
+    const good = await readFile(file);
+    await writeFile(file, '{"tampered":true}');
+    try {
+      const r = await getWithKey(`${gw.url}/api/v1/models/beta?locale=zh`);
+      expect(r.status).toBe(503);
+      expect(r.headers.get('content-type')).toBe('application/problem+json');
+      expect(await r.text()).not.toContain('tampered');
+    } finally {
+      await writeFile(file, good);
+    }
+    expect((await getWithKey(`${gw.url}/api/v1/models/beta?locale=zh`)).status).toBe(200);
   });
-  await new Promise<void>((r) => cutting.listen(0, '127.0.0.1', r));
-  try {
-    const base = `http://127.0.0.1:${(cutting.address() as AddressInfo).port}/pub/current`;
-    await expect(httpOrigin(base).read('id', 'manifest.json')).rejects.toThrow(`origin ${base}/manifest.json: `);
-    await expect(httpOrigin(base).currentId()).rejects.toThrow(`origin ${base}/publication.json: `);
-  } finally {
-    await new Promise((r) => cutting.close(r));
-  }
+
+  it('switches when the pointer moves (a publish, then a rollback), and only then', async () => {
+    const own = await gatewayOn(hostUrl, { pollMs: 100 });
+    try {
+      const target = fileTarget(pathToFileURL(remoteDir).href);
+      await publishTo(target, builds.B);
+      const switched = async (revision: string) => {
+        for (let i = 0; i < 100 && own.publication().revision !== revision; i++)
+          await new Promise((r) => setTimeout(r, 50));
+        return own.publication().revision;
+      };
+      expect(await switched(builds.B.revision)).toBe(builds.B.revision);
+      const r = await getWithKey(`${own.url}/api/v1/models/alpha`);
+      expect(r.headers.get('x-publication-revision')).toBe(builds.B.revision);
+      expect(await r.text()).toContain('alpha, described again.');
+      await rollback({ target, revision: builds.A.revision, say: () => {} });
+      expect(await switched(builds.A.revision)).toBe(builds.A.revision);
+      expect(await (await getWithKey(`${own.url}/api/v1/models/alpha`)).text()).not.toContain('described again');
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('an origin with nothing published, or a pointer that is not one, is a start error naming it', async () => {
+    const empty = createServer((_req, res) => res.writeHead(404).end());
+    await new Promise<void>((r) => empty.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(empty.address() as AddressInfo).port}/pub/`;
+    try {
+      await expect(gatewayOn(url)).rejects.toThrow(
+        `no publication to serve at ${url}: ${url}current.json is missing: nothing has been published there`,
+      );
+    } finally {
+      await new Promise((r) => empty.close(r));
+    }
+    const bad = path.join(tmp, 'bad-remote');
+    await cp(remoteDir, bad, { recursive: true });
+    await writeFile(path.join(bad, POINTER_KEY), '{"format":"modelpub-remote/1","live":{}}');
+    await expect(gatewayOn(pathToFileURL(bad).href)).rejects.toThrow(/current\.json: live\.publication: /);
+  });
+});
+
+describe('over s3:// (s3rver, path style)', () => {
+  let s3: S3Server;
+  const savedEnv = { ...process.env };
+  beforeAll(async () => {
+    Object.assign(process.env, S3_ENV); // the gateway in this process takes its credentials from the chain
+    s3 = await startS3();
+  }, 60_000);
+  afterAll(async () => {
+    await s3?.stop();
+    process.env = savedEnv;
+  });
+
+  it('serves what a publish to s3:// wrote, and switches when it publishes again', async () => {
+    const url = `s3://${s3.bucket}/site`;
+    const o = { endpoint: s3.endpoint, region: 'us-east-1' };
+    const target = await openTarget(url, o);
+    try {
+      await publishTo(target, builds.A);
+      const gw = await gatewayOn(url, { originOptions: o, pollMs: 100 });
+      try {
+        const rel = detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: false, include: [] });
+        const r = await getWithKey(`${gw.url}/api/v1/models/alpha`);
+        expect(r.status).toBe(200);
+        expect(Buffer.from(await r.arrayBuffer()).equals(await readFile(path.join(builds.A.dir, rel)))).toBe(true);
+        const objectGets = s3.requests.filter((q) => q.method === 'GET' && q.key.startsWith('site/objects/'));
+        expect(objectGets.map((q) => q.key)).toContain(`site/${objectKey(entryOf(builds.A, rel).sha256)}`);
+        await publishTo(target, builds.B);
+        for (let i = 0; i < 100 && gw.publication().revision !== builds.B.revision; i++)
+          await new Promise((res) => setTimeout(res, 50));
+        const after = await getWithKey(`${gw.url}/api/v1/models/alpha`);
+        expect([after.status, after.headers.get('x-publication-revision')]).toEqual([200, builds.B.revision]);
+        expect(await after.text()).toContain('alpha, described again.');
+      } finally {
+        await gw.close();
+      }
+    } finally {
+      await target.close();
+    }
+  }, 60_000);
+
+  it('serve --origin s3:// with --endpoint through the CLI; --endpoint with an http origin is refused', async () => {
+    ensureCompiled();
+    const wrong = await runCli(['serve', '--origin', hostUrl, '--endpoint', s3.endpoint, '--store', 'memory:']);
+    expect([wrong.code, wrong.stderr.trim()]).toEqual([
+      2,
+      `modelpub: --endpoint is for an s3:// --origin, not ${hostUrl}`,
+    ]);
+    const none = await runCli(
+      [
+        'serve',
+        '--origin',
+        `s3://${s3.bucket}/nothing-here`,
+        '--endpoint',
+        s3.endpoint,
+        '--port',
+        '0',
+        '--store',
+        'memory:',
+      ],
+      S3_ENV,
+    );
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(
+      `at s3://${s3.bucket}/nothing-here: s3://${s3.bucket}/nothing-here/current.json is missing: nothing has been published there`,
+    );
+  }, 60_000);
 });

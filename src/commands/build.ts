@@ -2,8 +2,11 @@ import { build } from '../pipeline/build.js';
 import { createProgress } from '../pipeline/progress.js';
 import type { SourceData } from '../pipeline/validate.js';
 import { leftOutLine, printWarnings } from './report.js';
+import { checkS3Options, type S3CommandOptions } from './s3-options.js';
 
-export interface BuildCommandOptions {
+export interface BuildCommandOptions extends S3CommandOptions {
+  /** The root a publish wrote to: its live publication is the one this build continues from. */
+  previous?: string;
   data: string;
   out: string;
   revision?: string;
@@ -15,7 +18,10 @@ export interface BuildCommandOptions {
 }
 
 export async function buildCommand(o: BuildCommandOptions): Promise<void> {
+  checkS3Options(o, o.previous ?? o.out, '--previous');
   const r = await build({
+    previousUrl: o.previous,
+    remoteOptions: { endpoint: o.endpoint, region: o.region, forcePathStyle: o.forcePathStyle },
     dataDir: o.data,
     outDir: o.out,
     revision: o.revision,
@@ -24,6 +30,8 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
     loaded: o.loaded,
     progress: createProgress(o.quiet ? null : process.stderr),
   });
+  if (r.nothingAtPrevious)
+    console.log(`--previous ${o.previous} has nothing published yet (no current.json): built as a first publication`);
   console.log(r.semantic.summary);
   if (r.semantic.unchanged) {
     console.log(

@@ -5,8 +5,9 @@ import { readPublishedSnapshot } from '../pipeline/changes.js';
 import { compute } from '../pipeline/compute/index.js';
 import { diffSnapshots, isEmptyDiff, renderDiff, summaryLine } from '../pipeline/diff.js';
 import { contentOf, snapshotOf } from '../pipeline/snapshot.js';
+import { checkS3Options, type S3CommandOptions } from './s3-options.js';
 
-export interface DiffCommandOptions {
+export interface DiffCommandOptions extends S3CommandOptions {
   data: string;
   against: string;
   json?: boolean;
@@ -14,7 +15,12 @@ export interface DiffCommandOptions {
 
 /** Prints the diff; returns whether a build would publish something new (the exit code 1). */
 export async function diffCommand(o: DiffCommandOptions): Promise<boolean> {
-  const live = await readPublishedSnapshot(o.against);
+  checkS3Options(o, o.against, '--against');
+  const live = await readPublishedSnapshot(o.against, {
+    endpoint: o.endpoint,
+    region: o.region,
+    forcePathStyle: o.forcePathStyle,
+  });
   const data = await loadAndValidate(o.data);
   const wouldBe = snapshotOf(compute(data), dataRevision(data));
   const diff = diffSnapshots(contentOf(live.snapshot), wouldBe);

@@ -1,13 +1,11 @@
 import { UsageError } from '../errors.js';
 import { publish, rollback } from '../publish/publish.js';
 import { openTarget } from '../publish/targets/index.js';
+import { checkS3Options, type S3CommandOptions } from './s3-options.js';
 
-export interface PublishCommandOptions {
+export interface PublishCommandOptions extends S3CommandOptions {
   from?: string;
   to?: string;
-  endpoint?: string;
-  region?: string;
-  forcePathStyle?: boolean;
   dryRun?: boolean;
   concurrency: number;
   keep: number;
@@ -19,17 +17,7 @@ export async function publishCommand(o: PublishCommandOptions): Promise<void> {
   if (!o.to) throw new UsageError('--to is missing: say where to publish, s3://BUCKET/PREFIX or file:///PATH');
   if (o.rollback !== undefined && o.from !== undefined)
     throw new UsageError('give --rollback REVISION or --from DIR, not both: a rollback uploads nothing');
-  const s3 = o.to.startsWith('s3://');
-  for (const [given, flag] of [
-    [o.endpoint, '--endpoint'],
-    [o.region, '--region'],
-    [o.forcePathStyle, o.forcePathStyle ? '--force-path-style' : '--no-force-path-style'],
-  ] as const)
-    if (given !== undefined && !s3) throw new UsageError(`${flag} is for an s3:// --to, not ${o.to}`);
-  if (o.endpoint !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(o.endpoint))
-    throw new UsageError(
-      `--endpoint ${o.endpoint}: give the API's root URL, e.g. https://ACCOUNT.r2.cloudflarestorage.com`,
-    );
+  checkS3Options(o, o.to, '--to');
   let retries = 0;
   const target = await openTarget(o.to, {
     endpoint: o.endpoint,

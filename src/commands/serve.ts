@@ -1,9 +1,10 @@
 import { UsageError } from '../errors.js';
+import { checkS3Options, type S3CommandOptions } from './s3-options.js';
 import { runCluster, startGateway, type GatewayOptions } from '../gateway/server.js';
 
 export const DEFAULT_STORE = 'sqlite:var/gateway.db';
 
-export interface ServeCommandOptions {
+export interface ServeCommandOptions extends S3CommandOptions {
   dir?: string;
   origin?: string;
   port: number;
@@ -21,6 +22,7 @@ export interface ServeCommandOptions {
 export const gatewayOptions = (o: ServeCommandOptions): GatewayOptions => ({
   dir: o.dir,
   origin: o.origin,
+  originOptions: { endpoint: o.endpoint, region: o.region, forcePathStyle: o.forcePathStyle },
   port: o.port,
   host: o.host,
   store: o.store,
@@ -46,6 +48,7 @@ export function untilSignal(): Promise<NodeJS.Signals> {
 /** Serves until a signal, then closes (see RunningGateway.close) and returns; the CLI then ends the process. */
 export async function serveCommand(o: ServeCommandOptions): Promise<void> {
   if (o.dir && o.origin) throw new UsageError('give --dir or --origin, not both');
+  checkS3Options(o, o.origin ?? o.dir ?? 'dist', '--origin');
   const opts = gatewayOptions(o);
   if (o.workers !== undefined && o.workers > 1) {
     await runCluster(opts, o.workers, {

@@ -6,7 +6,7 @@ import { validateHeaderValue } from 'node:http';
 import type { ManifestEntry, PublicationMeta } from '../publication/files.js';
 import { artifactFile, laneVariantKey, pageCount, type LaneVariant } from '../publication/layout.js';
 import { fileFor, type ApiRequest } from '../routes.js';
-import { parseArtifact, readRelease } from '../publication/reader.js';
+import { parseArtifact } from '../publication/reader.js';
 import { loadedArtifact, type ListArtifact } from './artifact.js';
 import { ManifestIndex } from './manifest-index.js';
 import { etagOf, httpDate } from './validators.js';
@@ -170,17 +170,10 @@ export class Publication {
     readonly entries: ManifestIndex,
     private readonly origin: Origin,
     private readonly cache: BodyCache,
-    private readonly verify: boolean,
   ) {}
 
-  static async load(origin: Origin, id: string, cache: BodyCache, { verify = false } = {}): Promise<Publication> {
-    const { manifest, meta } = await readRelease(
-      (file) => origin.read(id, file),
-      (file) => `publication ${id}: ${file}`,
-      {
-        verifyManifestHash: verify,
-      },
-    );
+  static async load(origin: Origin, id: string, cache: BodyCache): Promise<Publication> {
+    const { manifest, meta } = await origin.release(id);
     // Both go out as response headers (the revision's schema allows only safe characters; the schema version is free
     // text): a value node:http would refuse must stop the publication here, not a response.
     for (const [name, value] of [
@@ -196,7 +189,7 @@ export class Publication {
       }
     }
     const entries = new ManifestIndex(manifest.files);
-    return new Publication(id, meta, entries, origin, cache, verify);
+    return new Publication(id, meta, entries, origin, cache);
   }
 
   get revision(): string {
@@ -237,10 +230,10 @@ export class Publication {
     return this.cache.get(info.entry.sha256);
   }
 
-  /** The body, read from the origin (and checked against the manifest) when it is not in memory. */
+  /** The body, read from the origin (a remote one checks it against the manifest) when it is not in memory. */
   body(info: FileInfo): Promise<Buffer> {
     return this.cache.load(info.entry.sha256, async () => {
-      const body = await this.origin.read(this.id, info.entry.path);
+      const body = await this.origin.read(this.id, info.entry);
       this.checkBytes(body, info.entry);
       return body;
     });
@@ -248,14 +241,12 @@ export class Publication {
 
   /**
    * Bytes enter the cache only if they are the manifest's: a damaged file (truncated on disk) is answered 503, never
-   * served under the strong ETag of the intact bytes; from a remote host, other bytes mean it switched publications.
+   * served under the strong ETag of the intact bytes. The remote origin checks its objects too; a local folder cannot.
    */
   private checkBytes(bytes: Buffer, entry: ManifestEntry): void {
     if (createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
       throw new Error(
-        this.verify
-          ? `origin returned other bytes for ${entry.path} than publication ${this.revision} lists: it has switched publications`
-          : `${entry.path} of publication ${this.revision} does not hold the bytes its manifest lists (damaged on disk?): not served`,
+        `${entry.path} of publication ${this.revision} does not hold the bytes its manifest lists (damaged?): not served`,
       );
     }
   }
@@ -268,8 +259,7 @@ export class Publication {
       p = (async () => {
         const entry = this.entries.get(path);
         if (!entry) throw new Error(`publication ${this.revision} has no ${path}`);
-        const raw = await this.origin.read(this.id, path);
-        this.checkBytes(raw, entry);
+        const raw = await this.origin.read(this.id, entry);
         return loadedArtifact(
           parseArtifact(raw, `publication ${this.revision}: ${path}`),
           entry,

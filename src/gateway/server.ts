@@ -10,16 +10,20 @@ import { createHandler, type RequestLog } from './app.js';
 import { onClientError, onUnmetExpectation } from './client-errors.js';
 import { fingerprint, KeyCache } from './keys.js';
 import { dirOrigin } from './origins/dir.js';
-import { httpOrigin } from './origins/http.js';
+import { remoteOrigin } from './origins/remote.js';
 import type { Origin } from './origins/types.js';
 import { BodyCache, Publication } from './publication.js';
 import { QuotaLimiter } from './quota.js';
 import { openStore } from './stores/index.js';
 import type { QuotaStore } from './stores/types.js';
+import type { RemoteOptions } from '../publish/targets/index.js';
 
 export interface GatewayOptions {
   dir?: string;
+  /** A remote publication (http(s)://, s3:// or file://, in the layout `modelpub publish` writes) instead of dir. */
   origin?: string;
+  /** For an s3:// origin: --endpoint, --region, path style. */
+  originOptions?: RemoteOptions;
   port: number;
   host: string;
   store: string;
@@ -55,13 +59,13 @@ export interface RunningGateway {
 }
 
 export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
-  const origin: Origin = o.origin ? httpOrigin(o.origin) : dirOrigin(o.dir ?? 'dist');
+  const origin: Origin = o.origin ? await remoteOrigin(o.origin, o.originOptions) : dirOrigin(o.dir ?? 'dist');
   const cache = new BodyCache(o.cacheBytes);
-  const verify = Boolean(o.origin);
   let current = await origin
     .currentId()
-    .then((id) => Publication.load(origin, id, cache, { verify }))
+    .then((id) => Publication.load(origin, id, cache))
     .catch(async (e: Error & { code?: string }) => {
+      await origin.close();
       throw new Error(
         `no publication to serve at ${origin.description}: ${e.message}.${o.origin || (e.code !== 'ENOENT' && e.code !== 'ENOTDIR') ? '' : await dirHint(o.dir ?? 'dist')}`,
       );
@@ -87,7 +91,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     try {
       const id = await origin.currentId();
       if (id !== current.id) {
-        current = await Publication.load(origin, id, cache, { verify });
+        current = await Publication.load(origin, id, cache);
         log?.info({ revision: current.revision }, 'switched to a new publication');
       }
     } catch (e) {
@@ -122,6 +126,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       await quota.close(); // fails if the store does (the leases are then lost, and the error says why)
     } finally {
       if (!o.storeInstance) await store.close();
+      await origin.close();
       if (log) await new Promise<void>((resolve) => log.flush(() => resolve()));
     }
   };

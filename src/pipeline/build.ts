@@ -12,6 +12,8 @@ import { RevisionId, type SemanticDiff } from '../schema/api.js';
 import { DEFAULT_PAGE_SIZE } from '../routes.js';
 import { bodies, countBodies, LANE_VARIANTS } from './bodies.js';
 import { semanticStep } from './changes.js';
+import { readPreviousFrom } from './previous-remote.js';
+import type { RemoteOptions } from '../publish/targets/index.js';
 import { compute, type LeftOut } from './compute/index.js';
 import { loadTree } from './load.js';
 import { createProgress, type Progress } from './progress.js';
@@ -41,12 +43,21 @@ export interface BuildOptions {
   progress?: Progress;
   /** The data of dataDir, already loaded and validated (npm start reads it to tell whether to build). */
   loaded?: SourceData;
+  /**
+   * The root a publish wrote to (https://, http://, s3:// or file://): its live publication is the previous one,
+   * instead of --out's live release (a fresh CI runner has none).
+   */
+  previousUrl?: string;
+  /** For an s3:// previousUrl: --endpoint, --region, path style. */
+  remoteOptions?: RemoteOptions;
   /** Test hook: called after staging is complete, before the switch. */
   beforeSwitch?: () => Promise<void>;
 }
 
 export interface BuildResult {
   revision: string;
+  /** Set when --previous named a remote with nothing published yet: this build is a first publication. */
+  nothingAtPrevious?: boolean;
   releaseDir: string;
   publishedAt: string;
   files: number;
@@ -90,9 +101,12 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
   await claimOutDir(o.outDir);
   const unlock = await lockOutDir(o.outDir);
   let staging: string | null = null;
+  let closePrevious: (() => Promise<void>) | null = null;
   try {
     await clearStaleStaging(o.outDir);
-    const previous = await readPrevious(o.outDir);
+    const from = o.previousUrl ? await readPreviousFrom(o.previousUrl, o.outDir, o.remoteOptions) : null;
+    closePrevious = from?.close ?? null;
+    const previous = from ? from.previous : await readPrevious(o.outDir);
     const schemaVersion = data.site.schema_version;
     const revision = o.revision ?? dataRevision(data);
     const times = timePolicy(o.publishedAt, data.latestInstant, previous, revision);
@@ -146,7 +160,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     progress.phase('switch');
     const releaseDir = await switchTo(o.outDir, staging, revision);
     staging = null;
-    await pruneReleases(o.outDir, [releaseDir, ...(previous ? [previous.dir] : [])]);
+    await pruneReleases(o.outDir, [releaseDir, ...(previous?.dir ? [previous.dir] : [])]);
     progress.end();
     return {
       revision,
@@ -159,9 +173,11 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       leftOut: computed.leftOut,
       warnings: data.warnings,
       semantic: { summary: semantic.summary, diff: semantic.diff, unchanged: false },
+      ...(from?.nothingPublished ? { nothingAtPrevious: true } : {}),
     };
   } finally {
     if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});
+    await closePrevious?.().catch(() => {});
     await unlock();
   }
 }

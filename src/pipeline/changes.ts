@@ -14,6 +14,9 @@ import { attributionOf, TIER } from '../publication/assemble.js';
 import { PublicationMeta } from '../publication/files.js';
 import { currentRelease } from '../publication/folder.js';
 import { parseJsonFile } from '../publication/reader.js';
+import { manifestRefOf, POINTER_KEY } from '../publication/remote.js';
+import { readRemote } from '../publish/read-remote.js';
+import type { RemoteOptions } from '../publish/targets/index.js';
 import type { PendingBody, PreviousRelease } from '../publication/writer.js';
 import { ChangesResponse, type FieldChange, type PublicationChanges, type SemanticDiff } from '../schema/api.js';
 import { Snapshot, type SnapshotContent } from '../schema/snapshot.js';
@@ -63,13 +66,15 @@ export async function semanticStep(
   extra: Pick<BuildResult, 'leftOut' | 'warnings'>,
 ): Promise<SemanticStep> {
   const snapshot = snapshotOf(c, o.dataRevision);
-  const live = previous ? await readReleaseSemantics(previous.dir, previous.entries) : null;
+  const live = previous ? await readPreviousSemantics(previous) : null;
   const before = live?.snapshot ?? null;
-  if (previous && before && sameBuild(previous, before, o)) {
+  // A previous publication read from a remote (build --previous) is not on this disk: the build writes it, so that
+  // `publish` can run from --out (it then uploads nothing).
+  if (previous?.dir && before && sameBuild(previous, before, o)) {
     return {
       summary: 'no changes',
       diff: { models: [], catalog: [] },
-      unchanged: unchangedResult(previous, o.startedAt, extra),
+      unchanged: unchangedResult({ ...previous, dir: previous.dir }, o.startedAt, extra),
       withBodies: (b) => passThrough(b),
       bodyCount: 0,
     };
@@ -132,7 +137,7 @@ function sameBuild(previous: Previous, before: Snapshot, o: SemanticOptions): bo
 }
 
 function unchangedResult(
-  previous: Previous,
+  previous: Previous & { dir: string },
   startedAt: number,
   extra: Pick<BuildResult, 'leftOut' | 'warnings'>,
 ): BuildResult {
@@ -200,26 +205,45 @@ export interface ReleaseSemantics {
   feed: ChangesResponse | null;
 }
 
-/** The snapshot and feed of a release folder, when its manifest lists them (a release of an older build has none). */
-export async function readReleaseSemantics(
-  dir: string,
-  listed?: ReadonlyMap<string, unknown>,
-): Promise<ReleaseSemantics> {
-  const read = async <T>(schema: z.ZodType<T>, file: string): Promise<T | null> => {
-    if (listed && !listed.has(file)) return null;
-    const where = path.join(dir, file);
-    const bytes = await readFile(where).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT' && !listed) return null;
-      throw new UsageError(`cannot read ${where}: ${e.message}`);
-    });
-    if (bytes === null) return null;
+/** A release file's bytes, or null when it has none; `where` names it in errors. */
+type ReadFile = (file: string) => Promise<{ bytes: Buffer; where: string } | null>;
+
+async function readSemantics(read: ReadFile): Promise<ReleaseSemantics> {
+  const parsed = async <T>(schema: z.ZodType<T>, file: string): Promise<T | null> => {
+    const got = await read(file);
+    if (got === null) return null;
     try {
-      return parseJsonFile(schema, bytes, where);
+      return parseJsonFile(schema, got.bytes, got.where);
     } catch (e) {
       throw new UsageError(`${(e as Error).message}: the release's semantic snapshot or changes feed is damaged`);
     }
   };
-  return { snapshot: await read(Snapshot, SNAPSHOT_FILE), feed: await read(ChangesResponse, FEED_FILE) };
+  return { snapshot: await parsed(Snapshot, SNAPSHOT_FILE), feed: await parsed(ChangesResponse, FEED_FILE) };
+}
+
+/** The snapshot and feed of a release folder (a release of an older build has none). */
+export function readReleaseSemantics(dir: string): Promise<ReleaseSemantics> {
+  return readSemantics(async (file) => {
+    const where = path.join(dir, file);
+    const bytes = await readFile(where).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return null;
+      throw new UsageError(`cannot read ${where}: ${e.message}`);
+    });
+    return bytes && { bytes, where };
+  });
+}
+
+/** The snapshot and feed of the publication a build continues from, when its manifest lists them. */
+function readPreviousSemantics(previous: Previous): Promise<ReleaseSemantics> {
+  return readSemantics(async (file) => {
+    const entry = previous.entries.get(file);
+    if (!entry) return null;
+    const where = previous.dir ? path.join(previous.dir, file) : `${file} of ${previous.revision} at ${previous.where}`;
+    const bytes = await previous.readBody(entry).catch((e: Error) => {
+      throw new UsageError(`cannot read ${where}: ${e.message}`);
+    });
+    return { bytes, where };
+  });
 }
 
 /** The live snapshot a diff compares against, and where it was found. */
@@ -233,12 +257,14 @@ export interface PublishedSnapshot {
  * The snapshot of what is published at `against`: a build's --out (its live release), one release folder, or a
  * file:// URL of either. Other URLs go to readRemoteSnapshot.
  */
-export async function readPublishedSnapshot(against: string): Promise<PublishedSnapshot> {
+export async function readPublishedSnapshot(against: string, o: RemoteOptions = {}): Promise<PublishedSnapshot> {
   let dir = against;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(against)) {
     const url = new URL(against);
-    if (url.protocol !== 'file:') return readRemoteSnapshot(url);
+    if (url.protocol !== 'file:') return readRemoteSnapshot(url, o);
     dir = fileURLToPath(url);
+    // A file:// URL of the root a publish wrote to (it has a pointer, not a release).
+    if (await isFile(path.join(dir, POINTER_KEY))) return readRemoteSnapshot(url, o);
   }
   const release = (await currentRelease(dir)) ?? ((await isFile(path.join(dir, 'publication.json'))) ? dir : null);
   if (!release)
@@ -259,13 +285,27 @@ export async function readPublishedSnapshot(against: string): Promise<PublishedS
 }
 
 /**
- * The snapshot of a publication on a static host or object store (https://, s3://): the remote layout of
- * `modelpub publish` names it in each revision's manifest. That reader plugs in here; until then, a clear refusal.
+ * The snapshot of the live publication at a remote in the layout `modelpub publish` writes (https://, http://,
+ * s3://): pointer -> manifest -> the snapshot as an object by its hash.
  */
-export async function readRemoteSnapshot(url: URL): Promise<PublishedSnapshot> {
-  throw new UsageError(
-    `--against ${url.href}: reading a remote publication (${url.protocol}//) is not supported yet; give a build's --out, a release folder or a file:// URL`,
-  );
+export async function readRemoteSnapshot(url: URL, o: RemoteOptions = {}): Promise<PublishedSnapshot> {
+  const remote = await readRemote(url.href, o);
+  try {
+    const pointer = await remote.pointer();
+    if (!pointer) throw new UsageError(`--against ${url.href}: nothing is published there (it has no current.json)`);
+    const { manifest } = await remote.manifest(manifestRefOf(pointer.live));
+    const revision = manifest.publicationRevision;
+    const entry = manifest.files.find((f) => f.path === SNAPSHOT_FILE);
+    if (!entry)
+      throw new UsageError(
+        `the live publication ${revision} at ${remote.description} has no ${SNAPSHOT_FILE}: it was built by a modelpub without semantic snapshots`,
+      );
+    const where = `${SNAPSHOT_FILE} of ${revision} at ${remote.description}`;
+    const snapshot = parseJsonFile(Snapshot, await remote.object(entry.sha256, entry.bytes), where);
+    return { where: remote.description, revision, snapshot };
+  } finally {
+    await remote.close();
+  }
 }
 
 const isFile = (p: string) =>

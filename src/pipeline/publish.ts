@@ -124,6 +124,8 @@ export async function readPrevious(out: string): Promise<PreviousRelease | null>
   const { manifest, meta } = await readLive(out, dir);
   return {
     dir,
+    where: dir,
+    readBody: (entry) => readFile(path.join(dir, entry.path)),
     revision: manifest.publicationRevision,
     publishedAt: meta.publishedAt,
     entries: new Map(manifest.files.map((f) => [f.path, f])),

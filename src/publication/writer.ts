@@ -1,7 +1,7 @@
 // Writing a release into a staging folder. Each distinct body is written once; every other path with the same
 // bytes is a hard link to it. A body whose content did not change since the previous release keeps that release's
-// revision and bytes (it is hard-linked from the previous release, not rewritten), so its sha256, ETag and
-// Last-Modified stay put. Every other body takes the time policy's `changedAt` (times.ts).
+// revision and bytes (it is hard-linked from the previous release, or written again when that release is remote), so
+// its sha256, ETag and Last-Modified stay put. Every other body takes the time policy's `changedAt` (times.ts).
 import { createHash } from 'node:crypto';
 import { link, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -20,10 +20,18 @@ export interface PendingBody extends BodyParts {
   path: string;
 }
 
-/** The live release a build continues from. */
+/**
+ * The live publication a build continues from: the live release of its --out, or (build --previous URL, a fresh CI
+ * runner) the live publication of a remote, whose bodies are not on this disk.
+ */
 export interface PreviousRelease extends PreviousTimes {
-  dir: string;
+  /** Its release folder, whose unchanged files are hard-linked; null for a remote one (its bodies are written). */
+  dir: string | null;
+  /** Where it is, for messages: the folder or the remote's URL. */
+  where: string;
   meta: PublicationMeta;
+  /** One of its bodies, by manifest entry (checked against the entry's sha256 when read from a remote). */
+  readBody(entry: ManifestEntry): Promise<Buffer>;
 }
 
 export interface WriteStats {
@@ -104,7 +112,7 @@ export async function writeBodies(
       } else {
         const body = bytes;
         const written = (async () => {
-          if (prev && prev.sha256 === hash && o.previous) {
+          if (prev && prev.sha256 === hash && o.previous?.dir) {
             // Unchanged since the previous publication: share its file if it still holds these bytes (a damaged or
             // missing file is written again, never inherited).
             const old = path.join(o.previous.dir, b.path);

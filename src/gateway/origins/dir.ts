@@ -3,6 +3,7 @@
 // while the old release stays readable for requests already under way.
 import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { readRelease } from '../../publication/reader.js';
 import type { Origin } from './types.js';
 
 export function dirOrigin(dir: string): Origin {
@@ -14,6 +15,13 @@ export function dirOrigin(dir: string): Origin {
       const st = await stat(cur).catch(() => null);
       return realpath(st?.isDirectory() ? cur : root);
     },
-    read: (id, file) => readFile(path.join(id, file)),
+    // One folder is one build: its files are not checked against each other's hashes (a build wrote them together).
+    release: (id) =>
+      readRelease(
+        (file) => readFile(path.join(id, file)),
+        (file) => `publication ${id}: ${file}`,
+      ),
+    read: (id, entry) => readFile(path.join(id, entry.path)),
+    close: async () => {},
   };
 }

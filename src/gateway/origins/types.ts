@@ -1,8 +1,17 @@
-/** Where the gateway reads a publication from: a local folder or a remote static host. Paths come from the manifest only. */
+import type { ManifestEntry } from '../../publication/files.js';
+import type { ReleaseFiles } from '../../publication/reader.js';
+
+/**
+ * Where the gateway reads publications from: a local folder a build wrote, or a remote in the layout `modelpub
+ * publish` writes (docs/publication.md, "Remote layout"). Bodies are asked for by manifest entry only.
+ */
 export interface Origin {
   readonly description: string;
   /** An id of the live publication, cheap to poll: a new id means a new publication was switched in. */
   currentId(): Promise<string>;
-  /** The bytes of one file of publication `id`. */
-  read(id: string, path: string): Promise<Buffer>;
+  /** The manifest and publication.json of publication `id`, checked against their schemas. */
+  release(id: string): Promise<ReleaseFiles>;
+  /** The bytes of one entry of publication `id`'s manifest; a remote origin checks them against its sha256 and size. */
+  read(id: string, entry: ManifestEntry): Promise<Buffer>;
+  close(): Promise<void>;
 }

@@ -1,11 +1,11 @@
 // A remote by URL: file:///PATH, s3://BUCKET/PREFIX, or (read only) http(s)://HOST/PREFIX/.
 import { UsageError } from '../../errors.js';
 import { fileTarget } from './file.js';
-import { httpReader } from './http.js';
+import { type HttpReaderOptions, httpReader } from './http.js';
 import type { S3TargetOptions } from './s3.js';
 import type { RemoteReader, RemoteTarget } from './types.js';
 
-export type RemoteOptions = S3TargetOptions;
+export type RemoteOptions = S3TargetOptions & HttpReaderOptions;
 
 function scheme(url: string, where: string, allowed: string[]): string {
   let u: URL;
