@@ -2,7 +2,8 @@
 // pool gives the same bytes as the single-thread function, in parallel, and closes cleanly.
 import { createHash } from 'node:crypto';
 import zlib from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it, vi } from 'vitest';
 import {
   BUILD_LEVELS,
   compressBody,
@@ -143,6 +144,23 @@ describe('createCompressor', () => {
     const compressor = createCompressor({ threads: 1 });
     await compressor.close();
     await expect(compressor.compress(body(1))).rejects.toThrow(/closed/);
+  });
+
+  it('rejects the bodies of a worker that fails, and every later one; close() still ends', async () => {
+    const compressor = createCompressor({ threads: 1 });
+    // The first batch reaches the worker malformed, so its script throws as a crashed worker would.
+    const post = Worker.prototype.postMessage;
+    const spy = vi.spyOn(Worker.prototype, 'postMessage').mockImplementationOnce(function (this: Worker) {
+      post.call(this, { bytes: null, sizes: [1] });
+    });
+    try {
+      const pending = [compressor.compress(body(1)), compressor.compress(body(2))];
+      for (const p of pending) await expect(p).rejects.toThrow(/null/); // the worker's own error
+      await expect(compressor.compress(body(3))).rejects.toThrow(/null/);
+    } finally {
+      spy.mockRestore();
+    }
+    await compressor.close();
   });
 
   it('refuses a thread count outside 1 to the available cores, and bad levels', () => {
