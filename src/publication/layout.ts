@@ -6,6 +6,7 @@
 //   api/v1/catalog/<locale>.<lane>.<public|display>.json                             catalog export
 //   api/v1/openapi.json                                                              the OpenAPI document
 //   artifacts/<lane>.<public|display>.json                                           list artifact
+//   encoded/<sha256>.br, encoded/<sha256>.gz                                         compressed representations
 //   manifest.json, publication.json, changes.json                                    the release's own files
 // where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
 import { INCLUDES, type Include, type QueryLane, type Sort } from '../schema/api.js';
@@ -51,3 +52,9 @@ export const metricsFile = (v: { locale: Locale }): string => `api/v1/metrics/${
 export const catalogFile = (v: LaneVariant & { locale: Locale }): string =>
   `api/v1/catalog/${v.locale}.${laneVariantKey(v)}.json`;
 export const OPENAPI_FILE = 'api/v1/openapi.json';
+
+/** The br or gzip representation of the body whose identity bytes have this sha256 (one per distinct body). */
+export const encodedFile = (identitySha256: string, coding: 'br' | 'gzip'): string =>
+  `encoded/${identitySha256}.${coding === 'br' ? 'br' : 'gz'}`;
+/** List artifacts are read by the gateway, never sent: they get no representations. */
+export const isArtifactFile = (p: string): boolean => p.startsWith('artifacts/');
