@@ -759,7 +759,7 @@ async function main() {
       }
     };
     place(path.join(release, r.file), target);
-    const gz = path.join(release, 'encoded', `${r.sha256}.gz`);
+    const gz = path.join(release, 'encoded', r.sha256.slice(0, 2), `${r.sha256}.gz`);
     if (existsSync(gz)) place(gz, `${target}.gz`);
   }
   writeTsv(files.lists, listMix, sqliteKeys);

@@ -71,7 +71,7 @@ describe('published files', () => {
     ]);
     // a br and a gzip file per distinct body the API serves
     const encoded = Object.keys(json<Manifest>(files.get('manifest.json')!).representations!).length;
-    expect(count(/^encoded\/[0-9a-f]{64}\.(br|gz)$/)).toBe(2 * encoded);
+    expect(count(/^encoded\/([0-9a-f]{2})\/\1[0-9a-f]{62}\.(br|gz)$/)).toBe(2 * encoded);
     expect(files.size).toBe(1974 + 22 + 3 + 3 + 2 * encoded);
     expect(r.files).toBe(1974 + 22 + 3);
   });
@@ -210,8 +210,8 @@ describe('published files', () => {
     expect(Object.keys(reps)).toEqual(Object.keys(reps).sort());
     for (const [hash, f] of served) {
       const identity = files.get(f.path)!;
-      const br = files.get(`encoded/${hash}.br`)!;
-      const gz = files.get(`encoded/${hash}.gz`)!;
+      const br = files.get(`encoded/${hash.slice(0, 2)}/${hash}.br`)!;
+      const gz = files.get(`encoded/${hash.slice(0, 2)}/${hash}.gz`)!;
       expect([sha256(br), br.length], f.path).toEqual([reps[hash]!.br.sha256, reps[hash]!.br.bytes]);
       expect([sha256(gz), gz.length], f.path).toEqual([reps[hash]!.gzip.sha256, reps[hash]!.gzip.bytes]);
       expect(brotliDecompressSync(br).equals(identity), f.path).toBe(true);
@@ -506,7 +506,9 @@ describe('incremental builds', () => {
       for (const h of kept) {
         expect(reps2[h], h).toEqual(reps1[h]);
         for (const ext of ['br', 'gz'])
-          expect(t2.files.get(`encoded/${h}.${ext}`)!.ino, h).toBe(t1.files.get(`encoded/${h}.${ext}`)!.ino);
+          expect(t2.files.get(`encoded/${h.slice(0, 2)}/${h}.${ext}`)!.ino, h).toBe(
+            t1.files.get(`encoded/${h.slice(0, 2)}/${h}.${ext}`)!.ino,
+          );
       }
       const changedHashes = new Set(m2.files.filter((f) => holding.includes(f.path)).map((f) => f.sha256));
       for (const h of changedHashes) if (h in reps2) expect(fresh, h).toContain(h);

@@ -195,8 +195,13 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
   const pending = new Set<Promise<void>>();
   let pendingBytes = 0;
   let failure: Error | null = null;
-  let dirMade: Promise<unknown> | null = null;
-  const dir = () => (dirMade ??= mkdir(path.join(o.stagingDir, 'encoded'), { recursive: true }));
+  const dirs = new Map<string, Promise<unknown>>();
+  const dir = (hash: string) => {
+    const d = path.dirname(path.join(o.stagingDir, encodedFile(hash, 'br')));
+    let made = dirs.get(d);
+    if (!made) dirs.set(d, (made = mkdir(d, { recursive: true })));
+    return made;
+  };
   const previous =
     o.previous?.representations &&
     o.previous.compression?.brotliQuality === levels.brotliQuality &&
@@ -215,7 +220,7 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       );
       if (!ok) return false;
     }
-    await dir();
+    await dir(hash);
     for (const coding of ['br', 'gzip'] as const) {
       const target = path.join(o.stagingDir, encodedFile(hash, coding));
       await rm(target, { force: true });
@@ -228,7 +233,7 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
 
   async function encode(hash: string, body: Buffer): Promise<void> {
     const r = await pool.compress(body);
-    await dir();
+    await dir(hash);
     const entry = (rep: Representation): EncodedEntry => ({ sha256: rep.sha256, bytes: rep.size });
     await Promise.all([
       writeFile(path.join(o.stagingDir, encodedFile(hash, 'br')), r.br.bytes),
