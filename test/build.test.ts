@@ -805,7 +805,7 @@ describe('incremental builds', () => {
       expect(again.releaseDir).toBe(later.releaseDir);
     });
   });
-  it('a damaged file in the previous release is written again, never hard-linked into the next one', async () => {
+  it('a damaged file in the previous release (a body, a representation) is written again, never hard-linked into the next one', async () => {
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');
       const outDir = path.join(tmp, 'out');
@@ -815,6 +815,10 @@ describe('incremental builds', () => {
       const damaged = path.join(r1.releaseDir, rel);
       const intact = await readFile(damaged);
       await writeFile(damaged, intact.subarray(0, 20));
+      // and its br representation cut short
+      const brOf = (dir: string) => path.join(dir, 'encoded', sha256(intact).slice(0, 2), `${sha256(intact)}.br`);
+      const br = await readFile(brOf(r1.releaseDir));
+      await writeFile(brOf(r1.releaseDir), br.subarray(0, 10));
       const beta = path.join(dataDir, 'models', 'beta.yaml');
       await writeFile(beta, (await readFile(beta, 'utf8')).replace(/beta (is|was) [^\n']*/, 'beta was edited'));
       const r2 = await build({ dataDir, outDir });
@@ -826,6 +830,10 @@ describe('incremental builds', () => {
       expect(now.equals(intact)).toBe(true);
       const [s1, s2] = [await stat(damaged), await stat(path.join(r2.releaseDir, rel))];
       expect(s2.ino).not.toBe(s1.ino);
+      // the representation is compressed again, not linked
+      expect(manifest.representations![entry.sha256]!.br.bytes).toBe(br.length);
+      expect((await readFile(brOf(r2.releaseDir))).equals(br)).toBe(true);
+      expect((await stat(brOf(r2.releaseDir))).ino).not.toBe((await stat(brOf(r1.releaseDir))).ino);
     });
   });
 });
