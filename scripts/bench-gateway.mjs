@@ -32,7 +32,9 @@
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  copyFileSync,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -529,6 +531,11 @@ function buildMixes(manifest, release, keys) {
   }
   if (!details.length || !lists.length)
     throw new Error('the manifest has no verified.public details or page_size 50 lists');
+  const reps = manifest.representations ?? {};
+  for (const r of [...details, ...lists]) {
+    r.brBytes = reps[r.sha256]?.br.bytes ?? r.bytes;
+    r.gzBytes = reps[r.sha256]?.gzip.bytes ?? r.bytes;
+  }
   const pickDetail = zipf(shuffle(details, rnd), rnd);
   const pickList = zipf(shuffle(lists, rnd), rnd);
   const pickKey = zipf(shuffle([...keys.keys()], rnd), rnd);
@@ -594,8 +601,13 @@ function buildMixes(manifest, release, keys) {
   return { mix, listMix, composed, release };
 }
 
-function writeTsv(file, reqs, keys) {
-  writeFileSync(file, `${reqs.map((r) => `${r.url}\t${keys ? keys[r.key] : ''}`).join('\n')}\n`);
+/** What the mix asks in the compressed loads: what browsers send, in the order most send it. */
+const ACCEPT_COMPRESSED = 'br, gzip';
+function writeTsv(file, reqs, keys, acceptEncoding = '') {
+  writeFileSync(
+    file,
+    `${reqs.map((r) => `${r.url}\t${keys ? keys[r.key] : ''}${acceptEncoding ? `\t${acceptEncoding}` : ''}`).join('\n')}\n`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------- measuring
@@ -869,6 +881,37 @@ async function main() {
   writeTsv(files.sqlite, mix, sqliteKeys);
   if (redisKeys) writeTsv(files.redis, mix, redisKeys);
   if (baselineKeys) writeTsv(files.baseline, mix, baselineKeys);
+  // The same requests with Accept-Encoding: br, gzip (a .br.tsv beside each).
+  const compressedTsv = (f) => f.replace(/\.tsv$/, '.br.tsv');
+  writeTsv(compressedTsv(files.nokey), mix, sqliteKeys, ACCEPT_COMPRESSED);
+  writeTsv(compressedTsv(files.sqlite), mix, sqliteKeys, ACCEPT_COMPRESSED);
+  if (redisKeys) writeTsv(compressedTsv(files.redis), mix, redisKeys, ACCEPT_COMPRESSED);
+  const bodyBytes = { identity: 0, br: 0, gzip: 0 };
+  for (const r of mix) {
+    bodyBytes.identity += r.bytes;
+    bodyBytes.br += r.brBytes;
+    bodyBytes.gzip += r.gzBytes;
+  }
+  log(
+    `mix bodies (manifest sizes): br ${fmt(bodyBytes.br / bodyBytes.identity, 3)} of identity, gzip ${fmt(bodyBytes.gzip / bodyBytes.identity, 3)}`,
+  );
+  // nginx's folder: each body the mix asks for, and its build's gzip representation as <file>.gz (gzip_static), hard
+  // links into the release where the file system allows, never written into the release itself.
+  const nginxRoot = path.join(tmp, 'nginx-root');
+  for (const r of distinct.values()) {
+    const target = path.join(nginxRoot, r.file);
+    mkdirSync(path.dirname(target), { recursive: true });
+    const place = (from, to) => {
+      try {
+        linkSync(from, to);
+      } catch {
+        copyFileSync(from, to);
+      }
+    };
+    place(path.join(release, r.file), target);
+    const gz = path.join(release, 'encoded', r.sha256.slice(0, 2), `${r.sha256}.gz`);
+    if (existsSync(gz)) place(gz, `${target}.gz`);
+  }
   writeTsv(files.lists, listMix, sqliteKeys);
   writeTsv(files.composed, composed, sqliteKeys);
   writeFileSync(
@@ -904,7 +947,7 @@ async function main() {
       .replaceAll('{{WORKERS}}', String(os.cpus().length))
       .replaceAll('{{TMP}}', tmp)
       .replaceAll('{{PORT}}', String(port))
-      .replaceAll('{{ROOT}}', release)
+      .replaceAll('{{ROOT}}', nginxRoot)
       .replaceAll('{{MAP_HASH_MAX}}', String(2 ** Math.ceil(Math.log2(distinct.size * 2 + 1024))));
     const confFile = path.join(tmp, 'nginx.conf');
     writeFileSync(confFile, conf);
@@ -966,10 +1009,17 @@ async function main() {
 
   // Alternate: every repetition loads every server once, starting one further along each time.
   const rows = [];
+  // Each server twice a repetition: without Accept-Encoding, then (or first, every other repetition) with br, gzip.
   for (let rep = 0; rep < O.reps; rep++) {
     for (let i = 0; i < servers.length; i++) {
       const s = servers[(i + rep) % servers.length];
-      rows.push({ rep, ...(await load(s, s.tsv, `${s.name} #${rep + 1}`)) });
+      const br = { ...s, name: `${s.name} br` };
+      const runs = [
+        [s, s.tsv],
+        [br, compressedTsv(s.tsv)],
+      ];
+      if (rep % 2) runs.reverse();
+      for (const [server, tsv] of runs) rows.push({ rep, ...(await load(server, tsv, `${server.name} #${rep + 1}`)) });
     }
   }
 
@@ -1040,6 +1090,7 @@ async function main() {
   }
 
   report({
+    bodyBytes,
     rows,
     crow,
     sweep,
@@ -1058,7 +1109,7 @@ function realpathRelease() {
 }
 const stamp = () => new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
 
-function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistinct, elapsed, baseline }) {
+function report({ bodyBytes, rows, crow, sweep, profile, meanBody, distinct, composedDistinct, elapsed, baseline }) {
   const names = [...new Set(rows.map((r) => r.server))];
   const S = Object.fromEntries(names.map((n) => [n, summarize(rows, n)]));
   const bare = S.bare,
@@ -1137,6 +1188,47 @@ function report({ rows, crow, sweep, profile, meanBody, distinct, composedDistin
   p(
     "(us cpu/req: CPU time of the server process tree per answered request, user + system; cpu columns: cores used during the measured run by the server tree, by wrk, and by everything else on the machine (other engineers' jobs: noise); RSS summed over the process tree after the last run, HWM the peak; nginx = master + workers; errors = non-2xx answers + socket errors)",
   );
+  p();
+  p(
+    `compression: the mix's bodies (manifest sizes) with br are ${fmt(bodyBytes.br / bodyBytes.identity, 3)} of identity, with gzip ${fmt(bodyBytes.gzip / bodyBytes.identity, 3)}; on the wire (wrk's bytes, headers included, per response):`,
+  );
+  p(
+    table(
+      [
+        'server',
+        'B/resp',
+        'B/resp br,gzip',
+        'share',
+        'req/s',
+        'req/s br,gzip',
+        'x',
+        'p99 ms',
+        'p99 br,gzip',
+        '(x per rep)',
+      ],
+      names
+        .filter((n) => S[`${n} br`])
+        .map((n) => {
+          const a = S[n];
+          const b = S[`${n} br`];
+          const perResp = (x) => (x.mbps * 1048576) / x.rps;
+          const r = paired(rows, `${n} br`, n);
+          return [
+            n,
+            fmt(perResp(a)),
+            fmt(perResp(b)),
+            fmt(perResp(b) / perResp(a), 3),
+            fmt(a.rps),
+            fmt(b.rps),
+            fmt(b.rps / a.rps, 2),
+            fmt(a.p99, 2),
+            fmt(b.p99, 2),
+            r.length ? `${fmt(Math.min(...r), 2)}-${fmt(Math.max(...r), 2)}` : '-',
+          ];
+        }),
+    ),
+  );
+  p("(nginx answers gzip: gzip_static, the build's .gz files; the gateway answers br)");
   p();
   p('every run, in order:');
   p(

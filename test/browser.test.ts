@@ -39,6 +39,7 @@ interface Seen {
   origin?: string;
   requestHeaders?: string;
   ifNoneMatch?: string;
+  acceptEncoding?: string;
   status?: number;
 }
 function recordRequests(gw: RunningGateway): Seen[] {
@@ -51,6 +52,7 @@ function recordRequests(gw: RunningGateway): Seen[] {
       origin: req.headers.origin,
       requestHeaders: req.headers['access-control-request-headers'],
       ifNoneMatch: req.headers['if-none-match'],
+      acceptEncoding: req.headers['accept-encoding'],
       get status() {
         return res.headersSent ? res.statusCode : undefined;
       },
@@ -169,14 +171,20 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
   it('reads a model after a preflight, with every exposed header readable and equal to what Node sees', async () => {
     const key = (await createKey(store, 'browser detail')).key;
     const url = `${gw.url}/api/v1/models/alpha?include=pricing`;
-    const direct = await fetch(url, { headers: { 'x-api-key': key } });
+    const identity = await (await fetch(url, { headers: { 'x-api-key': key, 'accept-encoding': 'identity' } })).text();
+    // As Chromium asks (it sends `gzip, deflate, br, zstd`): the br representation.
+    const direct = await fetch(url, { headers: { 'x-api-key': key, 'accept-encoding': 'br' } });
     expect(direct.status).toBe(200);
+    expect(direct.headers.get('content-encoding')).toBe('br');
     const page = await freshPage();
     const mark = gwSeen.length;
     const r = await pageFetch(page, url, { headers: { 'x-api-key': key } });
 
     expect(r.status).toBe(200);
     expect(r.type).toBe('cors');
+    // The browser got br (its ETag says so) and decoded it to the identity bytes.
+    expect(r.headers.ETag).toMatch(/^"[0-9a-f]{32}-br"$/);
+    expect(r.body).toBe(identity);
     expect(JSON.parse(r.body).data.slug).toBe('alpha');
     for (const name of EXPOSED.filter((n) => n !== 'Retry-After')) expect(r.headers[name], name).not.toBeNull();
     for (const name of ['ETag', 'Last-Modified', 'X-Publication-Revision', 'X-Schema-Version', 'RateLimit-Policy']) {
@@ -195,7 +203,13 @@ describe.skipIf(!haveChromium)('a browser page on another origin (Chromium)', ()
         requestHeaders: 'x-api-key',
         status: 204,
       },
-      { method: 'GET', url: '/api/v1/models/alpha?include=pricing', origin: pageOrigin, status: 200 },
+      {
+        method: 'GET',
+        url: '/api/v1/models/alpha?include=pricing',
+        origin: pageOrigin,
+        status: 200,
+        acceptEncoding: expect.stringMatching(/\bbr\b/),
+      },
     ]);
   });
 

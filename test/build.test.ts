@@ -3,6 +3,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
@@ -51,7 +52,7 @@ describe('published files', () => {
     expect(count(/^api\/v1\/catalog\/(en|zh|ru)\.(verified|provisional|all)\.(public|display)\.json$/)).toBe(18);
     expect(count(/^api\/v1\/metrics\/(en|zh|ru)\.json$/)).toBe(3);
     expect(files.has('api/v1/openapi.json')).toBe(true);
-    expect([...files.keys()].filter((p) => !p.startsWith('api/')).sort()).toEqual([
+    expect([...files.keys()].filter((p) => !p.startsWith('api/') && !p.startsWith('encoded/')).sort()).toEqual([
       'artifacts/all.display.json',
       'artifacts/all.public.json',
       'artifacts/provisional.display.json',
@@ -68,7 +69,10 @@ describe('published files', () => {
       'api/v1/changes/index.json',
       `api/v1/changes/since/${r.revision}.json`,
     ]);
-    expect(files.size).toBe(1974 + 22 + 3 + 3);
+    // a br and a gzip file per distinct body the API serves
+    const encoded = Object.keys(json<Manifest>(files.get('manifest.json')!).representations!).length;
+    expect(count(/^encoded\/([0-9a-f]{2})\/\1[0-9a-f]{62}\.(br|gz)$/)).toBe(2 * encoded);
+    expect(files.size).toBe(1974 + 22 + 3 + 3 + 2 * encoded);
     expect(r.files).toBe(1974 + 22 + 3);
   });
 
@@ -110,6 +114,7 @@ describe('published files', () => {
     const checked: Record<string, number> = {};
     for (const [p, buf] of files) {
       if (p === 'api/v1/openapi.json') continue; // an OpenAPI document: test/openapi.test.ts lints it
+      if (p.startsWith('encoded/')) continue; // compressed bodies: checked against their identity bytes below
       const name = schemaOf(p);
       expect(name, `unexpected file ${p}`).not.toBeNull();
       const validate = v[name!]!;
@@ -163,7 +168,11 @@ describe('published files', () => {
     const paths = manifest.files.map((f) => f.path);
     expect(paths).toEqual([...paths].sort());
     expect(new Set(paths)).toEqual(
-      new Set([...files.keys()].filter((p) => !['manifest.json', 'changes.json', 'publication.json'].includes(p))),
+      new Set(
+        [...files.keys()].filter(
+          (p) => !['manifest.json', 'changes.json', 'publication.json'].includes(p) && !p.startsWith('encoded/'),
+        ),
+      ),
     );
     for (const f of manifest.files) {
       const buf = files.get(f.path)!;
@@ -190,6 +199,29 @@ describe('published files', () => {
       publishedAt: '2025-02-01T00:00:00.000Z',
       pageSizes: [2, 50],
     });
+  });
+
+  it('every distinct body the API serves has a br and a gzip representation that decompresses to it, listed once by its sha256; artifacts have none', () => {
+    const manifest = json<Manifest>(files.get('manifest.json')!);
+    const reps = manifest.representations!;
+    expect(manifest.compression).toEqual({ brotliQuality: 6, gzipLevel: 6 });
+    const served = new Map(manifest.files.filter((f) => !f.path.startsWith('artifacts/')).map((f) => [f.sha256, f]));
+    expect(new Set(Object.keys(reps))).toEqual(new Set(served.keys()));
+    expect(Object.keys(reps)).toEqual(Object.keys(reps).sort());
+    for (const [hash, f] of served) {
+      const identity = files.get(f.path)!;
+      const br = files.get(`encoded/${hash.slice(0, 2)}/${hash}.br`)!;
+      const gz = files.get(`encoded/${hash.slice(0, 2)}/${hash}.gz`)!;
+      expect([sha256(br), br.length], f.path).toEqual([reps[hash]!.br.sha256, reps[hash]!.br.bytes]);
+      expect([sha256(gz), gz.length], f.path).toEqual([reps[hash]!.gzip.sha256, reps[hash]!.gzip.bytes]);
+      expect(brotliDecompressSync(br).equals(identity), f.path).toBe(true);
+      expect(gunzipSync(gz).equals(identity), f.path).toBe(true);
+    }
+    // list pages compress well: the whole release's br bytes are a small share of identity
+    const total = (k: 'br' | 'gzip') => Object.values(reps).reduce((n, r) => n + r[k].bytes, 0);
+    const identityBytes = [...served.values()].reduce((n, f) => n + f.bytes, 0);
+    expect(total('br') / identityBytes).toBeLessThan(0.4);
+    expect(total('br')).toBeLessThan(total('gzip'));
   });
 
   it('list pages are cut by page size, with exact pagination', () => {
@@ -360,7 +392,8 @@ describe('determinism', () => {
       const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
-      expect(ta.files).toHaveLength(1974 + 22 + 3 + 3 + 2);
+      const m = await readJson<Manifest>(path.join(a.releaseDir, 'manifest.json'));
+      expect(ta.files).toHaveLength(1974 + 22 + 3 + 3 + 2 + 2 * Object.keys(m.representations!).length);
       expect(tb).toEqual(ta);
     });
   });
@@ -460,6 +493,30 @@ describe('incremental builds', () => {
       );
       expect(r2.stats.linkedFromPrevious).toBeGreaterThan(0);
       expect(r2.stats.files).toBe(m2.files.length);
+
+      // Representations: those of unchanged bodies are the previous release's files (same inode, listed alike);
+      // only the bodies new to this release were compressed.
+      const reps1 = m1.representations!;
+      const reps2 = m2.representations!;
+      const fresh = Object.keys(reps2).filter((h) => !(h in reps1));
+      const kept = Object.keys(reps2).filter((h) => h in reps1);
+      expect(kept.length).toBeGreaterThan(0);
+      expect(r2.stats.encodedNew).toBe(fresh.length);
+      expect(r2.stats.encodedReused).toBe(kept.length);
+      for (const h of kept) {
+        expect(reps2[h], h).toEqual(reps1[h]);
+        for (const ext of ['br', 'gz'])
+          expect(t2.files.get(`encoded/${h.slice(0, 2)}/${h}.${ext}`)!.ino, h).toBe(
+            t1.files.get(`encoded/${h.slice(0, 2)}/${h}.${ext}`)!.ino,
+          );
+      }
+      const changedHashes = new Set(m2.files.filter((f) => holding.includes(f.path)).map((f) => f.sha256));
+      for (const h of changedHashes) if (h in reps2) expect(fresh, h).toContain(h);
+      expect(
+        fresh.every(
+          (h) => changedHashes.has(h) || m2.files.some((f) => f.sha256 === h && changes.added.includes(f.path)),
+        ),
+      ).toBe(true);
     });
   });
 
@@ -748,7 +805,7 @@ describe('incremental builds', () => {
       expect(again.releaseDir).toBe(later.releaseDir);
     });
   });
-  it('a damaged file in the previous release is written again, never hard-linked into the next one', async () => {
+  it('a damaged file in the previous release (a body, a representation) is written again, never hard-linked into the next one', async () => {
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');
       const outDir = path.join(tmp, 'out');
@@ -758,6 +815,10 @@ describe('incremental builds', () => {
       const damaged = path.join(r1.releaseDir, rel);
       const intact = await readFile(damaged);
       await writeFile(damaged, intact.subarray(0, 20));
+      // and its br representation cut short
+      const brOf = (dir: string) => path.join(dir, 'encoded', sha256(intact).slice(0, 2), `${sha256(intact)}.br`);
+      const br = await readFile(brOf(r1.releaseDir));
+      await writeFile(brOf(r1.releaseDir), br.subarray(0, 10));
       const beta = path.join(dataDir, 'models', 'beta.yaml');
       await writeFile(beta, (await readFile(beta, 'utf8')).replace(/beta (is|was) [^\n']*/, 'beta was edited'));
       const r2 = await build({ dataDir, outDir });
@@ -769,6 +830,10 @@ describe('incremental builds', () => {
       expect(now.equals(intact)).toBe(true);
       const [s1, s2] = [await stat(damaged), await stat(path.join(r2.releaseDir, rel))];
       expect(s2.ino).not.toBe(s1.ino);
+      // the representation is compressed again, not linked
+      expect(manifest.representations![entry.sha256]!.br.bytes).toBe(br.length);
+      expect((await readFile(brOf(r2.releaseDir))).equals(br)).toBe(true);
+      expect((await stat(brOf(r2.releaseDir))).ino).not.toBe((await stat(brOf(r1.releaseDir))).ino);
     });
   });
 });

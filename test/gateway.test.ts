@@ -19,6 +19,8 @@ import { SORTS, INCLUDES } from '../src/schema/api.js';
 import { model, smallCatalog, writeFixture } from './helpers/fixture.js';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { type IncomingHttpHeaders, request as httpRequest } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 let tmp: string;
 let gw: RunningGateway;
@@ -56,7 +58,7 @@ const gatewayOn = (dir: string, o: Partial<GatewayOptions> = {}) =>
   });
 
 const get = (p: string, headers: Record<string, string> = {}, method = 'GET') =>
-  fetch(gw.url + p, { method, headers: { 'x-api-key': key, ...headers } });
+  fetch(gw.url + p, { method, headers: { 'accept-encoding': 'identity', 'x-api-key': key, ...headers } });
 /** Bytes sent as they are on a new connection; everything read until the gateway closes it. */
 const raw = (bytes: string) =>
   new Promise<string>((resolve, reject) => {
@@ -90,7 +92,9 @@ describe('keys', () => {
       expect(none.status).toBe(401);
       expect(none.headers.get('content-type')).toBe('application/problem+json');
       expect(await none.json()).toMatchObject({ status: 401, code: 'missing_api_key' });
-      const wrong = await fetch(gw.url + p, { headers: { 'x-api-key': 'mp_not-a-key' } });
+      const wrong = await fetch(gw.url + p, {
+        headers: { 'accept-encoding': 'identity', 'x-api-key': 'mp_not-a-key' },
+      });
       expect(wrong.status).toBe(401);
       expect(await wrong.json()).toMatchObject({ status: 401, code: 'invalid_api_key' });
     }
@@ -154,7 +158,7 @@ describe('serving the publication', () => {
     expect(r.headers.get('x-publication-revision')).toBe(gw.publication().revision);
     expect(r.headers.get('x-schema-version')).toBe('1.0.0');
     expect(r.headers.get('cache-control')).toBe('private, max-age=300');
-    expect(r.headers.get('vary')).toBe('x-api-key');
+    expect(r.headers.get('vary')).toBe('accept-encoding, x-api-key');
     expect(r.headers.get('ratelimit-policy')).toBe(`"daily";q=${QUOTA};w=86400`);
     expect(r.headers.get('ratelimit')).toMatch(/^"daily";r=\d+;t=\d+$/);
   });
@@ -167,7 +171,7 @@ describe('serving the publication', () => {
       expect(c.status).toBe(304);
       expect(await c.text()).toBe('');
       expect(c.headers.get('etag')).toBe(etag);
-      expect(c.headers.get('vary')).toBe('x-api-key');
+      expect(c.headers.get('vary')).toBe('accept-encoding, x-api-key');
     }
     expect((await get('/api/v1/models/alpha', { 'if-none-match': '"other"', 'if-modified-since': lm })).status).toBe(
       200,
@@ -199,7 +203,7 @@ describe('serving the publication', () => {
     const byPath = new Map(manifest.files.map((f) => [f.path, f]));
     const own = (await createKey(store, 'interleaved')).key;
     const at = (u: string, headers: Record<string, string> = {}) =>
-      fetch(gw.url + u, { headers: { 'x-api-key': own, ...headers } });
+      fetch(gw.url + u, { headers: { 'accept-encoding': 'identity', 'x-api-key': own, ...headers } });
     const slugs = ['alpha', 'zeta-ultra', ...Array.from({ length: 9 }, (_, i) => `extra-${i}`)];
     // Prebuilt details (validators from the manifest) and composed lists (their own ETag and Last-Modified).
     const details = slugs.flatMap((slug) =>
@@ -294,7 +298,7 @@ describe('serving the publication', () => {
     // Its own key: 404s count, and the shared key's quota is spent almost exactly by the other tests.
     const own = (await createKey(store, '404 details')).key;
     const detail = async (p: string) => {
-      const r = await get(p, { 'x-api-key': own });
+      const r = await get(p, { 'accept-encoding': 'identity', 'x-api-key': own });
       expect(r.status, p).toBe(404);
       return ((await r.json()) as { detail: string }).detail;
     };
@@ -360,7 +364,7 @@ describe('composed answers', () => {
     const own = await gatewayOn(out);
     try {
       const r = await fetch(`${own.url}/api/v1/models?page_size=7&page=2&include=pricing`, {
-        headers: { 'x-api-key': key },
+        headers: { 'accept-encoding': 'identity', 'x-api-key': key },
       });
       expect(r.headers.get('x-publication-revision')).toBe(r2.revision);
       const want = await readFile(
@@ -408,7 +412,7 @@ describe('composed answers', () => {
   it('caches a composed page from its second request, answers it the same from the cache, to HEAD with its length, and with 304 to its ETag', async () => {
     const own = (await createKey(store, 'composed')).key;
     const at = (u: string, headers: Record<string, string> = {}, method = 'GET') =>
-      fetch(gw.url + u, { method, headers: { 'x-api-key': own, ...headers } });
+      fetch(gw.url + u, { method, headers: { 'accept-encoding': 'identity', 'x-api-key': own, ...headers } });
     const url = '/api/v1/models?q=extra&page_size=3&page=2&include=pricing&locale=zh';
     const first = await at(url);
     const body = Buffer.from(await first.arrayBuffer());
@@ -453,7 +457,9 @@ describe('composed answers', () => {
       (
         (
           await (
-            await fetch(`${gw.url}/api/v1/models?q=${encodeURIComponent(q)}`, { headers: { 'x-api-key': own } })
+            await fetch(`${gw.url}/api/v1/models?q=${encodeURIComponent(q)}`, {
+              headers: { 'accept-encoding': 'identity', 'x-api-key': own },
+            })
           ).json()
         ).data.models as { slug: string }[]
       ).map((m) => m.slug);
@@ -467,7 +473,9 @@ describe('composed answers', () => {
       (
         (
           await (
-            await fetch(`${gw.url}/api/v1/models?q=${encodeURIComponent(q)}`, { headers: { 'x-api-key': own } })
+            await fetch(`${gw.url}/api/v1/models?q=${encodeURIComponent(q)}`, {
+              headers: { 'accept-encoding': 'identity', 'x-api-key': own },
+            })
           ).json()
         ).data.models as { slug: string }[]
       ).map((m) => m.slug);
@@ -482,8 +490,8 @@ describe('composed answers', () => {
     // The same request answers other bytes than an older gateway's rules gave it: the rules enter its validator, so
     // an ETag held from before is not told 304. A composed page without q has the validator of artifact and request.
     const composed = async (u: string) => {
-      const r = await fetch(gw.url + u, { headers: { 'x-api-key': own } });
-      await fetch(gw.url + u, { headers: { 'x-api-key': own } }); // cached from its second request on
+      const r = await fetch(gw.url + u, { headers: { 'accept-encoding': 'identity', 'x-api-key': own } });
+      await fetch(gw.url + u, { headers: { 'accept-encoding': 'identity', 'x-api-key': own } }); // cached from its second request on
       const parsed = parseRequest('/api/v1/models', new URL(u, 'http://x').searchParams);
       if (!parsed.ok || parsed.request.kind !== 'list') throw new Error('a list request');
       const f = composedCached(gw.publication(), parsed.request)!;
@@ -499,7 +507,9 @@ describe('composed answers', () => {
     // (all an older gateway's answer carried) gets the new bytes, not a 304. Without q, the artifact's time.
     const artifactTime = (await gw.publication().artifact({ lane: 'verified', displayOnly: false })).lastModified;
     const since = (u: string) =>
-      fetch(gw.url + u, { headers: { 'x-api-key': own, 'if-modified-since': artifactTime } });
+      fetch(gw.url + u, {
+        headers: { 'accept-encoding': 'identity', 'x-api-key': own, 'if-modified-since': artifactTime },
+      });
     const withQ = await since('/api/v1/models?q=extra1');
     expect(withQ.status).toBe(200);
     expect(Date.parse(withQ.headers.get('last-modified')!)).toBeGreaterThan(Date.parse(artifactTime));
@@ -563,7 +573,7 @@ describe('a body cache smaller than the publication', () => {
         for (const [i, slug] of slugs.entries()) {
           for (let twice = 0; twice < 2; twice++) {
             const r = await fetch(`${small.url}/api/v1/models/${slug}?include=${INCLUDES.join(',')}`, {
-              headers: { 'x-api-key': own },
+              headers: { 'accept-encoding': 'identity', 'x-api-key': own },
             });
             expect(r.status).toBe(200);
             expect(Buffer.from(await r.arrayBuffer()).equals(files[i]!)).toBe(true);
@@ -587,7 +597,8 @@ describe('a failing store', () => {
     let down = true;
     own.take = (...a) => (down ? Promise.reject(new Error('store down')) : take(...a));
     const g = await gatewayOn(path.join(tmp, 'plain'), { storeInstance: own, pollMs: 60_000 });
-    const at = (p: string, k = ownKey) => fetch(g.url + p, { headers: { 'x-api-key': k } });
+    const at = (p: string, k = ownKey) =>
+      fetch(g.url + p, { headers: { 'accept-encoding': 'identity', 'x-api-key': k } });
     try {
       // The key is found, the quota cannot be checked: refused.
       for (const p of ['/api/v1/models/alpha', '/api/v1/models?q=extra']) {
@@ -670,12 +681,18 @@ describe('hostile input', () => {
     );
     const [head, body] = [answer.slice(0, answer.indexOf('\r\n\r\n')), answer.slice(answer.indexOf('\r\n\r\n') + 4)];
     expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    expect(Buffer.from(body, 'latin1').toString('utf8')).toBe(await (await get(target, { 'x-api-key': own })).text());
+    expect(Buffer.from(body, 'latin1').toString('utf8')).toBe(
+      await (await get(target, { 'accept-encoding': 'identity', 'x-api-key': own })).text(),
+    );
   });
   it('survives very long headers and keys', async () => {
-    const r = await fetch(`${gw.url}/api/v1/models`, { headers: { 'x-api-key': 'k'.repeat(5000) } });
+    const r = await fetch(`${gw.url}/api/v1/models`, {
+      headers: { 'accept-encoding': 'identity', 'x-api-key': 'k'.repeat(5000) },
+    });
     expect(r.status).toBe(401);
-    const big = await fetch(`${gw.url}/api/v1/models`, { headers: { 'x-api-key': key, 'x-junk': 'j'.repeat(20_000) } });
+    const big = await fetch(`${gw.url}/api/v1/models`, {
+      headers: { 'accept-encoding': 'identity', 'x-api-key': key, 'x-junk': 'j'.repeat(20_000) },
+    });
     expect(big.status).toBe(431);
     // Answered by the gateway, not by node:http's bare status line: a problem body, and CORS so a page can read it.
     expect(big.headers.get('content-type')).toBe('application/problem+json');
@@ -806,10 +823,12 @@ describe('quota', () => {
     const fresh = (await createKey(store, 'quota')).key;
     const statuses = await Promise.all(
       Array.from({ length: QUOTA + 50 }, () =>
-        fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': fresh } }).then(async (r) => {
-          await r.arrayBuffer();
-          return r;
-        }),
+        fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'accept-encoding': 'identity', 'x-api-key': fresh } }).then(
+          async (r) => {
+            await r.arrayBuffer();
+            return r;
+          },
+        ),
       ),
     );
     expect(statuses.filter((r) => r.status === 200).length).toBe(QUOTA);
@@ -836,7 +855,8 @@ describe('a release deleted under the gateway', () => {
     await build({ dataDir: data, outDir: out, revision: 'v1' });
     const own = await gatewayOn(out, { cacheBytes: 1 << 10, pollMs: 3_600_000 });
     const mine = (await createKey(store, 'reused revision')).key;
-    const get = (url: string) => fetch(`${own.url}${url}`, { headers: { 'x-api-key': mine } });
+    const get = (url: string) =>
+      fetch(`${own.url}${url}`, { headers: { 'accept-encoding': 'identity', 'x-api-key': mine } });
     try {
       expect((await get('/api/v1/models/beta?locale=zh')).status).toBe(200);
       // Three builds before the next poll; the last one is v1 again, over other data.
@@ -880,12 +900,16 @@ describe('a release deleted under the gateway', () => {
         await build({ dataDir: data, outDir: out });
       }
       await expect(stat(servedDir)).rejects.toThrow();
-      const first = await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, { headers: { 'x-api-key': mine } });
+      const first = await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, {
+        headers: { 'accept-encoding': 'identity', 'x-api-key': mine },
+      });
       expect(first.status).toBe(503); // its body is not cached (a 1 KB cache) and its release is gone
       for (let i = 0; i < 100 && own.publication().revision === served; i++)
         await new Promise((r) => setTimeout(r, 10));
       expect(own.publication().revision).not.toBe(served);
-      const second = await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, { headers: { 'x-api-key': mine } });
+      const second = await fetch(`${own.url}/api/v1/models/gamma?locale=ru`, {
+        headers: { 'accept-encoding': 'identity', 'x-api-key': mine },
+      });
       expect(second.status).toBe(200);
       // The 503 was admitted, then failed: its unit went back (docs/quota.md), so this is the key's first counted request.
       expect(second.headers.get('ratelimit')).toMatch(new RegExp(`^"daily";r=${QUOTA - 1};`));
@@ -907,10 +931,14 @@ describe('a damaged body on disk', () => {
     const own = await gatewayOn(out, { pollMs: 3_600_000 });
     const mine = (await createKey(store, 'damaged')).key;
     try {
-      const bad = await fetch(`${own.url}/api/v1/models/alpha`, { headers: { 'x-api-key': mine } });
+      const bad = await fetch(`${own.url}/api/v1/models/alpha`, {
+        headers: { 'accept-encoding': 'identity', 'x-api-key': mine },
+      });
       expect(bad.status).toBe(503);
       expect(await bad.json()).toMatchObject({ code: 'unavailable' });
-      const good = await fetch(`${own.url}/api/v1/models/beta`, { headers: { 'x-api-key': mine } });
+      const good = await fetch(`${own.url}/api/v1/models/beta`, {
+        headers: { 'accept-encoding': 'identity', 'x-api-key': mine },
+      });
       expect(good.status).toBe(200);
       await good.arrayBuffer();
       await expect(own.publication().body(own.publication().info(rel)!)).rejects.toThrow(
@@ -918,6 +946,142 @@ describe('a damaged body on disk', () => {
       );
     } finally {
       await own.close();
+    }
+  });
+});
+
+describe('compressed responses (Accept-Encoding)', () => {
+  let own: string; // a key of its own: the tests above spend much of the shared key's quota
+  beforeAll(async () => {
+    own = (await createKey(store, 'compression')).key;
+  });
+  /** A GET or HEAD over node:http, which decodes nothing: the bytes and headers as sent. */
+  const rawGet = (p: string, headers: Record<string, string> = {}, method = 'GET') =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const req = httpRequest(gw.url + p, { method, headers: { 'x-api-key': own, ...headers } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const decode = (body: Buffer, coding: string | undefined) =>
+    coding === 'br' ? brotliDecompressSync(body) : coding === 'gzip' ? gunzipSync(body) : body;
+  const DETAIL = '/api/v1/models/alpha?include=benchmarks,pricing';
+
+  it('negotiates per request: br, gzip or identity, with Content-Encoding, its length, its own ETag and Vary', async () => {
+    const identity = await rawGet(DETAIL);
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    const etag = identity.headers.etag!;
+    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+    const table: [string | undefined, 'br' | 'gzip' | undefined][] = [
+      [undefined, undefined],
+      ['gzip', 'gzip'],
+      ['br;q=0.5, gzip', 'gzip'],
+      ['*', 'br'],
+      ['br, identity;q=0', 'br'],
+      // identity refused and no coding named: nothing is acceptable (RFC 9110 12.5.3), answered as identity
+      ['identity;q=0', undefined],
+      ['gzip, deflate, br, zstd', 'br'],
+      ['zstd, deflate', undefined], // codings not stored are ignored
+      ['br;q=0, gzip;q=0, identity;q=0', undefined], // nothing acceptable: identity (docs/api.md)
+      ['*;q=0', undefined],
+    ];
+    for (const [accept, coding] of table) {
+      const r = await rawGet(DETAIL, accept === undefined ? {} : { 'accept-encoding': accept });
+      const what = `Accept-Encoding: ${accept}`;
+      expect(r.status, what).toBe(200);
+      expect(r.headers['content-encoding'], what).toBe(coding);
+      expect(r.headers['content-length'], what).toBe(String(r.body.length));
+      expect(r.headers.vary, what).toBe('accept-encoding, x-api-key');
+      expect(r.headers.etag, what).toBe(
+        coding === undefined ? etag : `${etag.slice(0, -1)}${coding === 'br' ? '-br' : '-gz'}"`,
+      );
+      expect(decode(r.body, coding).equals(identity.body), what).toBe(true);
+      if (coding) expect(r.body.length, what).toBeLessThan(identity.body.length);
+    }
+  });
+
+  it('an ETag of any coding validates every coding of the body: 304 without a body, with the ETag of the coding asked for', async () => {
+    const identity = await rawGet(DETAIL);
+    const br = await rawGet(DETAIL, { 'accept-encoding': 'br' });
+    const gz = await rawGet(DETAIL, { 'accept-encoding': 'gzip' });
+    for (const [accept, sent, tag] of [
+      ['br', br.headers.etag, identity.headers.etag],
+      ['identity', identity.headers.etag, gz.headers.etag],
+      ['gzip', gz.headers.etag, `W/${br.headers.etag}`],
+      ['br', br.headers.etag, br.headers.etag],
+    ] as const) {
+      const r = await rawGet(DETAIL, { 'accept-encoding': accept, 'if-none-match': `"other", ${tag}` });
+      expect(r.status, `${accept} / ${tag}`).toBe(304);
+      expect(r.body.length).toBe(0);
+      expect(r.headers.etag).toBe(sent);
+      expect(r.headers['content-encoding']).toBeUndefined();
+      expect(r.headers.vary).toBe('accept-encoding, x-api-key');
+    }
+    // another body's ETag with a suffix validates nothing
+    const other = await rawGet('/api/v1/models/beta', { 'accept-encoding': 'br' });
+    const r = await rawGet(DETAIL, { 'accept-encoding': 'br', 'if-none-match': other.headers.etag! });
+    expect(r.status).toBe(200);
+  });
+
+  it('answers HEAD with the headers of the representation a GET would send, and no body', async () => {
+    const get = await rawGet('/api/v1/models?include=pricing', { 'accept-encoding': 'gzip, br' });
+    const head = await rawGet('/api/v1/models?include=pricing', { 'accept-encoding': 'gzip, br' }, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+    for (const h of ['content-encoding', 'content-length', 'etag', 'vary'])
+      expect(head.headers[h], h).toBe(get.headers[h]);
+    expect(head.headers['content-encoding']).toBe('br');
+    expect(Number(head.headers['content-length'])).toBe(get.body.length);
+  });
+
+  it('compresses composed answers (a page size not prebuilt, a search) when accepted, from the cache alike', async () => {
+    for (const p of ['/api/v1/models?page_size=4&page=2', '/api/v1/models?q=cafe']) {
+      const identity = await rawGet(p);
+      for (const coding of ['br', 'gzip'] as const) {
+        for (let i = 0; i < 3; i++) {
+          // the third is answered from the composed caches
+          const r = await rawGet(p, { 'accept-encoding': coding });
+          expect(r.headers['content-encoding'], p).toBe(coding);
+          expect(r.headers['content-length'], p).toBe(String(r.body.length));
+          expect(r.headers.etag).toBe(`${identity.headers.etag!.slice(0, -1)}${coding === 'br' ? '-br' : '-gz'}"`);
+          expect(decode(r.body, coding).equals(identity.body), p).toBe(true);
+        }
+      }
+      const again = await rawGet(p, { 'accept-encoding': 'br', 'if-none-match': identity.headers.etag! });
+      expect(again.status).toBe(304);
+    }
+  });
+
+  it('a publication without representations (built before them) is served as identity, without Vary: Accept-Encoding', async () => {
+    const dir = path.join(tmp, 'no-representations');
+    await build({ dataDir: path.join(tmp, 'data'), outDir: dir });
+    const release = path.join(dir, 'current');
+    const manifestPath = path.join(release, 'manifest.json');
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8'));
+    delete manifest.representations;
+    delete manifest.compression;
+    const bytes = Buffer.from(JSON.stringify(manifest));
+    const metaPath = path.join(release, 'publication.json');
+    const meta = JSON.parse(await readFile(metaPath, 'utf8'));
+    meta.manifestSha256 = createHash('sha256').update(bytes).digest('hex');
+    await writeFile(manifestPath, bytes);
+    await writeFile(metaPath, JSON.stringify(meta));
+    await rm(path.join(release, 'encoded'), { recursive: true });
+    const old = await gatewayOn(dir);
+    try {
+      const r = await fetch(`${old.url}/api/v1/models/alpha`, {
+        headers: { 'x-api-key': own, 'accept-encoding': 'br, gzip' },
+      });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-encoding')).toBeNull();
+      expect(r.headers.get('vary')).toBe('x-api-key');
+      expect(r.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
+      expect((await r.json()).data.slug).toBe('alpha');
+    } finally {
+      await old.close();
     }
   });
 });

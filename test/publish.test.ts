@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/pipeline/build.js';
@@ -73,7 +73,11 @@ beforeAll(async () => {
       dir,
       manifest,
       manifestBytes,
-      objects: new Set(manifest.files.map((f) => f.sha256)),
+      // every distinct body, and its br and gzip representations (objects of their own)
+      objects: new Set([
+        ...manifest.files.map((f) => f.sha256),
+        ...Object.values(manifest.representations ?? {}).flatMap((r) => [r.br.sha256, r.gzip.sha256]),
+      ]),
     };
   }
 }, 120_000);
@@ -145,7 +149,15 @@ async function readBackWhole(url: string, o: RemoteOptions = {}) {
     for (const f of manifest.files) {
       if (seen.has(f.sha256)) continue;
       seen.add(f.sha256);
-      await remote.object(f.sha256, f.bytes);
+      const body = await remote.object(f.sha256, f.bytes);
+      // Representations come back as stored (checked against their own hash) and decode to the body.
+      const reps = manifest.representations?.[f.sha256];
+      if (!reps) continue;
+      const br = await remote.object(reps.br.sha256, reps.br.bytes);
+      const gz = await remote.object(reps.gzip.sha256, reps.gzip.bytes);
+      if (!brotliDecompressSync(br).equals(body) || !gunzipSync(gz).equals(body))
+        throw new Error(`a representation of ${f.sha256} does not decode to it`);
+      seen.add(reps.br.sha256).add(reps.gzip.sha256);
     }
     return { pointer, manifest, objects: seen.size };
   } finally {

@@ -45,6 +45,9 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
     `  ${r.files} files, ${r.stats.uniqueBodies} distinct bodies, ${mb(r.stats.bytesWritten)} MB written, ${r.stats.linkedFromPrevious} kept from the previous publication`,
   );
   console.log(
+    `  br + gzip representations: ${r.stats.encodedNew} bodies compressed, ${r.stats.encodedReused} kept from the previous publication`,
+  );
+  console.log(
     `  changes: ${r.changes.added.length} added, ${r.changes.changed.length} changed, ${r.changes.removed.length} removed (changes.json)`,
   );
   const left = leftOutLine(r.leftOut);

@@ -17,7 +17,8 @@ import {
   type RouteKind,
 } from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
-import { composeList, composedCached } from './compose.js';
+import { composedEncoded, composeList, composedCached } from './compose.js';
+import { negotiateEncoding } from './negotiate.js';
 import { isOpen, serveOpen } from './open.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
 import { CACHE_CONTROL, CORS_HEADERS, type ComposedFile, type FileInfo, type Publication } from './publication.js';
@@ -167,6 +168,8 @@ interface Exchange {
   admission: Admission | undefined;
   pub: Publication | null;
   file: FileInfo | null;
+  /** The coding the answer is sent in (negotiated once admitted). */
+  coding: 'br' | 'gzip' | 'identity';
 }
 
 export function createHandler(d: GatewayDeps) {
@@ -186,6 +189,7 @@ export function createHandler(d: GatewayDeps) {
       admission: undefined,
       pub: null,
       file: null,
+      coding: 'identity',
     };
     let status: Answered;
     try {
@@ -274,7 +278,14 @@ export function createHandler(d: GatewayDeps) {
         return problem(res, req, 'not_found', rateHeaders(a), {
           detail: 'This publication was built before this path.',
         });
+      x.coding = negotiateEncoding(req.headers['accept-encoding']) ?? 'identity';
       return next(composedCached(pub, request) ?? composeList(pub, request), x, withComposed);
+    }
+    if (file.encoded !== null) {
+      // Nothing acceptable (null) is answered in identity (docs/api.md "Compressed responses").
+      const coding = (x.coding = negotiateEncoding(req.headers['accept-encoding']) ?? 'identity');
+      if (coding !== 'identity')
+        return next(pub.cachedEncoded(file, coding) ?? pub.encodedBody(file, coding), x, withBody);
     }
     return next(pub.cachedBody(file) ?? pub.body(file), x, withBody);
   }
@@ -282,6 +293,8 @@ export function createHandler(d: GatewayDeps) {
   function withComposed(x: Exchange, f: ComposedFile | { invalid: InvalidParam[] }): number {
     if ('invalid' in f) return refused(x, f.invalid);
     x.file = f;
+    // Compressed only when it is sent: a 304 needs no body.
+    if (x.coding !== 'identity' && !notModified(x.req, f)) return respond(x, composedEncoded(x.pub!, f, x.coding));
     return respond(x, f.body);
   }
 
@@ -302,12 +315,12 @@ export function createHandler(d: GatewayDeps) {
     const f = x.file!;
     const a = x.admission!;
     if (notModified(req, f)) {
-      res.writeHead(304, responseHeaders(pub, f, a, null));
+      res.writeHead(304, responseHeaders(pub, f, a, x.coding, null));
       res.end();
       return 304;
     }
     const whole = Buffer.isBuffer(body);
-    res.writeHead(200, responseHeaders(pub, f, a, whole ? body.length : f.entry.bytes));
+    res.writeHead(200, responseHeaders(pub, f, a, x.coding, whole ? body.length : f.entry.bytes));
     if (req.method === 'HEAD') res.end();
     else if (whole) res.end(body);
     else sendBuffers.end(res, body, f.entry.bytes);
@@ -375,16 +388,24 @@ const policyField = (limit: number): string => {
  * The headers of a 200 (with its length) or a 304 (length null: a 304 carries the validators and fields its 200
  * would, but no content headers). `Vary: x-api-key`: the status and the rate-limit fields depend on the key, so a
  * browser must not answer a request with another key (or none) from an answer it cached for this one (RFC 9110
- * 12.5.5; a 304 carries it as its 200 would, 15.4.5).
+ * 12.5.5; a 304 carries it as its 200 would, 15.4.5). `Accept-Encoding` beside it for every answer that has other
+ * codings (a stored body with representations, a composed answer): a cache must not give a br body to a client that
+ * did not ask for it.
  */
-function responseHeaders(pub: Publication, f: FileInfo, a: Admission, length: number | null): string[] {
+function responseHeaders(
+  pub: Publication,
+  f: FileInfo,
+  a: Admission,
+  coding: 'br' | 'gzip' | 'identity',
+  length: number | null,
+): string[] {
   const h = [
     CORS_HEADERS[0],
     CORS_HEADERS[1],
     CORS_HEADERS[2],
     CORS_HEADERS[3],
     'etag',
-    f.etag,
+    coding === 'identity' ? f.etag : coding === 'br' ? f.etagBr : f.etagGzip,
     'last-modified',
     f.lastModified,
     'cache-control',
@@ -398,20 +419,29 @@ function responseHeaders(pub: Publication, f: FileInfo, a: Admission, length: nu
     'ratelimit',
     rateOf(a),
     'vary',
-    'x-api-key',
+    f.encoded !== null || 'body' in f ? 'accept-encoding, x-api-key' : 'x-api-key',
   ];
-  if (length !== null) h.push('content-type', JSON_TYPE, 'content-length', String(length));
+  if (length !== null) {
+    h.push('content-type', JSON_TYPE, 'content-length', String(length));
+    if (coding !== 'identity') h.push('content-encoding', coding);
+  }
   return h;
 }
 
-/** RFC 9110 13.1.2 and 13.2.2: If-None-Match (a list, weak comparison) wins over If-Modified-Since. */
+/**
+ * RFC 9110 13.1.2 and 13.2.2: If-None-Match (a list, weak comparison) wins over If-Modified-Since. The ETag of any
+ * coding of a body validates every coding of it (the `-br`/`-gz` suffix is stripped): they decode to the same bytes,
+ * so a client that now asks in another coding keeps what it has (docs/api.md "Compressed responses").
+ */
 export function notModified(req: IncomingMessage, f: FileInfo): boolean {
   const inm = req.headers['if-none-match'];
   if (inm !== undefined) {
     if (inm.trim() === '*') return true;
     const mine = f.etag;
     for (const raw of inm.split(',')) {
-      const tag = raw.trim().replace(/^W\//, '');
+      let tag = raw.trim();
+      if (tag.startsWith('W/')) tag = tag.slice(2);
+      if (tag.endsWith('-br"') || tag.endsWith('-gz"')) tag = `${tag.slice(0, -4)}"`;
       if (tag === mine) return true;
     }
     return false;

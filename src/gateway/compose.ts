@@ -21,7 +21,8 @@ import { includeKey } from '../publication/layout.js';
 import { filterKey, type InvalidParam, type ListFilter, type ListRequest } from '../routes.js';
 import type { ItemPieces, ListArtifact } from './artifact.js';
 import type { ComposedFile, Publication } from './publication.js';
-import { etagOf, httpDate } from './validators.js';
+import { codedEtag, etagOf, httpDate } from './validators.js';
+import { compressAnswer } from './compress-answer.js';
 
 const CLOSE = Buffer.from('}');
 
@@ -265,9 +266,28 @@ export async function composeList(
   const served: ComposedFile = {
     entry: { ...a.entry, path: cacheKey, sha256: validator, bytes },
     etag,
+    etagBr: codedEtag(etag, 'br'),
+    etagGzip: codedEtag(etag, 'gzip'),
     lastModified,
+    encoded: null,
     body,
   };
   if (pub.composedSeen.offer(cacheKey)) pub.composed.set(cacheKey, served);
   return served;
+}
+
+/**
+ * A composed answer in br or gzip (compressAnswer's fast levels), kept in the publication's cache from its second
+ * request on, like the answer itself.
+ */
+export function composedEncoded(pub: Publication, f: ComposedFile, coding: 'br' | 'gzip'): Buffer {
+  const key = `${coding}\u0002${f.entry.path}`;
+  const cached = pub.composedEncoded.get(key);
+  if (cached !== undefined) return cached;
+  const bytes = compressAnswer(
+    f.body.length === 1 ? f.body[0]! : Buffer.concat(f.body as Buffer[], f.entry.bytes),
+    coding,
+  );
+  if (pub.composedEncodedSeen.offer(key)) pub.composedEncoded.set(key, bytes);
+  return bytes;
 }

@@ -10,7 +10,7 @@ import type { ApiRequest, OpenRequest } from '../routes.js';
 import { notModified } from './app.js';
 import { problemBody, problemHeaders } from './problems.js';
 import { CORS_HEADERS, type FileInfo, type Publication } from './publication.js';
-import { etagOf, httpDate } from './validators.js';
+import { codedEtag, etagOf, httpDate } from './validators.js';
 
 /** Shared caches may keep these: they are the same for every client and carry no per-key fields. */
 const PUBLIC_CACHE = 'public, max-age=300';
@@ -59,7 +59,10 @@ const staticFile = (body: Buffer, since: string): Static => {
     info: {
       entry: { path: '', sha256, bytes: body.length, content_type: '', revision: 'static', last_modified: since },
       etag: etagOf(sha256),
+      etagBr: codedEtag(etagOf(sha256), 'br'),
+      etagGzip: codedEtag(etagOf(sha256), 'gzip'),
       lastModified: httpDate(since),
+      encoded: null,
     },
   };
 };

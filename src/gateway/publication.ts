@@ -8,15 +8,20 @@ import { artifactFile, laneVariantKey, pageCount, type LaneVariant } from '../pu
 import { fileFor, type ApiRequest } from '../routes.js';
 import { parseArtifact } from '../publication/reader.js';
 import { loadedArtifact, type ListArtifact } from './artifact.js';
-import { ManifestIndex } from './manifest-index.js';
-import { etagOf, httpDate } from './validators.js';
+import { type EncodedPair, ManifestIndex, RepresentationIndex } from './manifest-index.js';
+import { codedEtag, etagOf, httpDate } from './validators.js';
 import type { Origin } from './origins/types.js';
 
 /** What the gateway needs to answer with a file, besides its bytes. */
 export interface FileInfo {
   entry: ManifestEntry;
+  /** The identity body's ETag; etagBr and etagGzip those of its br and gzip representations (validators.ts). */
   etag: string;
+  etagBr: string;
+  etagGzip: string;
   lastModified: string; // HTTP date
+  /** Its stored representations; null for a body the publication has none of (built before them, or composed). */
+  encoded: EncodedPair | null;
 }
 /** A composed list page: its envelope and the items' shared bytes, sent one after the other (entry.bytes long). */
 export interface ComposedFile extends FileInfo {
@@ -158,6 +163,9 @@ export class Publication {
   );
   /** Composed answers are cached from their second request on (see Doorkeeper). */
   readonly composedSeen = new Doorkeeper();
+  /** Composed answers compressed (br or gzip), by coding and canonical request, from their second request on. */
+  readonly composedEncoded = new ByteCache<Buffer>(COMPOSED_CACHE_BYTES, (b, key) => b.length + 2 * key.length + 128);
+  readonly composedEncodedSeen = new Doorkeeper(16);
   /** Search results (ordered slugs) by lane, variant, locale, sort and query: a query's pages and includes share one. */
   readonly searches = new ByteCache<string[]>(
     SEARCH_CACHE_BYTES,
@@ -168,6 +176,7 @@ export class Publication {
     readonly id: string,
     readonly meta: PublicationMeta,
     readonly entries: ManifestIndex,
+    private readonly representations: RepresentationIndex | null,
     private readonly origin: Origin,
     private readonly cache: BodyCache,
   ) {}
@@ -189,7 +198,8 @@ export class Publication {
       }
     }
     const entries = new ManifestIndex(manifest.files);
-    return new Publication(id, meta, entries, origin, cache);
+    const representations = manifest.representations ? new RepresentationIndex(manifest.representations) : null;
+    return new Publication(id, meta, entries, representations, origin, cache);
   }
 
   get revision(): string {
@@ -202,7 +212,15 @@ export class Publication {
     if (info === undefined) {
       const entry = this.entries.get(path);
       if (!entry) return null;
-      info = { entry, etag: etagOf(entry.sha256), lastModified: httpDate(entry.last_modified) };
+      const etag = etagOf(entry.sha256);
+      info = {
+        entry,
+        etag,
+        etagBr: codedEtag(etag, 'br'),
+        etagGzip: codedEtag(etag, 'gzip'),
+        lastModified: httpDate(entry.last_modified),
+        encoded: this.representations?.get(entry.sha256) ?? null,
+      };
       this.infos.set(path, info);
     }
     return info;
@@ -239,11 +257,32 @@ export class Publication {
     });
   }
 
+  /** A stored representation when it is in memory, else undefined. The body cache keys it by its own sha256. */
+  cachedEncoded(info: FileInfo, coding: 'br' | 'gzip'): Buffer | undefined {
+    return this.cache.get(info.encoded![coding].sha256);
+  }
+
+  /** A stored representation, read and checked against the manifest's sha256 of it when it is not in memory. */
+  encodedBody(info: FileInfo, coding: 'br' | 'gzip'): Promise<Buffer> {
+    const rep = info.encoded![coding];
+    return this.cache.load(rep.sha256, async () => {
+      // An entry of its own: a folder origin reads it by path, a remote one as the object its sha256 names.
+      const bytes = await this.origin.read(this.id, {
+        ...info.entry,
+        path: rep.path,
+        sha256: rep.sha256,
+        bytes: rep.bytes,
+      });
+      this.checkBytes(bytes, { path: rep.path, sha256: rep.sha256 });
+      return bytes;
+    });
+  }
+
   /**
    * Bytes enter the cache only if they are the manifest's: a damaged file (truncated on disk) is answered 503, never
    * served under the strong ETag of the intact bytes. The remote origin checks its objects too; a local folder cannot.
    */
-  private checkBytes(bytes: Buffer, entry: ManifestEntry): void {
+  private checkBytes(bytes: Buffer, entry: Pick<ManifestEntry, 'path' | 'sha256'>): void {
     if (createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
       throw new Error(
         `${entry.path} of publication ${this.revision} does not hold the bytes its manifest lists (damaged?): not served`,

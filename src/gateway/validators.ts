@@ -2,6 +2,12 @@
 
 /** A strong ETag from a SHA-256 (hex): its first 128 bits. */
 export const etagOf = (sha256: string) => `"${sha256.slice(0, 32)}"`;
+/**
+ * The ETag of a br or gzip representation: the identity body's, with `-br` or `-gz` inside the quotes (RFC 9110
+ * 8.8.3: each representation its own strong validator). If-None-Match strips the suffix (docs/api.md).
+ */
+export const codedEtag = (identityEtag: string, coding: 'br' | 'gzip') =>
+  `${identityEtag.slice(0, -1)}${coding === 'br' ? '-br' : '-gz'}"`;
 /** An ISO instant as an HTTP date (Last-Modified). */
 export const httpDate = (iso: string) => new Date(iso).toUTCString();
 

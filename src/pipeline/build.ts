@@ -7,6 +7,7 @@ import { attributionOf } from '../publication/assemble.js';
 import type { ChangeList } from '../publication/files.js';
 import { laneVariantKey } from '../publication/layout.js';
 import { checkForcedTime, timePolicy } from '../publication/times.js';
+import { BUILD_LEVELS, createCompressor } from '../publication/compress.js';
 import { changeList, writeBodies, writeReleaseFiles, type WriteStats } from '../publication/writer.js';
 import { RevisionId, type SemanticDiff } from '../schema/api.js';
 import { DEFAULT_PAGE_SIZE } from '../routes.js';
@@ -133,19 +134,29 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     staging = stagingDirFor(o.outDir, revision);
     await rm(staging, { recursive: true, force: true });
     progress.phase('render + write', countBodies(computed, pageSizes) + semantic.bodyCount);
-    const { entries, stats } = await writeBodies(semantic.withBodies(bodies(computed, pageSizes)), {
+    // Compression runs on worker threads beside the rendering; the pool ends with the write, failed or not.
+    const pool = createCompressor();
+    const written = await writeBodies(semantic.withBodies(bodies(computed, pageSizes)), {
       stagingDir: staging,
       revision,
       times,
       previous,
       onProgress: (n) => progress.tick(n),
-    });
+      compressor: { pool, levels: BUILD_LEVELS },
+    }).finally(() => pool.close());
+    const { entries, stats } = written;
     const publishedAt = times.publishedAt(stats.newlyModified);
     progress.phase('manifest');
     const changes = changeList(entries, revision, previous);
     await writeReleaseFiles(
       staging,
-      { schemaVersion, publicationRevision: revision, publishedAt, files: entries },
+      {
+        schemaVersion,
+        publicationRevision: revision,
+        publishedAt,
+        files: entries,
+        ...(written.representations && { representations: written.representations, compression: { ...BUILD_LEVELS } }),
+      },
       {
         schemaVersion,
         publicationRevision: revision,

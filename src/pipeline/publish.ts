@@ -130,6 +130,8 @@ export async function readPrevious(out: string): Promise<PreviousRelease | null>
     publishedAt: meta.publishedAt,
     entries: new Map(manifest.files.map((f) => [f.path, f])),
     meta,
+    representations: manifest.representations,
+    compression: manifest.compression,
   };
 }
 

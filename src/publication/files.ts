@@ -30,11 +30,31 @@ export const ManifestEntry = z.strictObject({
   last_modified: Instant,
 });
 export type ManifestEntry = z.infer<typeof ManifestEntry>;
+
+const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+/** One compressed representation of a body: the file `encoded/<identity sha256>.br|.gz` (layout.ts). */
+export const EncodedEntry = z.strictObject({ sha256: Sha256Hex, bytes: z.number().int().min(0) });
+export type EncodedEntry = z.infer<typeof EncodedEntry>;
+export const BodyRepresentations = z.strictObject({ br: EncodedEntry, gzip: EncodedEntry });
+export type BodyRepresentations = z.infer<typeof BodyRepresentations>;
+/** The levels the representations were made at: a build reuses the previous release's only at the same levels. */
+export const CompressionLevelsEntry = z.strictObject({
+  brotliQuality: z.number().int().min(0).max(11),
+  gzipLevel: z.number().int().min(1).max(9),
+});
+
 export const Manifest = z.strictObject({
   schemaVersion: z.string(),
   publicationRevision: RevisionId,
   publishedAt: Instant,
   files: z.array(ManifestEntry),
+  /**
+   * The br and gzip representations of every distinct body the API serves (not the list artifacts), keyed by the
+   * identity body's sha256: listed once per body, not per path. Absent in releases of builds before compression, whose
+   * bodies the gateway serves as identity only.
+   */
+  representations: z.record(Sha256Hex, BodyRepresentations).optional(),
+  compression: CompressionLevelsEntry.optional(),
 });
 export type Manifest = z.infer<typeof Manifest>;
 

@@ -6,6 +6,7 @@
 //   api/v1/catalog/<locale>.<lane>.<public|display>.json                             catalog export
 //   api/v1/openapi.json                                                              the OpenAPI document
 //   artifacts/<lane>.<public|display>.json                                           list artifact
+//   encoded/<hh>/<sha256>.br, encoded/<hh>/<sha256>.gz   (hh: its first two hex digits)  compressed representations
 //   manifest.json, publication.json, changes.json                                    the release's own files
 // where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
 import { INCLUDES, type Include, type QueryLane, type Sort } from '../schema/api.js';
@@ -51,3 +52,12 @@ export const metricsFile = (v: { locale: Locale }): string => `api/v1/metrics/${
 export const catalogFile = (v: LaneVariant & { locale: Locale }): string =>
   `api/v1/catalog/${v.locale}.${laneVariantKey(v)}.json`;
 export const OPENAPI_FILE = 'api/v1/openapi.json';
+
+/**
+ * The br or gzip representation of the body whose identity bytes have this sha256 (one per distinct body), in a
+ * folder per first two hex digits: 60,000 files in one folder made each file creation several times slower on ext4.
+ */
+export const encodedFile = (identitySha256: string, coding: 'br' | 'gzip'): string =>
+  `encoded/${identitySha256.slice(0, 2)}/${identitySha256}.${coding === 'br' ? 'br' : 'gz'}`;
+/** List artifacts are read by the gateway, never sent: they get no representations. */
+export const isArtifactFile = (p: string): boolean => p.startsWith('artifacts/');

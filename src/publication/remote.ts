@@ -12,6 +12,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { type Manifest, PublicationMeta } from './files.js';
+import { encodedFile } from './layout.js';
 
 export const REMOTE_FORMAT = 'modelpub-remote/1';
 export const POINTER_KEY = 'current.json';
@@ -106,6 +107,20 @@ export function objectsOf(manifest: Manifest): Map<string, ObjectSource> {
     if (seen && seen.bytes !== f.bytes)
       throw new Error(`manifest lists ${f.sha256} as ${seen.bytes} bytes at ${seen.path} and ${f.bytes} at ${f.path}`);
     if (!seen) out.set(f.sha256, { sha256: f.sha256, bytes: f.bytes, contentType: f.content_type, path: f.path });
+  }
+  for (const [identity, reps] of Object.entries(manifest.representations ?? {})) {
+    const body = out.get(identity);
+    if (!body) throw new Error(`manifest lists representations of ${identity}, a body it does not list`);
+    for (const coding of ['br', 'gzip'] as const) {
+      const r = reps[coding];
+      if (!out.has(r.sha256))
+        out.set(r.sha256, {
+          sha256: r.sha256,
+          bytes: r.bytes,
+          contentType: body.contentType,
+          path: encodedFile(identity, coding),
+        });
+    }
   }
   return out;
 }

@@ -3,14 +3,22 @@
 // revision and bytes (it is hard-linked from the previous release, or written again when that release is remote), so
 // its sha256, ETag and Last-Modified stay put. Every other body takes the time policy's `changedAt` (times.ts).
 import { createHash } from 'node:crypto';
-import { link, mkdir, readFile } from 'node:fs/promises';
+import { link, mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pMap from 'p-map';
 import { UsageError } from '../errors.js';
 import { writeFileNamed } from '../write-file.js';
 import type { BodyParts } from './assemble.js';
-import type { ChangeList, Manifest, ManifestEntry, PublicationMeta } from './files.js';
-import { CHANGES_FILE, MANIFEST_FILE, META_FILE } from './layout.js';
+import type { CompressionLevels, Compressor, Representation } from './compress.js';
+import type {
+  BodyRepresentations,
+  ChangeList,
+  EncodedEntry,
+  Manifest,
+  ManifestEntry,
+  PublicationMeta,
+} from './files.js';
+import { CHANGES_FILE, encodedFile, isArtifactFile, MANIFEST_FILE, META_FILE } from './layout.js';
 import type { PreviousTimes, TimePolicy } from './times.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -32,6 +40,9 @@ export interface PreviousRelease extends PreviousTimes {
   meta: PublicationMeta;
   /** One of its bodies, by manifest entry (checked against the entry's sha256 when read from a remote). */
   readBody(entry: ManifestEntry): Promise<Buffer>;
+  /** Its manifest's representations and their levels (absent: built before compression). */
+  representations?: Manifest['representations'];
+  compression?: Manifest['compression'];
 }
 
 export interface WriteStats {
@@ -41,6 +52,9 @@ export interface WriteStats {
   linkedFromPrevious: number;
   /** Bodies that got `changedAt` (changed, or at a path the previous release does not have). */
   newlyModified: number;
+  /** Distinct bodies compressed by this build, and those whose representations were linked from the previous one. */
+  encodedNew: number;
+  encodedReused: number;
 }
 
 export interface WriteOptions {
@@ -50,18 +64,36 @@ export interface WriteOptions {
   previous: PreviousRelease | null;
   concurrency?: number;
   onProgress?: (done: number) => void;
+  /** Makes the br and gzip representations of new distinct bodies; without it the release has none. */
+  compressor?: { pool: Compressor; levels: CompressionLevels };
 }
+
+/** Compressions asked for and not yet written: past this many bytes of bodies, rendering waits for the pool. */
+const MAX_ENCODING_BYTES = 64 * 1024 * 1024;
 
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 
 export async function writeBodies(
   bodies: Iterable<PendingBody>,
   o: WriteOptions,
-): Promise<{ entries: ManifestEntry[]; stats: WriteStats }> {
+): Promise<{
+  entries: ManifestEntry[];
+  representations: Record<string, BodyRepresentations> | null;
+  stats: WriteStats;
+}> {
   const entries: ManifestEntry[] = [];
   const firstPathOf = new Map<string, Promise<string>>(); // sha256 -> path of the file holding those bytes
   const dirs = new Map<string, Promise<unknown>>();
-  const stats: WriteStats = { files: 0, uniqueBodies: 0, bytesWritten: 0, linkedFromPrevious: 0, newlyModified: 0 };
+  const stats: WriteStats = {
+    files: 0,
+    uniqueBodies: 0,
+    bytesWritten: 0,
+    linkedFromPrevious: 0,
+    newlyModified: 0,
+    encodedNew: 0,
+    encodedReused: 0,
+  };
+  const encoder = o.compressor ? representationWriter(o, stats) : null;
   const changedAt = o.times.changedAt;
   let refused: string | null = null; // why a body that changed cannot have changedAt (a forced time too early)
   const ensureDir = (dir: string) => {
@@ -139,6 +171,7 @@ export async function writeBodies(
         stats.uniqueBodies++;
         await written;
       }
+      if (encoder && !isArtifactFile(b.path)) await encoder.add(hash, bytes);
       entries.push({
         path: b.path,
         sha256: hash,
@@ -152,10 +185,102 @@ export async function writeBodies(
     },
     { concurrency: o.concurrency ?? 32 },
   );
+  const representations = encoder ? await encoder.finish() : null;
   // Thrown after every write in flight has ended, so that the caller can remove the staging folder for good.
   if (refused) throw new UsageError(refused);
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { entries, stats };
+  return { entries, representations, stats };
+}
+
+/**
+ * The representations of each distinct body, once: linked from the previous release when it has them at the same
+ * levels and they are intact, else compressed by the pool while rendering goes on (it waits only when the pool is
+ * MAX_ENCODING_BYTES behind).
+ */
+function representationWriter(o: WriteOptions, stats: WriteStats) {
+  const { pool, levels } = o.compressor!;
+  const done = new Map<string, BodyRepresentations>();
+  const started = new Set<string>();
+  const pending = new Set<Promise<void>>();
+  let pendingBytes = 0;
+  let failure: Error | null = null;
+  const dirs = new Map<string, Promise<unknown>>();
+  const dir = (hash: string) => {
+    const d = path.dirname(path.join(o.stagingDir, encodedFile(hash, 'br')));
+    let made = dirs.get(d);
+    if (!made) dirs.set(d, (made = mkdir(d, { recursive: true })));
+    return made;
+  };
+  const previous =
+    o.previous?.representations &&
+    o.previous.compression?.brotliQuality === levels.brotliQuality &&
+    o.previous.compression?.gzipLevel === levels.gzipLevel
+      ? o.previous.representations
+      : null;
+
+  // The size alone is checked here, not the sha256: reading and hashing 60,000 files would cost an incremental build
+  // more than the rest of its writes. A damaged file of the right size is still never served or uploaded: the gateway
+  // and `modelpub publish` check every representation against its sha256 before they use it.
+  async function reuse(hash: string): Promise<boolean> {
+    const prev = previous?.[hash];
+    const previousDir = o.previous?.dir;
+    if (!prev || !previousDir) return false; // a --previous read from a remote has no files to link
+    const from = (coding: 'br' | 'gzip') => path.join(previousDir, encodedFile(hash, coding));
+    for (const coding of ['br', 'gzip'] as const) {
+      const size = await stat(from(coding)).then(
+        (st) => st.size,
+        () => -1,
+      );
+      if (size !== prev[coding].bytes) return false;
+    }
+    await dir(hash);
+    for (const coding of ['br', 'gzip'] as const)
+      await link(from(coding), path.join(o.stagingDir, encodedFile(hash, coding)));
+    done.set(hash, prev);
+    stats.encodedReused++;
+    return true;
+  }
+
+  async function encode(hash: string, body: Buffer): Promise<void> {
+    const r = await pool.compress(body);
+    await dir(hash);
+    const entry = (rep: Representation): EncodedEntry => ({ sha256: rep.sha256, bytes: rep.size });
+    await Promise.all([
+      writeFileNamed(path.join(o.stagingDir, encodedFile(hash, 'br')), r.br.bytes),
+      writeFileNamed(path.join(o.stagingDir, encodedFile(hash, 'gzip')), r.gzip.bytes),
+    ]);
+    stats.bytesWritten += r.br.size + r.gzip.size;
+    done.set(hash, { br: entry(r.br), gzip: entry(r.gzip) });
+    stats.encodedNew++;
+  }
+
+  const waiters: (() => void)[] = [];
+  return {
+    async add(hash: string, bytes: string): Promise<void> {
+      if (started.has(hash) || failure) return;
+      started.add(hash);
+      if (await reuse(hash).catch(() => false)) return;
+      const body = Buffer.from(bytes);
+      pendingBytes += body.length;
+      const p: Promise<void> = encode(hash, body)
+        .catch((e: Error) => {
+          failure ??= e;
+        })
+        .finally(() => {
+          pending.delete(p);
+          pendingBytes -= body.length;
+          while (pendingBytes < MAX_ENCODING_BYTES && waiters.length) waiters.shift()!();
+        });
+      pending.add(p);
+      while (pendingBytes >= MAX_ENCODING_BYTES) await new Promise<void>((r) => waiters.push(r));
+    },
+    async finish(): Promise<Record<string, BodyRepresentations>> {
+      while (pending.size) await Promise.all([...pending]);
+      if (failure) throw failure;
+      // Sorted by hash, so that the manifest of the same data is the same bytes whatever order the pool finished in.
+      return Object.fromEntries([...done].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    },
+  };
 }
 
 /** What was added, changed and removed against the previous release, by path. */

@@ -1,0 +1,275 @@
+// The br and gzip representations of a body: deterministic bytes (the same body and levels give the same bytes with
+// the same Node), and a pool of worker threads that compresses many bodies in parallel for the build.
+import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import zlib from 'node:zlib';
+
+export interface CompressionLevels {
+  /** Brotli quality, 0-11. */
+  brotliQuality: number;
+  /** gzip (deflate) level, 1-9. */
+  gzipLevel: number;
+}
+
+/** Measured against build time: docs/publication.md "Compression". */
+export const BUILD_LEVELS: Readonly<CompressionLevels> = { brotliQuality: 6, gzipLevel: 6 };
+
+export interface Representation {
+  bytes: Buffer;
+  /** Hex sha256 of `bytes`. */
+  sha256: string;
+  /** `bytes.length`. */
+  size: number;
+}
+
+export interface Representations {
+  br: Representation;
+  gzip: Representation;
+}
+
+/**
+ * The brotli options: the quality alone. Text mode and a size hint gave the same bytes' share of identity on the
+ * default publication at qualities 5 and 6, so they are left at brotli's defaults.
+ */
+export function brotliOptions(quality: number): zlib.BrotliOptions {
+  return { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: quality } };
+}
+
+/**
+ * The gzip options. zlib writes a header without a file name and with modification time 0, so the bytes depend on the
+ * body and level alone.
+ */
+export function gzipOptions(level: number): zlib.ZlibOptions {
+  return { level };
+}
+
+export type ContentCoding = 'br' | 'gzip';
+
+/** `body` in one coding at the given levels, on this thread, in a buffer of its own. */
+export function encode(body: Buffer, coding: ContentCoding, levels: CompressionLevels): Buffer {
+  checkLevels(levels);
+  return exact(
+    coding === 'br'
+      ? zlib.brotliCompressSync(body, brotliOptions(levels.brotliQuality))
+      : zlib.gzipSync(body, gzipOptions(levels.gzipLevel)),
+  );
+}
+
+/** The two representations of `body`, on this thread. The pool gives byte-identical results. */
+export function compressBody(body: Buffer, levels: CompressionLevels): Representations {
+  return { br: representation(encode(body, 'br', levels)), gzip: representation(encode(body, 'gzip', levels)) };
+}
+
+function representation(bytes: Buffer): Representation {
+  return { bytes, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+}
+
+/** `bytes` in a buffer of their own: zlib answers with a slice of its 16 KiB output chunk, which a kept slice keeps. */
+function exact(bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
+}
+
+function checkLevels(levels: CompressionLevels): void {
+  const { brotliQuality: q, gzipLevel: l } = levels;
+  if (!Number.isInteger(q) || q < 0 || q > 11) throw new RangeError(`brotliQuality must be an integer 0-11, not ${q}`);
+  if (!Number.isInteger(l) || l < 1 || l > 9) throw new RangeError(`gzipLevel must be an integer 1-9, not ${l}`);
+}
+
+export interface CompressorOptions extends Partial<CompressionLevels> {
+  /** Worker threads; at most (and by default) os.availableParallelism(). */
+  threads?: number;
+}
+
+export interface Compressor {
+  /** The number of worker threads. */
+  readonly threads: number;
+  /**
+   * The br and gzip representations of `body`. The body is copied when a worker takes it, not moved: the caller keeps
+   * it, and must not change it before the promise settles.
+   */
+  compress(body: Buffer): Promise<Representations>;
+  /**
+   * Finishes the work already asked for, then stops the threads; never rejects (a failed worker rejects the bodies it
+   * had). compress() after close() rejects.
+   */
+  close(): Promise<void>;
+}
+
+interface Job {
+  body: Buffer;
+  resolve: (r: Representations) => void;
+  reject: (e: Error) => void;
+}
+
+/** A batch both ways: the bodies (or their representations, br then gzip for each body) end to end in one buffer. */
+interface Packed {
+  bytes: Uint8Array;
+  sizes: number[];
+}
+
+// The worker runs this script (CommonJS, from a string so that it runs the same from src/ under vitest and from
+// lib/). It compresses each body of a batch with the options it was started with (made by brotliOptions() and
+// gzipOptions(), so it only applies them), and answers the batch in order. A batch travels as one buffer each way,
+// moved rather than copied: a buffer per body and per representation cost twice the pool's overhead (about 30 µs of
+// CPU per body against 15, over the default publication).
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const zlib = require('node:zlib');
+const { createHash } = require('node:crypto');
+parentPort.on('message', ({ bytes, sizes }) => {
+  const outputs = [];
+  let offset = 0;
+  for (const size of sizes) {
+    const body = bytes.subarray(offset, (offset += size));
+    outputs.push(zlib.brotliCompressSync(body, workerData.brotli), zlib.gzipSync(body, workerData.gzip));
+  }
+  const answer = { bytes: new Uint8Array(outputs.reduce((n, o) => n + o.length, 0)), sizes: [], sha256: [] };
+  offset = 0;
+  for (const output of outputs) {
+    answer.bytes.set(output, offset);
+    offset += output.length;
+    answer.sizes.push(output.length);
+    answer.sha256.push(createHash('sha256').update(output).digest('hex'));
+  }
+  parentPort.postMessage(answer, [answer.bytes.buffer]);
+});
+`;
+
+/** Bodies sent to a worker in one message: up to this many, or this many bytes, to spread the cost of a message. */
+const BATCH_JOBS = 64;
+const BATCH_BYTES = 256 * 1024;
+/** Batches a worker may hold: the second waits in its queue while the main thread is busy with the first's answer. */
+const BATCHES_PER_WORKER = 2;
+
+interface Slot {
+  worker: Worker;
+  inFlight: Job[][];
+}
+
+/** A pool of worker threads that compresses bodies at the given levels (BUILD_LEVELS by default). */
+export function createCompressor(options: CompressorOptions = {}): Compressor {
+  const levels: CompressionLevels = {
+    brotliQuality: options.brotliQuality ?? BUILD_LEVELS.brotliQuality,
+    gzipLevel: options.gzipLevel ?? BUILD_LEVELS.gzipLevel,
+  };
+  checkLevels(levels);
+  const zlibOptions = { brotli: brotliOptions(levels.brotliQuality), gzip: gzipOptions(levels.gzipLevel) };
+  const cores = availableParallelism();
+  const threads = options.threads ?? cores;
+  if (!Number.isInteger(threads) || threads < 1 || threads > cores) {
+    throw new RangeError(`threads must be an integer 1-${cores} (os.availableParallelism()), not ${threads}`);
+  }
+
+  const queue: Job[] = [];
+  let failure: Error | undefined;
+  let closing = false;
+  let flushScheduled = false;
+  let drained: (() => void) | undefined;
+  let closed: Promise<void> | undefined;
+
+  const slots: Slot[] = [];
+  for (let i = 0; i < threads; i++) {
+    const slot: Slot = { worker: new Worker(WORKER_SOURCE, { eval: true, workerData: zlibOptions }), inFlight: [] };
+    slot.worker.unref(); // an idle pool does not keep the process alive; a busy one is ref'd in dispatch()
+    slot.worker.on('message', (answer: Packed & { sha256: string[] }) => {
+      const batch = slot.inFlight.shift();
+      if (!batch) return; // sent before the pool failed and rejected it
+      let offset = 0;
+      const next = (k: number): Representation => {
+        const size = answer.sizes[k]!;
+        const bytes = Buffer.allocUnsafeSlow(size); // its own buffer: a kept representation keeps only itself
+        bytes.set(answer.bytes.subarray(offset, (offset += size)));
+        return { bytes, sha256: answer.sha256[k]!, size };
+      };
+      batch.forEach((job, i) => {
+        const br = next(2 * i);
+        job.resolve({ br, gzip: next(2 * i + 1) });
+      });
+      if (slot.inFlight.length === 0) slot.worker.unref();
+      dispatch();
+    });
+    slot.worker.on('error', (error) => fail(error));
+    slot.worker.on('exit', (code) => {
+      if (!closing || slot.inFlight.length > 0) fail(new Error(`a compression worker exited with code ${code}`));
+    });
+    slots.push(slot);
+  }
+
+  /** A worker that fails leaves the pool unusable: every body waiting or in flight is rejected, and so are later ones. */
+  function fail(error: Error): void {
+    failure ??= error;
+    for (const slot of slots) {
+      for (const batch of slot.inFlight.splice(0)) for (const job of batch) job.reject(failure);
+    }
+    for (const job of queue.splice(0)) job.reject(failure);
+    for (const slot of slots) void slot.worker.terminate();
+    checkDrained();
+  }
+
+  function dispatch(): void {
+    flushScheduled = false;
+    for (const slot of slots) {
+      while (queue.length > 0 && slot.inFlight.length < BATCHES_PER_WORKER) {
+        const batch: Job[] = [];
+        let bytes = 0;
+        while (queue.length > 0 && batch.length < BATCH_JOBS && (batch.length === 0 || bytes < BATCH_BYTES)) {
+          const job = queue.shift()!;
+          batch.push(job);
+          bytes += job.body.length;
+        }
+        slot.inFlight.push(batch);
+        slot.worker.ref();
+        const packed = pack(batch, bytes);
+        slot.worker.postMessage(packed, [packed.bytes.buffer as ArrayBuffer]);
+      }
+    }
+    checkDrained();
+  }
+
+  function checkDrained(): void {
+    if (drained && queue.length === 0 && slots.every((s) => s.inFlight.length === 0)) drained();
+  }
+
+  return {
+    threads,
+    compress(body: Buffer): Promise<Representations> {
+      if (failure) return Promise.reject(failure);
+      if (closing) return Promise.reject(new Error('the compressor is closed'));
+      if (!Buffer.isBuffer(body)) return Promise.reject(new TypeError('compress() takes a Buffer'));
+      return new Promise((resolve, reject) => {
+        queue.push({ body, resolve, reject });
+        // Bodies asked for in one go leave in batches: dispatch once the caller yields.
+        if (!flushScheduled) {
+          flushScheduled = true;
+          queueMicrotask(dispatch);
+        }
+      });
+    },
+    close(): Promise<void> {
+      closing = true;
+      closed ??= new Promise<void>((resolve) => {
+        drained = resolve;
+        checkDrained();
+      }).then(async () => {
+        await Promise.all(slots.map((s) => s.worker.terminate()));
+      });
+      return closed;
+    },
+  };
+}
+
+/** The bodies of `batch` (`bytes` in all) end to end in a new buffer, which can move to a worker. */
+function pack(batch: Job[], bytes: number): Packed {
+  const packed: Packed = { bytes: new Uint8Array(bytes), sizes: [] };
+  let offset = 0;
+  for (const { body } of batch) {
+    packed.bytes.set(body, offset);
+    offset += body.length;
+    packed.sizes.push(body.length);
+  }
+  return packed;
+}

@@ -1,0 +1,172 @@
+// The br and gzip representations of bodies: they decode to the identity bytes, they are deterministic, and the worker
+// pool gives the same bytes as the single-thread function, in parallel, and closes cleanly.
+import { createHash } from 'node:crypto';
+import zlib from 'node:zlib';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  BUILD_LEVELS,
+  compressBody,
+  createCompressor,
+  type Representation,
+  type Representations,
+} from '../src/publication/compress.js';
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** A JSON body of about `models` × 200 bytes, different for each seed. */
+function body(models: number, seed = 0): Buffer {
+  const items = Array.from({ length: models }, (_, i) => ({
+    slug: `model-${seed}-${i}`,
+    name: `Model ${i} of ${seed}`,
+    description: `A model number ${(i * 7919 + seed) % 1000} with a context window of ${(i * 31) % 128}k tokens.`,
+    score: ((i * 37 + seed) % 1000) / 10,
+  }));
+  return Buffer.from(JSON.stringify({ schemaVersion: '1.0.0', models: items }));
+}
+
+function expectDecodesTo(reps: Representations, identity: Buffer): void {
+  const check = (rep: Representation, decode: (b: Buffer) => Buffer) => {
+    expect(decode(rep.bytes).equals(identity)).toBe(true);
+    expect(rep.size).toBe(rep.bytes.length);
+    expect(rep.sha256).toBe(sha256(rep.bytes));
+    // The bytes own their buffer: a kept representation does not keep zlib's 16 KiB output chunk alive.
+    expect(rep.bytes.buffer.byteLength).toBe(rep.size);
+  };
+  check(reps.br, zlib.brotliDecompressSync);
+  check(reps.gzip, zlib.gunzipSync);
+}
+
+const SIZES = [0, 1, 20, 100, 1_000, 5_000]; // models: empty list to a 1 MB body
+
+describe('compressBody', () => {
+  it.each(SIZES)('representations of a body of %i models decode to it', (models) => {
+    const identity = body(models);
+    const reps = compressBody(identity, BUILD_LEVELS);
+    expectDecodesTo(reps, identity);
+    if (models >= 20) expect(reps.br.size).toBeLessThan(identity.length / 3);
+  });
+
+  it('decodes an empty body', () => {
+    expectDecodesTo(compressBody(Buffer.alloc(0), BUILD_LEVELS), Buffer.alloc(0));
+  });
+
+  it('gives the same bytes for the same body, and different bytes at another level', () => {
+    const identity = body(300);
+    const a = compressBody(identity, BUILD_LEVELS);
+    const b = compressBody(Buffer.from(identity), BUILD_LEVELS);
+    expect(a.br.bytes.equals(b.br.bytes)).toBe(true);
+    expect(a.gzip.bytes.equals(b.gzip.bytes)).toBe(true);
+    const other = compressBody(identity, { brotliQuality: 1, gzipLevel: 1 });
+    expect(other.br.sha256).not.toBe(a.br.sha256);
+    expect(other.gzip.sha256).not.toBe(a.gzip.sha256);
+  });
+
+  it('writes a gzip header with modification time 0 and no file name', () => {
+    const { gzip } = compressBody(body(10), BUILD_LEVELS);
+    expect([...gzip.bytes.subarray(0, 3)]).toEqual([0x1f, 0x8b, 8]); // magic, deflate
+    expect(gzip.bytes[3]).toBe(0); // FLG: no FNAME, FCOMMENT, FEXTRA, FHCRC
+    expect(gzip.bytes.readUInt32LE(4)).toBe(0); // MTIME
+  });
+
+  it('refuses levels out of range', () => {
+    expect(() => compressBody(body(1), { brotliQuality: 12, gzipLevel: 6 })).toThrow(/brotliQuality/);
+    expect(() => compressBody(body(1), { brotliQuality: 5, gzipLevel: 0 })).toThrow(/gzipLevel/);
+    expect(() => compressBody(body(1), { brotliQuality: 5.5, gzipLevel: 6 })).toThrow(/brotliQuality/);
+  });
+});
+
+describe('createCompressor', () => {
+  it('compresses many bodies in parallel to the bytes compressBody gives, each to its own', async () => {
+    const compressor = createCompressor({ threads: 2 });
+    try {
+      expect(compressor.threads).toBe(2);
+      const bodies = Array.from({ length: 300 }, (_, i) => body(SIZES[i % SIZES.length]! + (i % 7), i));
+      const results = await Promise.all(bodies.map((b) => compressor.compress(b)));
+      results.forEach((reps, i) => {
+        expectDecodesTo(reps, bodies[i]!);
+      });
+      // The same bytes as on this thread, for a sample of sizes (determinism across threads).
+      for (const i of [0, 1, 4, 5, 299]) {
+        const local = compressBody(bodies[i]!, BUILD_LEVELS);
+        expect(results[i]!.br.bytes.equals(local.br.bytes)).toBe(true);
+        expect(results[i]!.gzip.bytes.equals(local.gzip.bytes)).toBe(true);
+      }
+    } finally {
+      await compressor.close();
+    }
+  });
+
+  it('uses the levels it is given', async () => {
+    const compressor = createCompressor({ threads: 1, brotliQuality: 2, gzipLevel: 3 });
+    try {
+      const identity = body(200);
+      const reps = await compressor.compress(identity);
+      const local = compressBody(identity, { brotliQuality: 2, gzipLevel: 3 });
+      expect(reps.br.sha256).toBe(local.br.sha256);
+      expect(reps.gzip.sha256).toBe(local.gzip.sha256);
+      expect(reps.br.sha256).not.toBe(compressBody(identity, BUILD_LEVELS).br.sha256);
+    } finally {
+      await compressor.close();
+    }
+  });
+
+  it('sends a body that is a slice of a larger buffer as its own bytes, and leaves the caller its body', async () => {
+    const compressor = createCompressor({ threads: 1 });
+    try {
+      const whole = Buffer.concat([body(50, 1), body(60, 2), body(70, 3)]);
+      const middle = whole.subarray(body(50, 1).length, body(50, 1).length + body(60, 2).length);
+      const reps = await compressor.compress(middle);
+      expectDecodesTo(reps, body(60, 2));
+      expect(middle.equals(body(60, 2))).toBe(true); // still readable: copied, not transferred
+      await expect(compressor.compress('{}' as unknown as Buffer)).rejects.toThrow(/takes a Buffer/);
+      expectDecodesTo(await compressor.compress(body(5)), body(5)); // and the pool goes on
+    } finally {
+      await compressor.close();
+    }
+  });
+
+  it('close() finishes the bodies already asked for, then refuses more', async () => {
+    const compressor = createCompressor({ threads: 2 });
+    const bodies = Array.from({ length: 50 }, (_, i) => body(500, i));
+    const pending = bodies.map((b) => compressor.compress(b));
+    const closing = compressor.close();
+    expect(compressor.close()).toBe(closing); // a second close() waits for the same end
+    const results = await Promise.all(pending);
+    results.forEach((reps, i) => {
+      expectDecodesTo(reps, bodies[i]!);
+    });
+    await closing;
+    await expect(compressor.compress(body(1))).rejects.toThrow(/closed/);
+  });
+
+  it('closes an idle pool at once', async () => {
+    const compressor = createCompressor({ threads: 1 });
+    await compressor.close();
+    await expect(compressor.compress(body(1))).rejects.toThrow(/closed/);
+  });
+
+  it('rejects the bodies of a worker that fails, and every later one; close() still ends', async () => {
+    const compressor = createCompressor({ threads: 1 });
+    // The first batch reaches the worker malformed, so its script throws as a crashed worker would.
+    const post = Worker.prototype.postMessage;
+    const spy = vi.spyOn(Worker.prototype, 'postMessage').mockImplementationOnce(function (this: Worker) {
+      post.call(this, { bytes: null, sizes: [1] });
+    });
+    try {
+      const pending = [compressor.compress(body(1)), compressor.compress(body(2))];
+      for (const p of pending) await expect(p).rejects.toThrow(/null/); // the worker's own error
+      await expect(compressor.compress(body(3))).rejects.toThrow(/null/);
+    } finally {
+      spy.mockRestore();
+    }
+    await compressor.close();
+  });
+
+  it('refuses a thread count outside 1 to the available cores, and bad levels', () => {
+    expect(() => createCompressor({ threads: 0 })).toThrow(/threads must be/);
+    expect(() => createCompressor({ threads: 10_000 })).toThrow(/threads must be/);
+    expect(() => createCompressor({ threads: 1.5 })).toThrow(/threads must be/);
+    expect(() => createCompressor({ gzipLevel: 10 })).toThrow(/gzipLevel/);
+  });
+});
