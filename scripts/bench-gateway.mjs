@@ -32,6 +32,7 @@
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  chmodSync,
   copyFileSync,
   existsSync,
   linkSync,
@@ -898,6 +899,8 @@ async function main() {
   // nginx's folder: each body the mix asks for, and its build's gzip representation as <file>.gz (gzip_static), hard
   // links into the release where the file system allows, never written into the release itself.
   const nginxRoot = path.join(tmp, 'nginx-root');
+  // nginx's workers (user nobody) must reach it: the temporary folder is made 0700; let them pass through, not list.
+  chmodSync(tmp, 0o711);
   for (const r of distinct.values()) {
     const target = path.join(nginxRoot, r.file);
     mkdirSync(path.dirname(target), { recursive: true });
