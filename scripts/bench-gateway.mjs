@@ -887,6 +887,7 @@ async function main() {
   writeTsv(compressedTsv(files.nokey), mix, sqliteKeys, ACCEPT_COMPRESSED);
   writeTsv(compressedTsv(files.sqlite), mix, sqliteKeys, ACCEPT_COMPRESSED);
   if (redisKeys) writeTsv(compressedTsv(files.redis), mix, redisKeys, ACCEPT_COMPRESSED);
+  if (baselineKeys) writeTsv(compressedTsv(files.baseline), mix, baselineKeys, ACCEPT_COMPRESSED);
   const bodyBytes = { identity: 0, br: 0, gzip: 0 };
   for (const r of mix) {
     bodyBytes.identity += r.bytes;
