@@ -195,7 +195,8 @@ describe.skipIf(!hasNginx)('build -> publish file:// -> nginx -> serve --origin 
         const n = i++;
         const g = n % 2;
         const url = urls[(n >> 1) % urls.length]!;
-        const headers: Record<string, string> = { 'x-api-key': key };
+        // Identity: each body is checked against the manifest of its revision.
+        const headers: Record<string, string> = { 'x-api-key': key, 'accept-encoding': 'identity' };
         const seen = etags.get(`${g} ${url}`);
         if (seen && n % 3 === 0) headers['if-none-match'] = seen;
         const r = await fetch(`${others[g]!.url}${url}`, { headers });
@@ -260,7 +261,9 @@ describe.skipIf(!hasNginx)('build -> publish file:// -> nginx -> serve --origin 
     const edited = answers.filter((a) => a.url === `/api/v1/models/${slug}?locale=en` && a.status === 200);
     expect(edited.some((a) => !a.body.includes('Edited while two gateways serve.'))).toBe(true); // the loop's first
     for (const g of others) {
-      const r = await fetch(`${g.url}/api/v1/models/${slug}?locale=en`, { headers: { 'x-api-key': key } });
+      const r = await fetch(`${g.url}/api/v1/models/${slug}?locale=en`, {
+        headers: { 'x-api-key': key, 'accept-encoding': 'identity' },
+      });
       expect([r.status, r.headers.get('x-publication-revision')]).toEqual([200, revB]);
       expect(await r.text()).toContain('Edited while two gateways serve.');
     }
