@@ -237,7 +237,8 @@ describe('over s3:// (s3rver, path style)', () => {
         const objectGets = s3.requests.filter((q) => q.method === 'GET' && q.key.startsWith('site/objects/'));
         expect(objectGets.map((q) => q.key)).toContain(`site/${objectKey(entryOf(builds.A, rel).sha256)}`);
         await publishTo(target, builds.B);
-        for (let i = 0; i < 100 && gw.publication().revision !== builds.B.revision; i++)
+        // The switch loads the new manifest from s3rver: seconds on a loaded machine, so up to 20 s.
+        for (let i = 0; i < 400 && gw.publication().revision !== builds.B.revision; i++)
           await new Promise((res) => setTimeout(res, 50));
         const after = await getWithKey(`${gw.url}/api/v1/models/alpha`);
         expect([after.status, after.headers.get('x-publication-revision')]).toEqual([200, builds.B.revision]);
