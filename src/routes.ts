@@ -215,8 +215,7 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
     const trimmed = rawQ.trim();
     if (trimmed.length > MAX_QUERY_LENGTH)
       invalid.push({ name: 'q', reason: `longer than ${MAX_QUERY_LENGTH} characters` });
-    else if (hasControl(trimmed))
-      invalid.push({ name: 'q', reason: 'holds control characters or invalid UTF-8' });
+    else if (hasControl(trimmed)) invalid.push({ name: 'q', reason: 'holds control characters or invalid UTF-8' });
     else if (trimmed) q = trimmed;
   }
   const filter = parseFilter(values, invalid);
