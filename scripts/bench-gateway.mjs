@@ -48,6 +48,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packedRepresentations } from '../lib/publication/layout.js';
 import { compileRevision } from './bench/snapshot.mjs';
 import { mulberry32 } from './synthetic-catalog.mjs';
 
@@ -897,9 +898,15 @@ async function main() {
   log(
     `mix bodies (manifest sizes): br ${fmt(bodyBytes.br / bodyBytes.identity, 3)} of identity, gzip ${fmt(bodyBytes.gzip / bodyBytes.identity, 3)}`,
   );
-  // nginx's folder: each body the mix asks for, and its build's gzip representation as <file>.gz (gzip_static), hard
-  // links into the release where the file system allows, never written into the release itself.
+  // nginx's folder: each body the mix asks for, hard-linked from the release where the file system allows (never
+  // written into the release itself), and its build's gzip representation as <file>.gz (gzip_static), cut from the
+  // release's representations.pack.
   const nginxRoot = path.join(tmp, 'nginx-root');
+  const gzipPlaces = new Map();
+  const pack = existsSync(path.join(release, 'representations.pack'))
+    ? readFileSync(path.join(release, 'representations.pack'))
+    : Buffer.alloc(0);
+  for (const { identity, gzip } of packedRepresentations(manifest.representations ?? {})) gzipPlaces.set(identity, gzip);
   // nginx's workers (user nobody) must reach it: the temporary folder is made 0700; let them pass through, not list.
   chmodSync(tmp, 0o711);
   for (const r of distinct.values()) {
@@ -913,8 +920,8 @@ async function main() {
       }
     };
     place(path.join(release, r.file), target);
-    const gz = path.join(release, 'encoded', r.sha256.slice(0, 2), `${r.sha256}.gz`);
-    if (existsSync(gz)) place(gz, `${target}.gz`);
+    const gz = gzipPlaces.get(r.sha256);
+    if (gz) writeFileSync(`${target}.gz`, pack.subarray(gz.offset, gz.offset + gz.bytes));
   }
   writeTsv(files.lists, listMix, sqliteKeys);
   writeTsv(files.composed, composed, sqliteKeys);

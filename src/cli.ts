@@ -82,6 +82,7 @@ export function program(): Command {
     .option('--revision <id>', 'publication revision id (default: derived from the data)')
     .option('--published-at <iso>', 'publication time (default: the newest date in the data)', isoTime)
     .option('--page-sizes <list>', 'extra list page sizes to prebuild, e.g. 7,100', intList)
+    .option('--no-compression', 'write no br and gzip representations (the gateway then answers identity only)')
     .option('--quiet', 'no progress output')
     .action((o) => buildCommand(o));
   s3Options(

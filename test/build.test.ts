@@ -9,8 +9,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
 import { build, type BuildOptions, type BuildResult } from '../src/pipeline/build.js';
 import { fileFor, parseRequest, type ApiRequest } from '../src/routes.js';
-import { detailFile, listFile } from '../src/publication/layout.js';
-import type { ChangeList, Manifest } from '../src/publication/files.js';
+import {
+  detailFile,
+  listFile,
+  packedRepresentations,
+  REPRESENTATIONS_FILE,
+  type StoredBytes,
+} from '../src/publication/layout.js';
+import type { BodyRepresentations, ChangeList, Manifest } from '../src/publication/files.js';
 import { BIN, ROOT, ensureCompiled } from './helpers/cli.js';
 import { metric, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
 import { ajvErrors, compileCommitted } from './helpers/schemas.js';
@@ -52,7 +58,7 @@ describe('published files', () => {
     expect(count(/^api\/v1\/catalog\/(en|zh|ru)\.(verified|provisional|all)\.(public|display)\.json$/)).toBe(18);
     expect(count(/^api\/v1\/metrics\/(en|zh|ru)\.json$/)).toBe(3);
     expect(files.has('api/v1/openapi.json')).toBe(true);
-    expect([...files.keys()].filter((p) => !p.startsWith('api/') && !p.startsWith('encoded/')).sort()).toEqual([
+    expect([...files.keys()].filter((p) => !p.startsWith('api/')).sort()).toEqual([
       'artifacts/all.display.json',
       'artifacts/all.public.json',
       'artifacts/provisional.display.json',
@@ -63,16 +69,15 @@ describe('published files', () => {
       'changes.json',
       'manifest.json',
       'publication.json',
+      'representations.pack',
     ]);
     // the changes feed of a first publication: nothing yet, and `since` its own revision
     expect([...files.keys()].filter((p) => p.startsWith('api/v1/changes/')).sort()).toEqual([
       'api/v1/changes/index.json',
       `api/v1/changes/since/${r.revision}.json`,
     ]);
-    // a br and a gzip file per distinct body the API serves
-    const encoded = Object.keys(json<Manifest>(files.get('manifest.json')!).representations!).length;
-    expect(count(/^encoded\/([0-9a-f]{2})\/\1[0-9a-f]{62}\.(br|gz)$/)).toBe(2 * encoded);
-    expect(files.size).toBe(1974 + 22 + 3 + 3 + 2 * encoded);
+    // the br and gzip representations of every distinct body are in one file: representations.pack
+    expect(files.size).toBe(1974 + 22 + 3 + 3 + 1);
     expect(r.files).toBe(1974 + 22 + 3);
   });
 
@@ -114,7 +119,7 @@ describe('published files', () => {
     const checked: Record<string, number> = {};
     for (const [p, buf] of files) {
       if (p === 'api/v1/openapi.json') continue; // an OpenAPI document: test/openapi.test.ts lints it
-      if (p.startsWith('encoded/')) continue; // compressed bodies: checked against their identity bytes below
+      if (p === REPRESENTATIONS_FILE) continue; // compressed bodies: checked against their identity bytes below
       const name = schemaOf(p);
       expect(name, `unexpected file ${p}`).not.toBeNull();
       const validate = v[name!]!;
@@ -170,7 +175,7 @@ describe('published files', () => {
     expect(new Set(paths)).toEqual(
       new Set(
         [...files.keys()].filter(
-          (p) => !['manifest.json', 'changes.json', 'publication.json'].includes(p) && !p.startsWith('encoded/'),
+          (p) => !['manifest.json', 'changes.json', 'publication.json', REPRESENTATIONS_FILE].includes(p),
         ),
       ),
     );
@@ -208,17 +213,22 @@ describe('published files', () => {
     const served = new Map(manifest.files.filter((f) => !f.path.startsWith('artifacts/')).map((f) => [f.sha256, f]));
     expect(new Set(Object.keys(reps))).toEqual(new Set(served.keys()));
     expect(Object.keys(reps)).toEqual(Object.keys(reps).sort());
+    // The pack holds them end to end, nothing else: its size is the sum of theirs.
+    const pack = files.get(REPRESENTATIONS_FILE)!;
+    const total = (k: 'br' | 'gzip') => Object.values(reps).reduce((n, r) => n + r[k].bytes, 0);
+    expect(pack.length).toBe(total('br') + total('gzip'));
+    const places = new Map([...packedRepresentations(reps)].map((p) => [p.identity, p]));
+    const bytesAt = (r: StoredBytes) => pack.subarray(r.offset, r.offset! + r.bytes);
     for (const [hash, f] of served) {
       const identity = files.get(f.path)!;
-      const br = files.get(`encoded/${hash.slice(0, 2)}/${hash}.br`)!;
-      const gz = files.get(`encoded/${hash.slice(0, 2)}/${hash}.gz`)!;
+      const br = bytesAt(places.get(hash)!.br);
+      const gz = bytesAt(places.get(hash)!.gzip);
       expect([sha256(br), br.length], f.path).toEqual([reps[hash]!.br.sha256, reps[hash]!.br.bytes]);
       expect([sha256(gz), gz.length], f.path).toEqual([reps[hash]!.gzip.sha256, reps[hash]!.gzip.bytes]);
       expect(brotliDecompressSync(br).equals(identity), f.path).toBe(true);
       expect(gunzipSync(gz).equals(identity), f.path).toBe(true);
     }
     // list pages compress well: the whole release's br bytes are a small share of identity
-    const total = (k: 'br' | 'gzip') => Object.values(reps).reduce((n, r) => n + r[k].bytes, 0);
     const identityBytes = [...served.values()].reduce((n, f) => n + f.bytes, 0);
     expect(total('br') / identityBytes).toBeLessThan(0.4);
     expect(total('br')).toBeLessThan(total('gzip'));
@@ -392,8 +402,8 @@ describe('determinism', () => {
       const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
-      const m = await readJson<Manifest>(path.join(a.releaseDir, 'manifest.json'));
-      expect(ta.files).toHaveLength(1974 + 22 + 3 + 3 + 2 + 2 * Object.keys(m.representations!).length);
+      // the bodies, the release's three files, its representations.pack, the folder's marker and lock
+      expect(ta.files).toHaveLength(1974 + 22 + 3 + 3 + 1 + 2);
       expect(tb).toEqual(ta);
     });
   });
@@ -494,8 +504,8 @@ describe('incremental builds', () => {
       expect(r2.stats.linkedFromPrevious).toBeGreaterThan(0);
       expect(r2.stats.files).toBe(m2.files.length);
 
-      // Representations: those of unchanged bodies are the previous release's files (same inode, listed alike);
-      // only the bodies new to this release were compressed.
+      // Representations: those of unchanged bodies are the previous release's bytes, listed alike; only the bodies new
+      // to this release were compressed.
       const reps1 = m1.representations!;
       const reps2 = m2.representations!;
       const fresh = Object.keys(reps2).filter((h) => !(h in reps1));
@@ -503,13 +513,19 @@ describe('incremental builds', () => {
       expect(kept.length).toBeGreaterThan(0);
       expect(r2.stats.encodedNew).toBe(fresh.length);
       expect(r2.stats.encodedReused).toBe(kept.length);
+      const packed = async (dir: string, reps: Record<string, BodyRepresentations>) => {
+        const pack = await readFile(path.join(dir, REPRESENTATIONS_FILE));
+        const at = (r: StoredBytes) => pack.subarray(r.offset, r.offset! + r.bytes);
+        return new Map([...packedRepresentations(reps)].map((p) => [p.identity, [at(p.br), at(p.gzip)]]));
+      };
+      const bytes1 = await packed(r1.releaseDir, reps1);
+      const bytes2 = await packed(r2.releaseDir, reps2);
       for (const h of kept) {
         expect(reps2[h], h).toEqual(reps1[h]);
-        for (const ext of ['br', 'gz'])
-          expect(t2.files.get(`encoded/${h.slice(0, 2)}/${h}.${ext}`)!.ino, h).toBe(
-            t1.files.get(`encoded/${h.slice(0, 2)}/${h}.${ext}`)!.ino,
-          );
+        expect(bytes2.get(h), h).toEqual(bytes1.get(h));
       }
+      for (const h of fresh)
+        expect(brotliDecompressSync(bytes2.get(h)![0]!).length, h).toBe(m2.files.find((f) => f.sha256 === h)!.bytes);
       const changedHashes = new Set(m2.files.filter((f) => holding.includes(f.path)).map((f) => f.sha256));
       for (const h of changedHashes) if (h in reps2) expect(fresh, h).toContain(h);
       expect(
@@ -815,10 +831,13 @@ describe('incremental builds', () => {
       const damaged = path.join(r1.releaseDir, rel);
       const intact = await readFile(damaged);
       await writeFile(damaged, intact.subarray(0, 20));
-      // and its br representation cut short
-      const brOf = (dir: string) => path.join(dir, 'encoded', sha256(intact).slice(0, 2), `${sha256(intact)}.br`);
-      const br = await readFile(brOf(r1.releaseDir));
-      await writeFile(brOf(r1.releaseDir), br.subarray(0, 10));
+      // and its br representation damaged in the pack (one byte flipped: the size alone would not tell)
+      const m1 = await readJson<Manifest>(path.join(r1.releaseDir, 'manifest.json'));
+      const place = [...packedRepresentations(m1.representations!)].find((p) => p.identity === sha256(intact))!;
+      const pack1 = await readFile(path.join(r1.releaseDir, REPRESENTATIONS_FILE));
+      const br = Buffer.from(pack1.subarray(place.br.offset, place.br.offset! + place.br.bytes));
+      pack1[place.br.offset! + 5]! ^= 0xff;
+      await writeFile(path.join(r1.releaseDir, REPRESENTATIONS_FILE), pack1);
       const beta = path.join(dataDir, 'models', 'beta.yaml');
       await writeFile(beta, (await readFile(beta, 'utf8')).replace(/beta (is|was) [^\n']*/, 'beta was edited'));
       const r2 = await build({ dataDir, outDir });
@@ -830,10 +849,14 @@ describe('incremental builds', () => {
       expect(now.equals(intact)).toBe(true);
       const [s1, s2] = [await stat(damaged), await stat(path.join(r2.releaseDir, rel))];
       expect(s2.ino).not.toBe(s1.ino);
-      // the representation is compressed again, not linked
-      expect(manifest.representations![entry.sha256]!.br.bytes).toBe(br.length);
-      expect((await readFile(brOf(r2.releaseDir))).equals(br)).toBe(true);
-      expect((await stat(brOf(r2.releaseDir))).ino).not.toBe((await stat(brOf(r1.releaseDir))).ino);
+      // the damaged representation is compressed again; the others are taken from the previous pack
+      expect(manifest.representations![entry.sha256]!.br).toEqual(m1.representations![entry.sha256]!.br);
+      const pack2 = await readFile(path.join(r2.releaseDir, REPRESENTATIONS_FILE));
+      const at = [...packedRepresentations(manifest.representations!)].find((p) => p.identity === entry.sha256)!;
+      expect(pack2.subarray(at.br.offset, at.br.offset! + at.br.bytes).equals(br)).toBe(true);
+      const fresh = Object.keys(manifest.representations!).filter((h) => !(h in m1.representations!));
+      expect(r2.stats.encodedNew).toBe(fresh.length + 1); // the new bodies', and alpha's again
+      expect(r2.stats.encodedReused).toBe(Object.keys(manifest.representations!).length - fresh.length - 1);
     });
   });
 });

@@ -1,5 +1,6 @@
 // The gateway end to end over real HTTP on loopback: a fixture publication, the memory store, real keys.
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { connect } from 'node:net';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { parseRequest } from '../src/routes.js';
-import { detailFile, listFile } from '../src/publication/layout.js';
+import { detailFile, listFile, packedRepresentations, REPRESENTATIONS_FILE } from '../src/publication/layout.js';
 import { composedCached, searchOrder } from '../src/gateway/compose.js';
 import { loadedArtifact } from '../src/gateway/artifact.js';
 import type { ManifestEntry } from '../src/publication/files.js';
@@ -1055,21 +1056,14 @@ describe('compressed responses (Accept-Encoding)', () => {
     }
   });
 
-  it('a publication without representations (built before them) is served as identity, without Vary: Accept-Encoding', async () => {
+  it('a publication built with --no-compression has no representations and is served as identity, without Vary: Accept-Encoding', async () => {
     const dir = path.join(tmp, 'no-representations');
-    await build({ dataDir: path.join(tmp, 'data'), outDir: dir });
+    await build({ dataDir: path.join(tmp, 'data'), outDir: dir, compression: false });
     const release = path.join(dir, 'current');
-    const manifestPath = path.join(release, 'manifest.json');
-    const manifest = JSON.parse(await readFile(manifestPath, 'utf8'));
-    delete manifest.representations;
-    delete manifest.compression;
-    const bytes = Buffer.from(JSON.stringify(manifest));
-    const metaPath = path.join(release, 'publication.json');
-    const meta = JSON.parse(await readFile(metaPath, 'utf8'));
-    meta.manifestSha256 = createHash('sha256').update(bytes).digest('hex');
-    await writeFile(manifestPath, bytes);
-    await writeFile(metaPath, JSON.stringify(meta));
-    await rm(path.join(release, 'encoded'), { recursive: true });
+    const manifest = JSON.parse(await readFile(path.join(release, 'manifest.json'), 'utf8'));
+    expect(manifest.representations).toBeUndefined();
+    expect(manifest.compression).toBeUndefined();
+    expect(existsSync(path.join(release, REPRESENTATIONS_FILE))).toBe(false);
     const old = await gatewayOn(dir);
     try {
       const r = await fetch(`${old.url}/api/v1/models/alpha`, {
@@ -1082,6 +1076,41 @@ describe('compressed responses (Accept-Encoding)', () => {
       expect((await r.json()).data.slug).toBe('alpha');
     } finally {
       await old.close();
+    }
+    // The same data built with compression is not "no changes": the release gains its representations.
+    const again = await build({ dataDir: path.join(tmp, 'data'), outDir: dir });
+    expect(again.semantic.unchanged).toBe(false);
+    expect(again.compressed).toBe(true);
+    expect(existsSync(path.join(again.releaseDir, REPRESENTATIONS_FILE))).toBe(true);
+  });
+
+  it('a representation damaged in the pack is never served: 503 for that coding, the other codings and identity still answer', async () => {
+    const dir = path.join(tmp, 'damaged-pack');
+    const r = await build({ dataDir: path.join(tmp, 'data'), outDir: dir });
+    const manifest = JSON.parse(await readFile(path.join(r.releaseDir, 'manifest.json'), 'utf8'));
+    const alpha = manifest.files.find(
+      (f: { path: string }) => f.path === 'api/v1/models/alpha/en.verified.public.base.json',
+    );
+    const place = [...packedRepresentations(manifest.representations)].find((p) => p.identity === alpha.sha256)!;
+    // One byte of alpha's br representation flipped in place (hard links share it: this release only is read).
+    const packPath = path.join(r.releaseDir, REPRESENTATIONS_FILE);
+    const pack = await readFile(packPath);
+    pack[place.br.offset! + 3]! ^= 0xff;
+    await writeFile(packPath, pack);
+    const gw = await gatewayOn(dir);
+    try {
+      const ask = (coding: string) =>
+        fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': own, 'accept-encoding': coding } });
+      expect((await ask('br')).status).toBe(503);
+      const gz = await ask('gzip');
+      expect(gz.status).toBe(200);
+      expect(gz.headers.get('content-encoding')).toBe('gzip');
+      expect((await gz.json()).data.slug).toBe('alpha');
+      const plain = await ask('identity');
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get('content-encoding')).toBeNull();
+    } finally {
+      await gw.close();
     }
   });
 });

@@ -12,6 +12,8 @@ export interface BuildCommandOptions extends S3CommandOptions {
   revision?: string;
   publishedAt?: string;
   pageSizes?: number[];
+  /** false with --no-compression. */
+  compression?: boolean;
   quiet?: boolean;
   /** The data folder, already loaded and validated by the caller. */
   loaded?: SourceData;
@@ -27,6 +29,7 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
     revision: o.revision,
     publishedAt: o.publishedAt,
     pageSizes: o.pageSizes,
+    compression: o.compression !== false,
     loaded: o.loaded,
     progress: createProgress(o.quiet ? null : process.stderr),
   });
@@ -44,9 +47,11 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
   console.log(
     `  ${r.files} files, ${r.stats.uniqueBodies} distinct bodies, ${mb(r.stats.bytesWritten)} MB written, ${r.stats.linkedFromPrevious} kept from the previous publication`,
   );
-  console.log(
-    `  br + gzip representations: ${r.stats.encodedNew} bodies compressed, ${r.stats.encodedReused} kept from the previous publication`,
-  );
+  if (r.compressed)
+    console.log(
+      `  br + gzip representations: ${r.stats.encodedNew} bodies compressed, ${r.stats.encodedReused} kept from the previous publication`,
+    );
+  else console.log('  no br + gzip representations (--no-compression): the gateway answers identity');
   console.log(
     `  changes: ${r.changes.added.length} added, ${r.changes.changed.length} changed, ${r.changes.removed.length} removed (changes.json)`,
   );

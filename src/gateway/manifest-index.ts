@@ -4,7 +4,7 @@
 // for, once (Publication caches what it derives from it). A smaller heap makes each garbage collection cheaper:
 // a manifest of 75,000 entries held as objects was most of the gateway's idle heap.
 import type { BodyRepresentations, ManifestEntry } from '../publication/files.js';
-import { encodedFile } from '../publication/layout.js';
+import { packedRepresentations, REPRESENTATIONS_FILE, type StoredBytes } from '../publication/layout.js';
 
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
@@ -58,48 +58,47 @@ export class ManifestIndex {
   }
 }
 
-/** A stored br or gzip representation of a body: where it is in the release, its hash and size. */
-export interface EncodedInfo {
-  path: string;
-  sha256: string;
-  bytes: number;
-}
+/** A body's stored br and gzip representations: where each is in the release, its hash and size. */
 export interface EncodedPair {
-  br: EncodedInfo;
-  gzip: EncodedInfo;
+  br: StoredBytes;
+  gzip: StoredBytes;
 }
 
 /**
- * The manifest's representations (identity sha256 -> br and gzip sha256 and size), compactly as ManifestIndex keeps
- * the files: 30,000 bodies on the default publication, of which a day's traffic asks for a few thousand.
+ * The manifest's representations (identity sha256 -> br and gzip sha256, size and place in the pack), compactly as
+ * ManifestIndex keeps the files: 30,000 bodies on the default publication, of which a day's traffic asks for a few
+ * thousand.
  */
 export class RepresentationIndex {
   private readonly rows = new Map<string, number>();
   private readonly hashes: Buffer;
-  private readonly sizes: Float64Array;
+  /** Per row: br offset, br size, gzip offset, gzip size. */
+  private readonly places: Float64Array;
 
   constructor(representations: Readonly<Record<string, BodyRepresentations>>) {
-    const list = Object.entries(representations);
-    this.hashes = Buffer.alloc(64 * list.length);
-    this.sizes = new Float64Array(2 * list.length);
-    list.forEach(([identity, r], row) => {
+    const count = Object.keys(representations).length;
+    this.hashes = Buffer.alloc(64 * count);
+    this.places = new Float64Array(4 * count);
+    let row = 0;
+    for (const { identity, br, gzip } of packedRepresentations(representations)) {
       this.rows.set(identity, row);
-      this.hashes.write(r.br.sha256, 64 * row, 'hex');
-      this.hashes.write(r.gzip.sha256, 64 * row + 32, 'hex');
-      this.sizes[2 * row] = r.br.bytes;
-      this.sizes[2 * row + 1] = r.gzip.bytes;
-    });
+      this.hashes.write(br.sha256, 64 * row, 'hex');
+      this.hashes.write(gzip.sha256, 64 * row + 32, 'hex');
+      this.places.set([br.offset!, br.bytes, gzip.offset!, gzip.bytes], 4 * row);
+      row++;
+    }
   }
 
   /** The representations of the body with this identity sha256, or null (an artifact, or an older publication). */
   get(identity: string): EncodedPair | null {
     const row = this.rows.get(identity);
     if (row === undefined) return null;
-    const at = (k: number, coding: 'br' | 'gzip'): EncodedInfo => ({
-      path: encodedFile(identity, coding),
+    const at = (k: number): StoredBytes => ({
+      path: REPRESENTATIONS_FILE,
       sha256: this.hashes.toString('hex', 64 * row + 32 * k, 64 * row + 32 * k + 32),
-      bytes: this.sizes[2 * row + k]!,
+      offset: this.places[4 * row + 2 * k]!,
+      bytes: this.places[4 * row + 2 * k + 1]!,
     });
-    return { br: at(0, 'br'), gzip: at(1, 'gzip') };
+    return { br: at(0), gzip: at(1) };
   }
 }

@@ -266,14 +266,9 @@ export class Publication {
   encodedBody(info: FileInfo, coding: 'br' | 'gzip'): Promise<Buffer> {
     const rep = info.encoded![coding];
     return this.cache.load(rep.sha256, async () => {
-      // An entry of its own: a folder origin reads it by path, a remote one as the object its sha256 names.
-      const bytes = await this.origin.read(this.id, {
-        ...info.entry,
-        path: rep.path,
-        sha256: rep.sha256,
-        bytes: rep.bytes,
-      });
-      this.checkBytes(bytes, { path: rep.path, sha256: rep.sha256 });
+      // A folder origin reads its range of the pack, a remote one the object its sha256 names.
+      const bytes = await this.origin.read(this.id, rep);
+      this.checkBytes(bytes, { path: `${rep.path} at ${rep.offset}`, sha256: rep.sha256 });
       return bytes;
     });
   }

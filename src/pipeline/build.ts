@@ -41,6 +41,8 @@ export interface BuildOptions {
   publishedAt?: string;
   /** List page sizes to prebuild; 50 (the default page size) is always included. */
   pageSizes?: number[];
+  /** Write br and gzip representations (default true); a release without them is served as identity. */
+  compression?: boolean;
   progress?: Progress;
   /** The data of dataDir, already loaded and validated (npm start reads it to tell whether to build). */
   loaded?: SourceData;
@@ -62,6 +64,8 @@ export interface BuildResult {
   releaseDir: string;
   publishedAt: string;
   files: number;
+  /** Whether the release has br and gzip representations. */
+  compressed: boolean;
   stats: WriteStats;
   changes: ChangeList;
   seconds: number;
@@ -120,6 +124,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
         revision,
         dataRevision: dataRevision(data),
         pageSizes,
+        compression: o.compression === false ? null : BUILD_LEVELS,
         forcedPublishedAt: o.publishedAt,
         newRevisionAt: times.changedAt,
         startedAt: t0,
@@ -135,15 +140,15 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     await rm(staging, { recursive: true, force: true });
     progress.phase('render + write', countBodies(computed, pageSizes) + semantic.bodyCount);
     // Compression runs on worker threads beside the rendering; the pool ends with the write, failed or not.
-    const pool = createCompressor();
+    const pool = o.compression === false ? null : createCompressor();
     const written = await writeBodies(semantic.withBodies(bodies(computed, pageSizes)), {
       stagingDir: staging,
       revision,
       times,
       previous,
       onProgress: (n) => progress.tick(n),
-      compressor: { pool, levels: BUILD_LEVELS },
-    }).finally(() => pool.close());
+      ...(pool && { compressor: { pool, levels: BUILD_LEVELS } }),
+    }).finally(() => pool?.close());
     const { entries, stats } = written;
     const publishedAt = times.publishedAt(stats.newlyModified);
     progress.phase('manifest');
@@ -178,6 +183,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       releaseDir,
       publishedAt,
       files: entries.length,
+      compressed: pool !== null,
       stats,
       changes,
       seconds: (performance.now() - t0) / 1000,

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from '../errors.js';
+import type { CompressionLevels } from '../publication/compress.js';
 import { changesFile } from '../publication/layout.js';
 import { attributionOf, TIER } from '../publication/assemble.js';
 import { PublicationMeta } from '../publication/files.js';
@@ -47,6 +48,8 @@ export interface SemanticOptions {
   /** dataRevision() of the data: equal in the live snapshot means the same data, schema and tool. */
   dataRevision: string;
   pageSizes: number[];
+  /** The levels of the representations this build writes; null with --no-compression. */
+  compression: CompressionLevels | null;
   /** --published-at, when given. */
   forcedPublishedAt?: string;
   /**
@@ -132,6 +135,9 @@ function sameBuild(previous: Previous, before: Snapshot, o: SemanticOptions): bo
     before.dataRevision === o.dataRevision &&
     previous.revision === o.revision &&
     previous.meta.pageSizes.join() === o.pageSizes.join() &&
+    // A release with other representations (or none) is not what this build would write.
+    previous.compression?.brotliQuality === o.compression?.brotliQuality &&
+    previous.compression?.gzipLevel === o.compression?.gzipLevel &&
     (o.forcedPublishedAt === undefined || new Date(o.forcedPublishedAt).toISOString() === previous.publishedAt)
   );
 }
@@ -147,6 +153,7 @@ function unchangedResult(
     releaseDir: previous.dir,
     publishedAt: previous.publishedAt,
     files: previous.entries.size,
+    compressed: previous.representations !== undefined,
     stats: {
       files: 0,
       uniqueBodies: 0,

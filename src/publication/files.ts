@@ -32,7 +32,7 @@ export const ManifestEntry = z.strictObject({
 export type ManifestEntry = z.infer<typeof ManifestEntry>;
 
 const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
-/** One compressed representation of a body: the file `encoded/<identity sha256>.br|.gz` (layout.ts). */
+/** One compressed representation of a body, in the release's representations.pack (layout.ts). */
 export const EncodedEntry = z.strictObject({ sha256: Sha256Hex, bytes: z.number().int().min(0) });
 export type EncodedEntry = z.infer<typeof EncodedEntry>;
 export const BodyRepresentations = z.strictObject({ br: EncodedEntry, gzip: EncodedEntry });
@@ -50,8 +50,8 @@ export const Manifest = z.strictObject({
   files: z.array(ManifestEntry),
   /**
    * The br and gzip representations of every distinct body the API serves (not the list artifacts), keyed by the
-   * identity body's sha256: listed once per body, not per path. Absent in releases of builds before compression, whose
-   * bodies the gateway serves as identity only.
+   * identity body's sha256: listed once per body, not per path; their bytes are in representations.pack, in the order
+   * of the sorted keys. Absent in releases built with --no-compression, whose bodies the gateway serves as identity.
    */
   representations: z.record(Sha256Hex, BodyRepresentations).optional(),
   compression: CompressionLevelsEntry.optional(),

@@ -3,9 +3,10 @@
 //   <out>/current -> releases/<n>-<revision>  the live release; replaced by rename(2), so readers see old or new
 //   <out>/releases/<n>-<revision>/            one complete release (layout.ts)
 //   <out>/.staging-*               a build in progress
-import { lstat, readdir, readlink, stat } from 'node:fs/promises';
+import { lstat, open, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
+import type { StoredBytes } from './layout.js';
 
 export const MARKER = '.modelpub-publication';
 export const CURRENT = 'current';
@@ -66,4 +67,21 @@ export async function currentRelease(out: string): Promise<string | null> {
     );
   }
   return path.resolve(out, target);
+}
+
+/**
+ * The bytes `s` names in a release folder: a whole file, or its range of one. A range past the end of the file comes
+ * back short, and the caller's sha256 check refuses it like any damaged body.
+ */
+export async function readStored(releaseDir: string, s: StoredBytes): Promise<Buffer> {
+  const file = path.join(releaseDir, s.path);
+  if (s.offset === undefined) return readFile(file);
+  const handle = await open(file, 'r');
+  try {
+    const out = Buffer.allocUnsafe(s.bytes);
+    const { bytesRead } = await handle.read(out, 0, s.bytes, s.offset);
+    return out.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
 }

@@ -6,11 +6,12 @@
 //   api/v1/catalog/<locale>.<lane>.<public|display>.json                             catalog export
 //   api/v1/openapi.json                                                              the OpenAPI document
 //   artifacts/<lane>.<public|display>.json                                           list artifact
-//   encoded/<hh>/<sha256>.br, encoded/<hh>/<sha256>.gz   (hh: its first two hex digits)  compressed representations
+//   representations.pack                                                             br and gzip representations
 //   manifest.json, publication.json, changes.json                                    the release's own files
 // where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
 import { INCLUDES, type Include, type QueryLane, type Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
+import type { BodyRepresentations } from './files.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 export const META_FILE = 'publication.json';
@@ -54,10 +55,40 @@ export const catalogFile = (v: LaneVariant & { locale: Locale }): string =>
 export const OPENAPI_FILE = 'api/v1/openapi.json';
 
 /**
- * The br or gzip representation of the body whose identity bytes have this sha256 (one per distinct body), in a
- * folder per first two hex digits: 60,000 files in one folder made each file creation several times slower on ext4.
+ * Every br and gzip representation of the release in one file, end to end: for each body in ascending order of its
+ * identity sha256, its br bytes then its gzip bytes. Where one is follows from the sizes the manifest lists
+ * (packedRepresentations). One file, not two per body: creating 60,000 small files cost a full build more than
+ * compressing them (ext4 inode allocation), and an incremental build rewrites it in a fraction of a second where it
+ * had to link 60,000 files.
  */
-export const encodedFile = (identitySha256: string, coding: 'br' | 'gzip'): string =>
-  `encoded/${identitySha256.slice(0, 2)}/${identitySha256}.${coding === 'br' ? 'br' : 'gz'}`;
+export const REPRESENTATIONS_FILE = 'representations.pack';
+
+/** Bytes of a release: a whole file, or a range of one (a representation in REPRESENTATIONS_FILE). */
+export interface StoredBytes {
+  path: string;
+  sha256: string;
+  bytes: number;
+  /** Where the bytes start in `path`; absent: the whole file. */
+  offset?: number;
+}
+
+/**
+ * Each body's representations and where they are in REPRESENTATIONS_FILE, in pack order. The order is the sorted
+ * identity hashes whatever order the record's keys come in, so that writer and readers cannot disagree.
+ */
+export function* packedRepresentations(
+  representations: Readonly<Record<string, BodyRepresentations>>,
+): Generator<{ identity: string; br: StoredBytes; gzip: StoredBytes }> {
+  let offset = 0;
+  for (const identity of Object.keys(representations).sort()) {
+    const r = representations[identity]!;
+    const br = { path: REPRESENTATIONS_FILE, sha256: r.br.sha256, bytes: r.br.bytes, offset };
+    offset += r.br.bytes;
+    const gzip = { path: REPRESENTATIONS_FILE, sha256: r.gzip.sha256, bytes: r.gzip.bytes, offset };
+    offset += r.gzip.bytes;
+    yield { identity, br, gzip };
+  }
+}
+
 /** List artifacts are read by the gateway, never sent: they get no representations. */
 export const isArtifactFile = (p: string): boolean => p.startsWith('artifacts/');

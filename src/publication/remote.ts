@@ -12,7 +12,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { type Manifest, PublicationMeta } from './files.js';
-import { encodedFile } from './layout.js';
+import { packedRepresentations, type StoredBytes } from './layout.js';
 
 export const REMOTE_FORMAT = 'modelpub-remote/1';
 export const POINTER_KEY = 'current.json';
@@ -88,12 +88,8 @@ export const publicationId = (p: RemotePublication): string =>
 export const keptOf = (p: Pointer): RemotePublication[] => [p.live, ...p.previous];
 
 /** A content-addressed object a publication needs, with where its bytes are in a local release folder. */
-export interface ObjectSource {
-  sha256: string;
-  bytes: number;
+export interface ObjectSource extends StoredBytes {
   contentType: string;
-  /** A release-relative path holding these bytes. */
-  path: string;
 }
 
 /**
@@ -108,18 +104,12 @@ export function objectsOf(manifest: Manifest): Map<string, ObjectSource> {
       throw new Error(`manifest lists ${f.sha256} as ${seen.bytes} bytes at ${seen.path} and ${f.bytes} at ${f.path}`);
     if (!seen) out.set(f.sha256, { sha256: f.sha256, bytes: f.bytes, contentType: f.content_type, path: f.path });
   }
-  for (const [identity, reps] of Object.entries(manifest.representations ?? {})) {
-    const body = out.get(identity);
-    if (!body) throw new Error(`manifest lists representations of ${identity}, a body it does not list`);
+  for (const packed of packedRepresentations(manifest.representations ?? {})) {
+    const body = out.get(packed.identity);
+    if (!body) throw new Error(`manifest lists representations of ${packed.identity}, a body it does not list`);
     for (const coding of ['br', 'gzip'] as const) {
-      const r = reps[coding];
-      if (!out.has(r.sha256))
-        out.set(r.sha256, {
-          sha256: r.sha256,
-          bytes: r.bytes,
-          contentType: body.contentType,
-          path: encodedFile(identity, coding),
-        });
+      const r = packed[coding];
+      if (!out.has(r.sha256)) out.set(r.sha256, { ...r, contentType: body.contentType });
     }
   }
   return out;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { objectsOf, type ObjectSource, packManifest, type RemotePublication } from '../publication/remote.js';
 import { Manifest, PublicationMeta } from '../publication/files.js';
+import { readStored } from '../publication/folder.js';
 import { parseJsonFile } from '../publication/reader.js';
 import { IntegrityError, sha256Hex } from './read-remote.js';
 
@@ -56,8 +57,9 @@ export async function readLocalRelease(from: string): Promise<LocalRelease> {
 
 /** One object's bytes from the release folder, checked against the manifest before they leave the machine. */
 export async function readObject(release: LocalRelease, o: ObjectSource): Promise<Buffer> {
-  const file = path.join(release.dir, o.path);
-  const b = await readFile(file);
+  const file =
+    o.offset === undefined ? path.join(release.dir, o.path) : `${path.join(release.dir, o.path)} at ${o.offset}`;
+  const b = await readStored(release.dir, o);
   if (b.length !== o.bytes || sha256Hex(b) !== o.sha256)
     throw new IntegrityError(
       `${file} is not the body manifest.json lists (sha256 ${o.sha256}, ${o.bytes} bytes): the release was changed after its build`,

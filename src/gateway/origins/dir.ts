@@ -3,6 +3,7 @@
 // while the old release stays readable for requests already under way.
 import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { readStored } from '../../publication/folder.js';
 import { readRelease } from '../../publication/reader.js';
 import type { Origin } from './types.js';
 
@@ -21,7 +22,7 @@ export function dirOrigin(dir: string): Origin {
         (file) => readFile(path.join(id, file)),
         (file) => `publication ${id}: ${file}`,
       ),
-    read: (id, entry) => readFile(path.join(id, entry.path)),
+    read: (id, stored) => readStored(id, stored),
     close: async () => {},
   };
 }

@@ -1,4 +1,4 @@
-import type { ManifestEntry } from '../../publication/files.js';
+import type { StoredBytes } from '../../publication/layout.js';
 import type { ReleaseFiles } from '../../publication/reader.js';
 
 /**
@@ -11,7 +11,10 @@ export interface Origin {
   currentId(): Promise<string>;
   /** The manifest and publication.json of publication `id`, checked against their schemas. */
   release(id: string): Promise<ReleaseFiles>;
-  /** The bytes of one entry of publication `id`'s manifest; a remote origin checks them against its sha256 and size. */
-  read(id: string, entry: ManifestEntry): Promise<Buffer>;
+  /**
+   * The bytes of one body or representation of publication `id`'s manifest; a remote origin reads the object its
+   * sha256 names and checks it.
+   */
+  read(id: string, stored: StoredBytes): Promise<Buffer>;
   close(): Promise<void>;
 }
