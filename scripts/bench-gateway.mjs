@@ -906,7 +906,8 @@ async function main() {
   const pack = existsSync(path.join(release, 'representations.pack'))
     ? readFileSync(path.join(release, 'representations.pack'))
     : Buffer.alloc(0);
-  for (const { identity, gzip } of packedRepresentations(manifest.representations ?? {})) gzipPlaces.set(identity, gzip);
+  for (const { identity, gzip } of packedRepresentations(manifest.representations ?? {}))
+    gzipPlaces.set(identity, gzip);
   // nginx's workers (user nobody) must reach it: the temporary folder is made 0700; let them pass through, not list.
   chmodSync(tmp, 0o711);
   for (const r of distinct.values()) {
