@@ -2,6 +2,7 @@
 // lives in its own module; this one only orchestrates them around the output folder's lock.
 import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { UsageError } from '../errors.js';
 import { attributionOf } from '../publication/assemble.js';
 import type { ChangeList } from '../publication/files.js';
@@ -139,8 +140,10 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     staging = stagingDirFor(o.outDir, revision);
     await rm(staging, { recursive: true, force: true });
     progress.phase('render + write', countBodies(computed, pageSizes) + semantic.bodyCount);
-    // Compression runs on worker threads beside the rendering; the pool ends with the write, failed or not.
-    const pool = o.compression === false ? null : createCompressor();
+    // Compression runs on worker threads beside the rendering, one core left to the rendering thread (on 2 cores, 1
+    // thread built 4% faster than 2: the same CPU, less contention); the pool ends with the write, failed or not.
+    const pool =
+      o.compression === false ? null : createCompressor({ threads: Math.max(1, availableParallelism() - 1) });
     const written = await writeBodies(semantic.withBodies(bodies(computed, pageSizes)), {
       stagingDir: staging,
       revision,

@@ -118,17 +118,18 @@ export async function writeBodies(
       const prev = o.previous?.entries.get(b.path);
       let revision = o.revision;
       let lastModified = changedAt;
-      let bytes: string | null = null;
+      // Encoded once: hashed, written and compressed as these bytes.
+      let bytes: Buffer | null = null;
       let hash = '';
       if (prev && prev.revision !== o.revision) {
-        const kept = b.head + JSON.stringify(prev.revision) + b.tail;
+        const kept = Buffer.from(b.head + JSON.stringify(prev.revision) + b.tail);
         const keptHash = sha256(kept);
         if (keptHash === prev.sha256) {
           [revision, lastModified, bytes, hash] = [prev.revision, prev.last_modified, kept, keptHash];
         }
       }
       if (bytes === null) {
-        bytes = b.head + JSON.stringify(revision) + b.tail;
+        bytes = Buffer.from(b.head + JSON.stringify(revision) + b.tail);
         hash = sha256(bytes);
         // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
         // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
@@ -158,7 +159,7 @@ export async function writeBodies(
             // missing file is written again, never inherited).
             const old = path.join(o.previous.dir, b.path);
             const intact = await readFile(old).then(
-              (onDisk) => onDisk.equals(Buffer.from(body)),
+              (onDisk) => onDisk.equals(body),
               () => false,
             );
             const linked =
@@ -173,7 +174,7 @@ export async function writeBodies(
             }
           }
           await writeFileNamed(target, body);
-          stats.bytesWritten += Buffer.byteLength(body);
+          stats.bytesWritten += body.length;
           return target;
         })();
         firstPathOf.set(hash, written);
@@ -184,7 +185,7 @@ export async function writeBodies(
       entries.push({
         path: b.path,
         sha256: hash,
-        bytes: Buffer.byteLength(bytes),
+        bytes: bytes.length,
         content_type: JSON_TYPE,
         revision,
         last_modified: lastModified,
@@ -232,11 +233,10 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
 
   const waiters: (() => void)[] = [];
   return {
-    async add(hash: string, bytes: string): Promise<void> {
+    async add(hash: string, body: Buffer): Promise<void> {
       if (started.has(hash) || failure) return;
       started.add(hash);
       if (await reuse(hash)) return;
-      const body = Buffer.from(bytes);
       pendingBytes += body.length;
       const p: Promise<void> = encode(hash, body)
         .catch((e: Error) => {
