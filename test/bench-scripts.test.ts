@@ -2,7 +2,7 @@
 // next person who measures. Timing goals do not belong in tests: this checks that each script finishes, prints its
 // tables and results file, and that every server it measured answered every request of the mix.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,6 +114,23 @@ describe('benchmark scripts at a tiny size', () => {
     expect(incremental.reported.kept).toBeGreaterThan(0);
     // The working folder is removed without --keep.
     expect(existsSync(path.join(dir, 'build-root'))).toBe(false);
+  }, 150_000);
+
+  it('bench-compression-build pairs builds with and without representations, full and incremental', async () => {
+    const scratch = path.join(dir, 'compression-scratch');
+    mkdirSync(scratch);
+    const r = await run(
+      ['scripts/bench-compression-build.mjs', '--runs', '1', '--data', data, '--scratch', scratch],
+      120_000,
+    );
+    expect(r.code, failure(r)).toBe(0);
+    const medians = [
+      ...r.stdout.matchAll(/^median wall: with ([\d.]+) s, without ([\d.]+) s; median of the paired ratios ([\d.]+)/gm),
+    ];
+    expect(medians).toHaveLength(2); // full, incremental
+    for (const m of medians) for (const x of m.slice(1)) expect(Number(x), m[0]).toBeGreaterThan(0);
+    expect(r.stdout).toMatch(/^incremental build after one description change/m);
+    expect(readdirSync(scratch)).toEqual([]); // its folders are removed
   }, 150_000);
 
   it('bench-publish publishes a tiny build to file:// and s3rver, again, and after one description changed', async () => {

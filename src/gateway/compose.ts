@@ -181,25 +181,24 @@ export function filterOrder(a: ListArtifact, order: readonly string[], f: ListFi
   const developers = new Set(f.developer);
   return order.filter((slug) => {
     const { item, sections } = a.models[slug]!;
-    const base = item.en as { developer: string; context_window_tokens: number; max_output_tokens: number };
-    const caps = sections.capabilities.capabilities as { keys: string[]; open_weights: boolean };
-    const price = sections.pricing.pricing as { blended_price_per_million: number } | null;
+    const base = item.en;
+    const caps = sections.capabilities.capabilities;
+    const keys: readonly string[] = caps.keys; // the filter's keys are checked strings (routes.ts), not the enum type
+    const price = sections.pricing.pricing;
     return (
       (developers.size === 0 || developers.has(base.developer)) &&
       (f.min_context_window === null || base.context_window_tokens >= f.min_context_window) &&
       (f.min_output_tokens === null || base.max_output_tokens >= f.min_output_tokens) &&
       (f.max_blended_price === null || (price !== null && price.blended_price_per_million <= f.max_blended_price)) &&
       (f.open_weights === null || caps.open_weights === f.open_weights) &&
-      f.capabilities.every((k) => caps.keys.includes(k))
+      f.capabilities.every((k) => keys.includes(k))
     );
   });
 }
 
 /** The developers of an artifact's models, sorted (made once per artifact). */
 export function developersOf(a: ListArtifact): readonly string[] {
-  a.developers ??= [
-    ...new Set(Object.values(a.models).map((m) => (m.item.en as { developer: string }).developer)),
-  ].sort();
+  a.developers ??= [...new Set(Object.values(a.models).map((m) => m.item.en.developer))].sort();
   return a.developers;
 }
 

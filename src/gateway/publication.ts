@@ -275,9 +275,11 @@ export class Publication {
 
   /**
    * Bytes enter the cache only if they are the manifest's: a damaged file (truncated on disk) is answered 503, never
-   * served under the strong ETag of the intact bytes. The remote origin checks its objects too; a local folder cannot.
+   * served under the strong ETag of the intact bytes. A remote origin checks its objects as it reads them (verifies),
+   * so they are not hashed twice; a local folder's bytes are checked here.
    */
   private checkBytes(bytes: Buffer, entry: Pick<ManifestEntry, 'path' | 'sha256'>): void {
+    if (this.origin.verifies) return; // hashed once, where it was read
     if (createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
       throw new Error(
         `${entry.path} of publication ${this.revision} does not hold the bytes its manifest lists (damaged?): not served`,

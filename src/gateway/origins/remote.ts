@@ -29,6 +29,8 @@ export async function remoteOrigin(url: string, o: RemoteOptions = {}): Promise<
   };
   return {
     description: remote.description,
+    verifies: true, // objects are read through getVerified
+
     currentId: async () => publicationId((await readPointer()).live),
     async release(id) {
       // A pointer that moved since currentId() still keeps the publication it named (unless --keep 1): look again.

@@ -7,6 +7,8 @@ import type { ReleaseFiles } from '../../publication/reader.js';
  */
 export interface Origin {
   readonly description: string;
+  /** read() checks every body against its sha256 itself (a remote); else the publication checks what it reads. */
+  readonly verifies: boolean;
   /** An id of the live publication, cheap to poll: a new id means a new publication was switched in. */
   currentId(): Promise<string>;
   /** The manifest and publication.json of publication `id`, checked against their schemas. */
