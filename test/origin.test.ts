@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/gateway/keys.js';
 import { type GatewayOptions, startGateway, type RunningGateway } from '../src/gateway/server.js';
@@ -168,6 +169,28 @@ describe('over http:// (a static server over a file:// remote)', () => {
       await writeFile(file, good);
     }
     expect((await getWithKey(`${gw.url}/api/v1/models/beta?locale=zh`)).status).toBe(200);
+  });
+
+  it('refuses a damaged br representation object with 503 (the origin verifies it: the publication does not hash again)', async () => {
+    const rel = detailFile({ slug: 'beta', locale: 'ru', lane: 'verified', displayOnly: false, include: [] });
+    const br = builds.A.manifest.representations![entryOf(builds.A, rel).sha256]!.br;
+    const file = path.join(remoteDir, objectKey(br.sha256));
+    const good = await readFile(file);
+    await writeFile(file, brotliCompressSync('{"tampered":true}'));
+    const ask = () =>
+      fetch(`${gw.url}/api/v1/models/beta?locale=ru`, { headers: { 'x-api-key': key, 'accept-encoding': 'br' } });
+    try {
+      const r = await ask();
+      expect(r.status).toBe(503);
+      expect(await r.text()).not.toContain('tampered');
+    } finally {
+      await writeFile(file, good);
+    }
+    const again = await ask();
+    expect(again.status).toBe(200);
+    expect(again.headers.get('content-encoding')).toBe('br');
+    // fetch decodes br: the body read is the identity bytes the good representation holds
+    expect(Buffer.from(await again.arrayBuffer()).equals(brotliDecompressSync(good))).toBe(true);
   });
 
   it('switches when the pointer moves (a publish, then a rollback), and only then', async () => {
