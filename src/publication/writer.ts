@@ -3,11 +3,11 @@
 // revision and bytes (it is hard-linked from the previous release, or written again when that release is remote), so
 // its sha256, ETag and Last-Modified stay put. Every other body takes the time policy's `changedAt` (times.ts).
 import { hash } from 'node:crypto';
-import { link, mkdir, readFile } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import pMap from 'p-map';
 import { UsageError } from '../errors.js';
-import { writeFileNamed } from '../write-file.js';
+import { namedWriteError, writeFileNamed } from '../write-file.js';
 import type { BodyParts } from './assemble.js';
 import type { CompressionLevels, Compressor, Representation } from './compress.js';
 import type {
@@ -25,7 +25,6 @@ import {
   META_FILE,
   packedRepresentations,
   REPRESENTATIONS_FILE,
-  type StoredBytes,
 } from './layout.js';
 import type { PreviousTimes, TimePolicy } from './times.js';
 
@@ -111,7 +110,7 @@ export async function writeBodies(
     return p;
   };
   let done = 0;
-  await pMap(
+  const rendered = pMap(
     bodies,
     async (b) => {
       if (refused) return;
@@ -195,39 +194,70 @@ export async function writeBodies(
     },
     { concurrency: o.concurrency ?? 32 },
   );
+  await rendered.catch(async (e: unknown) => {
+    await encoder?.close();
+    throw e;
+  });
   // Thrown after every write in flight has ended, so that the caller can remove the staging folder for good.
-  if (refused) throw new UsageError(refused);
-  const representations = encoder ? await encoder.finish() : null;
+  if (refused) {
+    await encoder?.close();
+    throw new UsageError(refused);
+  }
+  const representations = encoder ? await encoder.finish().finally(() => encoder.close()) : null;
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { entries, representations, stats };
 }
 
+/** Where a body's representations are until the pack is written: br, then gzip right after it. */
+interface Placed {
+  entry: BodyRepresentations;
+  /** The spill file (compressed by this build) or the previous release's pack. */
+  in: 'spill' | 'previous';
+  offset: number;
+}
+
+/** New representations, in the order the pool gives them, until finish() writes the pack in manifest order. */
+const SPILL_FILE = '.representations.unsorted';
+
 /**
  * The representations of each distinct body, once: taken from the previous release's pack when it has them at the
  * same levels and they hold the bytes its manifest lists, else compressed by the pool while rendering goes on (it
- * waits only when the pool is MAX_ENCODING_BYTES behind). finish() writes the pack in the order the manifest implies.
+ * waits only when the pool is MAX_ENCODING_BYTES behind). New ones go to a spill file as they come, so memory stays
+ * bounded whatever the size of the publication; finish() copies every one into the pack in the order the manifest
+ * implies and removes the spill file.
  */
 function representationWriter(o: WriteOptions, stats: WriteStats) {
   const { pool, levels } = o.compressor!;
-  const done = new Map<string, { entry: BodyRepresentations; br: Buffer; gzip: Buffer }>();
+  const placed = new Map<string, Placed>();
   const started = new Set<string>();
   const pending = new Set<Promise<void>>();
   let pendingBytes = 0;
   let failure: Error | null = null;
   const previous = o.previous?.dir ? previousPack(o.previous, o.previous.dir, levels) : null;
+  const spillPath = path.join(o.stagingDir, SPILL_FILE);
+  let spill: Promise<FileHandle> | null = null;
+  let spillSize = 0;
 
   async function reuse(hash: string): Promise<boolean> {
-    const prev = previous && (await previous)?.get(hash);
-    if (!prev) return false;
-    done.set(hash, prev);
+    const offset = previous && (await previous)?.intact.get(hash);
+    if (offset === undefined || offset === null) return false;
+    placed.set(hash, { entry: o.previous!.representations![hash]!, in: 'previous', offset });
     stats.encodedReused++;
     return true;
   }
 
   async function encode(hash: string, body: Buffer): Promise<void> {
     const r = await pool.compress(body);
+    const offset = spillSize;
+    spillSize += r.br.size + r.gzip.size;
+    spill ??= open(spillPath, 'w+'); // read back by finish()
+    const handle = await spill;
+    await handle.write(r.br.bytes, 0, r.br.size, offset).catch((e) => Promise.reject(namedWriteError(e, spillPath)));
+    await handle
+      .write(r.gzip.bytes, 0, r.gzip.size, offset + r.br.size)
+      .catch((e) => Promise.reject(namedWriteError(e, spillPath)));
     const entry = (rep: Representation): EncodedEntry => ({ sha256: rep.sha256, bytes: rep.size });
-    done.set(hash, { entry: { br: entry(r.br), gzip: entry(r.gzip) }, br: r.br.bytes, gzip: r.gzip.bytes });
+    placed.set(hash, { entry: { br: entry(r.br), gzip: entry(r.gzip) }, in: 'spill', offset });
     stats.encodedNew++;
   }
 
@@ -254,45 +284,87 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       while (pending.size) await Promise.all([...pending]);
       if (failure) throw failure;
       // Sorted by hash: the pack's order, and the same manifest bytes whatever order the pool finished in.
-      const sorted = [...done].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const sorted = [...placed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const from = {
+        spill: spill ? await spill : null,
+        previous: sorted.some(([, p]) => p.in === 'previous') ? await open((await previous)!.file, 'r') : null,
+      };
       const file = path.join(o.stagingDir, REPRESENTATIONS_FILE);
-      const pack = Buffer.concat(sorted.flatMap(([, r]) => [r.br, r.gzip]));
-      await writeFileNamed(file, pack);
-      stats.bytesWritten += pack.length;
-      return Object.fromEntries(sorted.map(([hash, r]) => [hash, r.entry]));
+      const out = await open(file, 'w');
+      try {
+        // Copied through one buffer of a few MB, written sequentially.
+        let buffer = Buffer.allocUnsafe(PACK_BUFFER_BYTES);
+        let used = 0;
+        const flush = async () => {
+          await out.write(buffer, 0, used).catch((e) => Promise.reject(namedWriteError(e, file)));
+          stats.bytesWritten += used;
+          used = 0;
+        };
+        for (const [hash, p] of sorted) {
+          const bytes = p.entry.br.bytes + p.entry.gzip.bytes;
+          if (used + bytes > buffer.length) await flush();
+          if (bytes > buffer.length) buffer = Buffer.allocUnsafe(bytes);
+          const { bytesRead } = await from[p.in]!.read(buffer, used, bytes, p.offset);
+          if (bytesRead !== bytes) throw new Error(`the representations of ${hash} were cut short while copied`);
+          used += bytes;
+        }
+        await flush();
+      } finally {
+        await out.close();
+        await from.previous?.close();
+      }
+      return Object.fromEntries(sorted.map(([hash, p]) => [hash, p.entry]));
+    },
+    /** Closes and removes the spill file; finish() calls it, and a failed build must. */
+    async close(): Promise<void> {
+      const handle = spill;
+      spill = null;
+      if (!handle) return;
+      await (await handle).close();
+      await rm(spillPath, { force: true });
     },
   };
 }
 
+/** The buffer finish() copies representations through into the pack. */
+const PACK_BUFFER_BYTES = 4 * 1024 * 1024;
+
 /**
- * The representations of the previous release that can be reused: made at the same levels, and each holding the
- * bytes its manifest lists (hashed here, as the previous identity bodies are compared: a damaged pack is compressed
- * again, never inherited). Null when there is nothing to reuse, its pack unreadable included.
+ * The representations of the previous release that can be reused, by identity sha256, with their offset in its
+ * pack: made at the same levels, and each holding the bytes its manifest lists (read and hashed here one body at a
+ * time, as the previous identity bodies are compared: a damaged one is compressed again, never inherited). Null
+ * when there is nothing to reuse, an unreadable pack included.
  */
 async function previousPack(
   previous: PreviousRelease,
   dir: string,
   levels: CompressionLevels,
-): Promise<Map<string, { entry: BodyRepresentations; br: Buffer; gzip: Buffer }> | null> {
+): Promise<{ file: string; intact: Map<string, number> } | null> {
   const same =
     previous.compression?.brotliQuality === levels.brotliQuality &&
     previous.compression?.gzipLevel === levels.gzipLevel;
   if (!previous.representations || !same) return null;
-  const pack = await readFile(path.join(dir, REPRESENTATIONS_FILE)).catch(() => null);
-  if (!pack) return null;
-  const out = new Map<string, { entry: BodyRepresentations; br: Buffer; gzip: Buffer }>();
-  const slice = (r: StoredBytes): Buffer | null => {
-    const end = r.offset! + r.bytes;
-    if (end > pack.length) return null;
-    const bytes = pack.subarray(r.offset, end);
-    return sha256(bytes) === r.sha256 ? bytes : null;
-  };
-  for (const { identity, br, gzip } of packedRepresentations(previous.representations)) {
-    const b = slice(br);
-    const g = slice(gzip);
-    if (b && g) out.set(identity, { entry: previous.representations[identity]!, br: b, gzip: g });
+  const file = path.join(dir, REPRESENTATIONS_FILE);
+  const handle = await open(file, 'r').catch(() => null);
+  if (!handle) return null;
+  const intact = new Map<string, number>();
+  try {
+    let buffer = Buffer.allocUnsafe(PACK_BUFFER_BYTES);
+    for (const { identity, br, gzip } of packedRepresentations(previous.representations)) {
+      const bytes = br.bytes + gzip.bytes;
+      if (bytes > buffer.length) buffer = Buffer.allocUnsafe(bytes);
+      const { bytesRead } = await handle.read(buffer, 0, bytes, br.offset!);
+      if (bytesRead !== bytes) break; // the pack ends early: what follows is not there
+      if (
+        sha256(buffer.subarray(0, br.bytes)) === br.sha256 &&
+        sha256(buffer.subarray(br.bytes, bytes)) === gzip.sha256
+      )
+        intact.set(identity, br.offset!);
+    }
+  } finally {
+    await handle.close();
   }
-  return out;
+  return { file, intact };
 }
 
 /** What was added, changed and removed against the previous release, by path. */
