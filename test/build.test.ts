@@ -536,6 +536,29 @@ describe('incremental builds', () => {
     });
   });
 
+  it('representations that spill to a file (no memory for them) give the same pack and manifest, full and incremental', async () => {
+    await withTemp(async (tmp) => {
+      const packs = async (memory: number | undefined) => {
+        const dataDir = path.join(tmp, `data-${memory}`);
+        const outDir = path.join(tmp, `out-${memory}`);
+        await writeFixture(dataDir, smallCatalog());
+        const r1 = await build({ dataDir, outDir, representationsMemoryBytes: memory });
+        await writeFixture(dataDir, edited());
+        const r2 = await build({ dataDir, outDir, representationsMemoryBytes: memory });
+        expect(r2.stats.encodedReused).toBeGreaterThan(0);
+        const files = async (r: BuildResult) =>
+          Promise.all(['manifest.json', REPRESENTATIONS_FILE].map((f) => readFile(path.join(r.releaseDir, f))));
+        expect((await readdir(r2.releaseDir)).filter((f) => f.startsWith('.'))).toEqual([]); // no spill file left
+        return { full: await files(r1), incremental: await files(r2), stats: r2.stats };
+      };
+      const spilled = await packs(0);
+      const held = await packs(undefined);
+      expect(spilled.full).toEqual(held.full);
+      expect(spilled.incremental).toEqual(held.incremental);
+      expect(spilled.stats.encodedReused).toBe(held.stats.encodedReused);
+    });
+  });
+
   it('a forced --published-at: never before the previous publication; with changed bodies, only in a later second than every Last-Modified before', async () => {
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');

@@ -54,6 +54,8 @@ export interface BuildOptions {
   previousUrl?: string;
   /** For an s3:// previousUrl: --endpoint, --region, path style. */
   remoteOptions?: RemoteOptions;
+  /** What the representations may hold in memory before they spill to a file (default 256 MB; tests give 0). */
+  representationsMemoryBytes?: number;
   /** Test hook: called after staging is complete, before the switch. */
   beforeSwitch?: () => Promise<void>;
 }
@@ -150,7 +152,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       times,
       previous,
       onProgress: (n) => progress.tick(n),
-      ...(pool && { compressor: { pool, levels: BUILD_LEVELS } }),
+      ...(pool && { compressor: { pool, levels: BUILD_LEVELS, memoryBytes: o.representationsMemoryBytes } }),
     }).finally(() => pool?.close());
     const { entries, stats } = written;
     const publishedAt = times.publishedAt(stats.newlyModified);

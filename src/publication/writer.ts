@@ -71,8 +71,12 @@ export interface WriteOptions {
   previous: PreviousRelease | null;
   concurrency?: number;
   onProgress?: (done: number) => void;
-  /** Makes the br and gzip representations of new distinct bodies; without it the release has none. */
-  compressor?: { pool: Compressor; levels: CompressionLevels };
+  /**
+   * Makes the br and gzip representations of new distinct bodies; without it the release has none. memoryBytes: what
+   * they may hold in memory before new ones spill to a file and the previous pack is read a body at a time
+   * (default MEMORY_BYTES).
+   */
+  compressor?: { pool: Compressor; levels: CompressionLevels; memoryBytes?: number };
 }
 
 /** Compressions asked for and not yet written: past this many bytes of bodies, rendering waits for the pool. */
@@ -211,53 +215,68 @@ export async function writeBodies(
 /** Where a body's representations are until the pack is written: br, then gzip right after it. */
 interface Placed {
   entry: BodyRepresentations;
-  /** The spill file (compressed by this build) or the previous release's pack. */
-  in: 'spill' | 'previous';
+  /** Its br and gzip bytes end to end while they are in memory; else they are read back from `in` at `offset`. */
+  bytes: Buffer | null;
+  in: 'memory' | 'spill' | 'previous';
   offset: number;
 }
 
-/** New representations, in the order the pool gives them, until finish() writes the pack in manifest order. */
+/**
+ * Representations held in memory until the pack is written (the default data has 87 MB of them); past this, new ones
+ * go to a spill file and the previous pack is read a body at a time, so that memory stays bounded whatever the size
+ * of the publication.
+ */
+const MEMORY_BYTES = 256 * 1024 * 1024;
+/** The spill file in the staging folder (removed before the switch), and what is gathered before one write to it. */
 const SPILL_FILE = '.representations.unsorted';
+const SPILL_CHUNK_BYTES = 8 * 1024 * 1024;
+/** The buffer finish() copies representations through into the pack. */
+const PACK_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /**
  * The representations of each distinct body, once: taken from the previous release's pack when it has them at the
  * same levels and they hold the bytes its manifest lists, else compressed by the pool while rendering goes on (it
- * waits only when the pool is MAX_ENCODING_BYTES behind). New ones go to a spill file as they come, so memory stays
- * bounded whatever the size of the publication; finish() copies every one into the pack in the order the manifest
- * implies and removes the spill file.
+ * waits only when the pool is MAX_ENCODING_BYTES behind). finish() writes the pack in the order the manifest implies.
  */
 function representationWriter(o: WriteOptions, stats: WriteStats) {
-  const { pool, levels } = o.compressor!;
+  const { pool, levels, memoryBytes = MEMORY_BYTES } = o.compressor!;
   const placed = new Map<string, Placed>();
   const started = new Set<string>();
   const pending = new Set<Promise<void>>();
   let pendingBytes = 0;
+  let heldBytes = 0;
   let failure: Error | null = null;
-  const previous = o.previous?.dir ? previousPack(o.previous, o.previous.dir, levels) : null;
-  const spillPath = path.join(o.stagingDir, SPILL_FILE);
-  let spill: Promise<FileHandle> | null = null;
-  let spillSize = 0;
+  const previous = o.previous?.dir ? previousPack(o.previous, o.previous.dir, levels, memoryBytes) : null;
+  const spill = spillFile(path.join(o.stagingDir, SPILL_FILE));
 
   async function reuse(hash: string): Promise<boolean> {
-    const offset = previous && (await previous)?.intact.get(hash);
-    if (offset === undefined || offset === null) return false;
-    placed.set(hash, { entry: o.previous!.representations![hash]!, in: 'previous', offset });
+    const prev = previous && (await previous);
+    const offset = prev?.intact.get(hash);
+    if (!prev || offset === undefined) return false;
+    const entry = o.previous!.representations![hash]!;
+    const end = offset + entry.br.bytes + entry.gzip.bytes;
+    placed.set(hash, {
+      entry,
+      bytes: prev.whole ? prev.whole.subarray(offset, end) : null,
+      in: prev.whole ? 'memory' : 'previous',
+      offset,
+    });
     stats.encodedReused++;
     return true;
   }
 
   async function encode(hash: string, body: Buffer): Promise<void> {
     const r = await pool.compress(body);
-    const offset = spillSize;
-    spillSize += r.br.size + r.gzip.size;
-    spill ??= open(spillPath, 'w+'); // read back by finish()
-    const handle = await spill;
-    await handle.write(r.br.bytes, 0, r.br.size, offset).catch((e) => Promise.reject(namedWriteError(e, spillPath)));
-    await handle
-      .write(r.gzip.bytes, 0, r.gzip.size, offset + r.br.size)
-      .catch((e) => Promise.reject(namedWriteError(e, spillPath)));
+    const bytes = Buffer.concat([r.br.bytes, r.gzip.bytes]);
     const entry = (rep: Representation): EncodedEntry => ({ sha256: rep.sha256, bytes: rep.size });
-    placed.set(hash, { entry: { br: entry(r.br), gzip: entry(r.gzip) }, in: 'spill', offset });
+    const inMemory = heldBytes + bytes.length <= memoryBytes;
+    if (inMemory) heldBytes += bytes.length;
+    placed.set(hash, {
+      entry: { br: entry(r.br), gzip: entry(r.gzip) },
+      bytes: inMemory ? bytes : null,
+      in: inMemory ? 'memory' : 'spill',
+      offset: inMemory ? 0 : spill.append(bytes),
+    });
     stats.encodedNew++;
   }
 
@@ -286,13 +305,12 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       // Sorted by hash: the pack's order, and the same manifest bytes whatever order the pool finished in.
       const sorted = [...placed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       const from = {
-        spill: spill ? await spill : null,
+        spill: await spill.reader(),
         previous: sorted.some(([, p]) => p.in === 'previous') ? await open((await previous)!.file, 'r') : null,
       };
       const file = path.join(o.stagingDir, REPRESENTATIONS_FILE);
       const out = await open(file, 'w');
       try {
-        // Copied through one buffer of a few MB, written sequentially.
         let buffer = Buffer.allocUnsafe(PACK_BUFFER_BYTES);
         let used = 0;
         const flush = async () => {
@@ -304,8 +322,11 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
           const bytes = p.entry.br.bytes + p.entry.gzip.bytes;
           if (used + bytes > buffer.length) await flush();
           if (bytes > buffer.length) buffer = Buffer.allocUnsafe(bytes);
-          const { bytesRead } = await from[p.in]!.read(buffer, used, bytes, p.offset);
-          if (bytesRead !== bytes) throw new Error(`the representations of ${hash} were cut short while copied`);
+          if (p.bytes) p.bytes.copy(buffer, used);
+          else {
+            const { bytesRead } = await from[p.in as 'spill' | 'previous']!.read(buffer, used, bytes, p.offset);
+            if (bytesRead !== bytes) throw new Error(`the representations of ${hash} were cut short while copied`);
+          }
           used += bytes;
         }
         await flush();
@@ -315,31 +336,69 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       }
       return Object.fromEntries(sorted.map(([hash, p]) => [hash, p.entry]));
     },
-    /** Closes and removes the spill file; finish() calls it, and a failed build must. */
-    async close(): Promise<void> {
-      const handle = spill;
-      spill = null;
-      if (!handle) return;
-      await (await handle).close();
-      await rm(spillPath, { force: true });
+    /** Closes and removes the spill file; a build calls it once the pack is written, or has failed. */
+    close: () => spill.remove(),
+  };
+}
+
+/** An append-only file of representations, written in chunks of SPILL_CHUNK_BYTES and read back by offset. */
+function spillFile(file: string) {
+  let handle: Promise<FileHandle> | null = null;
+  let size = 0;
+  let chunk: Buffer[] = [];
+  let chunkStart = 0;
+  let chunkBytes = 0;
+  let written: Promise<void> = Promise.resolve();
+  const flush = (): Promise<void> => {
+    if (!chunkBytes) return written;
+    const [bytes, at] = [Buffer.concat(chunk), chunkStart];
+    [chunk, chunkStart, chunkBytes] = [[], size, 0];
+    handle ??= open(file, 'w+');
+    const h = handle;
+    written = written.then(async () => {
+      await (await h).write(bytes, 0, bytes.length, at).catch((e) => Promise.reject(namedWriteError(e, file)));
+    });
+    return written;
+  };
+  return {
+    /** Where `bytes` will be in the file. */
+    append(bytes: Buffer): number {
+      const at = size;
+      size += bytes.length;
+      chunk.push(bytes);
+      chunkBytes += bytes.length;
+      if (chunkBytes >= SPILL_CHUNK_BYTES) void flush().catch(() => {}); // the error is thrown again by reader()
+      return at;
+    },
+    /** The file with everything appended written, or null when nothing was. */
+    async reader(): Promise<FileHandle | null> {
+      await flush();
+      return handle ? await handle : null;
+    },
+    async remove(): Promise<void> {
+      await written.catch(() => {});
+      const h = handle;
+      handle = null;
+      if (!h) return;
+      await (await h).close();
+      await rm(file, { force: true });
     },
   };
 }
 
-/** The buffer finish() copies representations through into the pack. */
-const PACK_BUFFER_BYTES = 4 * 1024 * 1024;
-
 /**
  * The representations of the previous release that can be reused, by identity sha256, with their offset in its
- * pack: made at the same levels, and each holding the bytes its manifest lists (read and hashed here one body at a
- * time, as the previous identity bodies are compared: a damaged one is compressed again, never inherited). Null
- * when there is nothing to reuse, an unreadable pack included.
+ * pack: made at the same levels, and each holding the bytes its manifest lists (hashed here, as the previous identity
+ * bodies are compared: a damaged one is compressed again, never inherited). A pack of at most memoryBytes is read
+ * whole and kept (`whole`); a larger one is read a body at a time. Null when there is nothing to reuse, an
+ * unreadable pack included.
  */
 async function previousPack(
   previous: PreviousRelease,
   dir: string,
   levels: CompressionLevels,
-): Promise<{ file: string; intact: Map<string, number> } | null> {
+  memoryBytes: number,
+): Promise<{ file: string; whole: Buffer | null; intact: Map<string, number> } | null> {
   const same =
     previous.compression?.brotliQuality === levels.brotliQuality &&
     previous.compression?.gzipLevel === levels.gzipLevel;
@@ -348,23 +407,30 @@ async function previousPack(
   const handle = await open(file, 'r').catch(() => null);
   if (!handle) return null;
   const intact = new Map<string, number>();
+  let whole: Buffer | null = null;
   try {
+    const { size } = await handle.stat();
+    if (size <= memoryBytes) whole = await handle.readFile();
     let buffer = Buffer.allocUnsafe(PACK_BUFFER_BYTES);
     for (const { identity, br, gzip } of packedRepresentations(previous.representations)) {
       const bytes = br.bytes + gzip.bytes;
-      if (bytes > buffer.length) buffer = Buffer.allocUnsafe(bytes);
-      const { bytesRead } = await handle.read(buffer, 0, bytes, br.offset!);
-      if (bytesRead !== bytes) break; // the pack ends early: what follows is not there
-      if (
-        sha256(buffer.subarray(0, br.bytes)) === br.sha256 &&
-        sha256(buffer.subarray(br.bytes, bytes)) === gzip.sha256
-      )
+      let held: Buffer;
+      if (whole) {
+        if (br.offset! + bytes > whole.length) break; // the pack ends early: what follows is not there
+        held = whole.subarray(br.offset!, br.offset! + bytes);
+      } else {
+        if (bytes > buffer.length) buffer = Buffer.allocUnsafe(bytes);
+        const { bytesRead } = await handle.read(buffer, 0, bytes, br.offset!);
+        if (bytesRead !== bytes) break;
+        held = buffer.subarray(0, bytes);
+      }
+      if (sha256(held.subarray(0, br.bytes)) === br.sha256 && sha256(held.subarray(br.bytes)) === gzip.sha256)
         intact.set(identity, br.offset!);
     }
   } finally {
     await handle.close();
   }
-  return { file, intact };
+  return { file, whole, intact };
 }
 
 /** What was added, changed and removed against the previous release, by path. */
