@@ -118,6 +118,8 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     const schemaVersion = data.site.schema_version;
     const revision = o.revision ?? dataRevision(data);
     const times = timePolicy(o.publishedAt, data.latestInstant, previous, revision);
+    // The representations' levels; null with --no-compression.
+    const levels = o.compression === false ? null : BUILD_LEVELS;
     const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
     // What changed for a reader, against the live snapshot; the live release itself again publishes nothing.
     const semantic = await semanticStep(
@@ -127,7 +129,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
         revision,
         dataRevision: dataRevision(data),
         pageSizes,
-        compression: o.compression === false ? null : BUILD_LEVELS,
+        compression: levels,
         forcedPublishedAt: o.publishedAt,
         newRevisionAt: times.changedAt,
         startedAt: t0,
@@ -144,15 +146,14 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     progress.phase('render + write', countBodies(computed, pageSizes) + semantic.bodyCount);
     // Compression runs on worker threads beside the rendering, one core left to the rendering thread (on 2 cores, 1
     // thread built 4% faster than 2: the same CPU, less contention); the pool ends with the write, failed or not.
-    const pool =
-      o.compression === false ? null : createCompressor({ threads: Math.max(1, availableParallelism() - 1) });
+    const pool = levels && createCompressor({ threads: Math.max(1, availableParallelism() - 1), ...levels });
     const written = await writeBodies(semantic.withBodies(bodies(computed, pageSizes)), {
       stagingDir: staging,
       revision,
       times,
       previous,
       onProgress: (n) => progress.tick(n),
-      ...(pool && { compressor: { pool, levels: BUILD_LEVELS, memoryBytes: o.representationsMemoryBytes } }),
+      ...(pool && levels && { compressor: { pool, levels, memoryBytes: o.representationsMemoryBytes } }),
     }).finally(() => pool?.close());
     const { entries, stats } = written;
     const publishedAt = times.publishedAt(stats.newlyModified);
@@ -165,7 +166,8 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
         publicationRevision: revision,
         publishedAt,
         files: entries,
-        ...(written.representations && { representations: written.representations, compression: { ...BUILD_LEVELS } }),
+        ...(written.representations &&
+          levels && { representations: written.representations, compression: { ...levels } }),
       },
       {
         schemaVersion,

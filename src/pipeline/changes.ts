@@ -18,7 +18,7 @@ import { parseJsonFile } from '../publication/reader.js';
 import { manifestRefOf, POINTER_KEY } from '../publication/remote.js';
 import { readRemote } from '../publish/read-remote.js';
 import type { RemoteOptions } from '../publish/targets/index.js';
-import type { PendingBody, PreviousRelease } from '../publication/writer.js';
+import { emptyWriteStats, type PendingBody, type PreviousRelease } from '../publication/writer.js';
 import { ChangesResponse, type FieldChange, type PublicationChanges, type SemanticDiff } from '../schema/api.js';
 import { Snapshot, type SnapshotContent } from '../schema/snapshot.js';
 import type { BuildResult } from './build.js';
@@ -154,15 +154,7 @@ function unchangedResult(
     publishedAt: previous.publishedAt,
     files: previous.entries.size,
     compressed: previous.representations !== undefined,
-    stats: {
-      files: 0,
-      uniqueBodies: 0,
-      bytesWritten: 0,
-      linkedFromPrevious: 0,
-      newlyModified: 0,
-      encodedNew: 0,
-      encodedReused: 0,
-    },
+    stats: emptyWriteStats(),
     changes: { publicationRevision: revision, previousRevision: revision, added: [], changed: [], removed: [] },
     seconds: (performance.now() - startedAt) / 1000,
     ...extra,

@@ -47,7 +47,7 @@ export interface PreviousRelease extends PreviousTimes {
   meta: PublicationMeta;
   /** One of its bodies, by manifest entry (checked against the entry's sha256 when read from a remote). */
   readBody(entry: ManifestEntry): Promise<Buffer>;
-  /** Its manifest's representations and their levels (absent: built before compression). */
+  /** Its manifest's representations and their levels (absent: built with --no-compression). */
   representations?: Manifest['representations'];
   compression?: Manifest['compression'];
 }
@@ -59,10 +59,21 @@ export interface WriteStats {
   linkedFromPrevious: number;
   /** Bodies that got `changedAt` (changed, or at a path the previous release does not have). */
   newlyModified: number;
-  /** Distinct bodies compressed by this build, and those whose representations were linked from the previous one. */
+  /** Distinct bodies compressed by this build, and those whose representations were taken from the previous pack. */
   encodedNew: number;
   encodedReused: number;
 }
+
+/** The stats of a write that wrote nothing (a no-change build reports these too). */
+export const emptyWriteStats = (): WriteStats => ({
+  files: 0,
+  uniqueBodies: 0,
+  bytesWritten: 0,
+  linkedFromPrevious: 0,
+  newlyModified: 0,
+  encodedNew: 0,
+  encodedReused: 0,
+});
 
 export interface WriteOptions {
   stagingDir: string;
@@ -96,15 +107,7 @@ export async function writeBodies(
   const entries: ManifestEntry[] = [];
   const firstPathOf = new Map<string, Promise<string>>(); // sha256 -> path of the file holding those bytes
   const dirs = new Map<string, Promise<unknown>>();
-  const stats: WriteStats = {
-    files: 0,
-    uniqueBodies: 0,
-    bytesWritten: 0,
-    linkedFromPrevious: 0,
-    newlyModified: 0,
-    encodedNew: 0,
-    encodedReused: 0,
-  };
+  const stats = emptyWriteStats();
   const encoder = o.compressor ? representationWriter(o, stats) : null;
   const changedAt = o.times.changedAt;
   let refused: string | null = null; // why a body that changed cannot have changedAt (a forced time too early)
@@ -198,28 +201,24 @@ export async function writeBodies(
     },
     { concurrency: o.concurrency ?? 32 },
   );
-  await rendered.catch(async (e: unknown) => {
-    await encoder?.close();
-    throw e;
-  });
-  // Thrown after every write in flight has ended, so that the caller can remove the staging folder for good.
-  if (refused) {
-    await encoder?.close();
-    throw new UsageError(refused);
+  let representations: Record<string, BodyRepresentations> | null = null;
+  try {
+    await rendered;
+    // Thrown after every write in flight has ended, so that the caller can remove the staging folder for good.
+    if (refused) throw new UsageError(refused);
+    representations = encoder ? await encoder.finish() : null;
+  } finally {
+    await encoder?.close(); // the spill file, written or not
   }
-  const representations = encoder ? await encoder.finish().finally(() => encoder.close()) : null;
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { entries, representations, stats };
 }
 
 /** Where a body's representations are until the pack is written: br, then gzip right after it. */
-interface Placed {
-  entry: BodyRepresentations;
-  /** Its br and gzip bytes end to end while they are in memory; else they are read back from `in` at `offset`. */
-  bytes: Buffer | null;
-  in: 'memory' | 'spill' | 'previous';
-  offset: number;
-}
+type Placed = { entry: BodyRepresentations } & (
+  | { bytes: Buffer } // in memory
+  | { in: 'spill' | 'previous'; offset: number }
+);
 
 /**
  * Representations held in memory until the pack is written (the default data has 87 MB of them); past this, new ones
@@ -255,12 +254,10 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
     if (!prev || offset === undefined) return false;
     const entry = o.previous!.representations![hash]!;
     const end = offset + entry.br.bytes + entry.gzip.bytes;
-    placed.set(hash, {
-      entry,
-      bytes: prev.whole ? prev.whole.subarray(offset, end) : null,
-      in: prev.whole ? 'memory' : 'previous',
-      offset,
-    });
+    placed.set(
+      hash,
+      prev.whole ? { entry, bytes: prev.whole.subarray(offset, end) } : { entry, in: 'previous', offset },
+    );
     stats.encodedReused++;
     return true;
   }
@@ -269,14 +266,11 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
     const r = await pool.compress(body);
     const bytes = Buffer.concat([r.br.bytes, r.gzip.bytes]);
     const entry = (rep: Representation): EncodedEntry => ({ sha256: rep.sha256, bytes: rep.size });
-    const inMemory = heldBytes + bytes.length <= memoryBytes;
-    if (inMemory) heldBytes += bytes.length;
-    placed.set(hash, {
-      entry: { br: entry(r.br), gzip: entry(r.gzip) },
-      bytes: inMemory ? bytes : null,
-      in: inMemory ? 'memory' : 'spill',
-      offset: inMemory ? 0 : spill.append(bytes),
-    });
+    const both = { br: entry(r.br), gzip: entry(r.gzip) };
+    if (heldBytes + bytes.length <= memoryBytes) {
+      heldBytes += bytes.length;
+      placed.set(hash, { entry: both, bytes });
+    } else placed.set(hash, { entry: both, in: 'spill', offset: spill.append(bytes) });
     stats.encodedNew++;
   }
 
@@ -306,7 +300,9 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       const sorted = [...placed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       const from = {
         spill: await spill.reader(),
-        previous: sorted.some(([, p]) => p.in === 'previous') ? await open((await previous)!.file, 'r') : null,
+        previous: sorted.some(([, p]) => 'in' in p && p.in === 'previous')
+          ? await open((await previous)!.file, 'r')
+          : null,
       };
       const file = path.join(o.stagingDir, REPRESENTATIONS_FILE);
       const out = await open(file, 'w');
@@ -322,9 +318,9 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
           const bytes = p.entry.br.bytes + p.entry.gzip.bytes;
           if (used + bytes > buffer.length) await flush();
           if (bytes > buffer.length) buffer = Buffer.allocUnsafe(bytes);
-          if (p.bytes) p.bytes.copy(buffer, used);
+          if ('bytes' in p) p.bytes.copy(buffer, used);
           else {
-            const { bytesRead } = await from[p.in as 'spill' | 'previous']!.read(buffer, used, bytes, p.offset);
+            const { bytesRead } = await from[p.in]!.read(buffer, used, bytes, p.offset);
             if (bytesRead !== bytes) throw new Error(`the representations of ${hash} were cut short while copied`);
           }
           used += bytes;
