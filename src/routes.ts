@@ -119,6 +119,8 @@ const LIST_FORM: Readonly<Record<string, string>> = {
 /** How to send a parameter a client sent in pieces (`what`: its name, or "it"): once, and a list as one value. */
 const sendOnce = (name: string, what = name) =>
   `send ${what} once${LIST_FORM[name] ? `, as a comma-separated list (${LIST_FORM[name]})` : ''}`;
+/** The comma-list parameters, which may also be given repeatedly (include=a&include=b reads as include=a,b). */
+const isListValued = (name: string): boolean => Object.hasOwn(LIST_FORM, name);
 export const VARIANT_PARAMS = ['locale', 'include', 'lane', 'includeDisplayOnly'] as const;
 export const FILTER_PARAMS = [
   'capabilities',
@@ -153,8 +155,9 @@ const MAX_DEVELOPER_LENGTH = 100;
 /**
  * Parse a request path and query. Every parameter must be one of the operation's: a misspelled one (developr,
  * pagesize) ignored would answer unfiltered data, and a wrong integration would look right; cache-busters are refused
- * with it (they defeat the caching this API asks of clients: docs/api.md). A known parameter given twice, or in the
- * bracketed array form (include[], include[0]), is rejected too: first-wins or ignoring it would hide a client bug.
+ * with it (they defeat the caching this API asks of clients: docs/api.md). A known scalar parameter given twice, or
+ * any in the bracketed array form (include[], include[0]), is rejected too: first-wins or ignoring it would hide a
+ * client bug. A list-valued one given repeatedly is read as its comma list.
  */
 export function parseRequest(pathname: string, params: URLSearchParams): ParseResult {
   const kind = routeOf(pathname);
@@ -185,9 +188,12 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
       } else invalid.push({ name: name.slice(0, 40), reason: notAParameter(kind, name) });
       continue;
     }
-    // Clients that serialize a list as repeated keys (URLSearchParams.append, Python requests) need the list form.
-    if (values.has(name)) invalid.push({ name, reason: `given more than once; ${sendOnce(name, 'it')}` });
-    else values.set(name, value);
+    // A list given as repeated keys (openapi-fetch's default, URLSearchParams.append, Python requests) is its comma
+    // list: the same canonical request, so the same answer and ETag. Empty pieces add nothing, as `include=` alone.
+    const had = values.get(name);
+    if (had === undefined) values.set(name, value);
+    else if (isListValued(name)) values.set(name, had === '' ? value : value === '' ? had : `${had},${value}`);
+    else invalid.push({ name, reason: `given more than once; ${sendOnce(name, 'it')}` });
   }
 
   const locale = pickEnum(values, 'locale', LOCALES, 'en', invalid);

@@ -168,6 +168,16 @@ describe('list filters', () => {
     const b = await get('/api/v1/models?developer=Anthropic,OpenAI,Anthropic&capabilities=input:image');
     expect(a.headers.get('etag')).toBe(b.headers.get('etag'));
     expect(await a.text()).toBe(await b.text());
+    // Repeated keys (openapi-fetch's default form) are the comma list: the same answer and ETag, prebuilt or composed.
+    const c = await get('/api/v1/models?developer=OpenAI&developer=Anthropic&input_modalities=image');
+    expect(c.headers.get('etag')).toBe(a.headers.get('etag'));
+    const comma = await get('/api/v1/models/alpha?include=pricing,capabilities');
+    const repeated = await get('/api/v1/models/alpha?include=capabilities&include=pricing');
+    expect(repeated.status).toBe(200);
+    expect(repeated.headers.get('etag')).toBe(comma.headers.get('etag'));
+    expect(await repeated.text()).toBe(await comma.text());
+    const twice = await get('/api/v1/models?min_output_tokens=1&min_output_tokens=1');
+    expect(twice.status).toBe(400);
   });
 
   it('min_context_window, min_output_tokens, max_blended_price and open_weights', async () => {

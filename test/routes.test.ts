@@ -167,12 +167,28 @@ describe('repeated and unknown parameters', () => {
     expect(invalid(LIST, 'locale=en&locale=en')).toEqual([
       { name: 'locale', reason: 'given more than once; send it once' },
     ]);
-    // The repeated-key form of a list (URLSearchParams.append, Python requests): the reason shows the form that works.
-    expect(invalid(`${LIST}/a`, 'include=pricing&include=benchmarks')).toEqual([
-      {
-        name: 'include',
-        reason: 'given more than once; send it once, as a comma-separated list (include=benchmarks,pricing)',
-      },
+    expect(invalid(LIST, 'sort=newest&sort=newest&q=a&q=b')).toEqual([
+      { name: 'sort', reason: 'given more than once; send it once' },
+      { name: 'q', reason: 'given more than once; send it once' },
+    ]);
+    expect(invalid(LIST, 'open_weights=true&open_weights=false')).toEqual([
+      { name: 'open_weights', reason: 'given more than once; send it once' },
+    ]);
+  });
+  it('a list-valued parameter given repeatedly (openapi-fetch, URLSearchParams.append) is its comma list', () => {
+    for (const path of [LIST, `${LIST}/a`])
+      expect(ok(path, 'include=pricing&include=benchmarks')).toEqual(ok(path, 'include=benchmarks,pricing'));
+    expect(ok(LIST, 'include=pricing&include=&include=pricing')).toEqual(ok(LIST, 'include=pricing'));
+    expect(ok(LIST, 'include=&include=')).toEqual(ok(LIST));
+    expect(ok(LIST, 'developer=OpenAI&developer=Anthropic&capabilities=tool_use&input_modalities=image')).toEqual(
+      ok(LIST, 'developer=Anthropic,OpenAI&capabilities=input:image,tool_use'),
+    );
+    // Each piece is checked as a part of the list would be, and the bad part named.
+    expect(invalid(LIST, 'include=pricing&include=price')).toEqual([
+      { name: 'include', reason: '"price" is not one of benchmarks, capabilities, pricing' },
+    ]);
+    expect(invalid(LIST, 'developer=OpenAI,&developer=Anthropic')).toEqual([
+      { name: 'developer', reason: 'an empty item (two commas, or one at an end)' },
     ]);
   });
   it('a known parameter in the bracketed array form (axios include[], qs include[0]) is rejected, not ignored', () => {
@@ -316,12 +332,9 @@ describe('filters', () => {
   it('a filtered list has no prebuilt file (the gateway composes it)', () => {
     expect(fileFor(ok(LIST, 'open_weights=true'), { pageSizes: [50], pages: () => 3 })).toBeNull();
   });
-  it('a filter given twice, or in pieces, is rejected like any known parameter', () => {
-    expect(invalid(LIST, 'developer=OpenAI&developer=Anthropic')).toEqual([
-      {
-        name: 'developer',
-        reason: 'given more than once; send it once, as a comma-separated list (developer=OpenAI,Anthropic)',
-      },
+  it('a scalar filter given twice is rejected like any known scalar parameter', () => {
+    expect(invalid(LIST, 'min_context_window=1&min_context_window=1')).toEqual([
+      { name: 'min_context_window', reason: 'given more than once; send it once' },
     ]);
   });
 });
