@@ -285,6 +285,44 @@ describe('QuotaLimiter', () => {
     expect(await near.granted('k_n', DAY)).toBe(1);
   });
 
+  it('Remaining is exact at once after refunds on one process (docs/quota.md): each refund shows in the next answer', async () => {
+    const limiter = new QuotaLimiter(memoryStore(), { limit: 60, now: () => T0 });
+    let admitted = 0;
+    const seen: [number, number][] = [];
+    for (let i = 0; i < 40; i++) {
+      const a = await limiter.admit('k_rl');
+      admitted++;
+      seen.push([a.remaining, 60 - admitted]);
+      if (i % 3 === 1) {
+        limiter.refund('k_rl', a); // a 400 given back: to the store, the limit being near
+        admitted--;
+      }
+    }
+    expect(seen.map(([r]) => r)).toEqual(seen.map(([, want]) => want));
+    // A refund sent while a take is in flight is not in that take's total (a store applies calls in the order sent):
+    // it still shows, exactly once.
+    const store = memoryStore();
+    const take = store.take.bind(store);
+    let answer = () => {};
+    store.take = (keyId, day, want, limit) => {
+      const done = take(keyId, day, want, limit); // applied now, answered when the test says
+      return new Promise((resolve) => {
+        answer = () => resolve(done);
+      });
+    };
+    const gl = new QuotaLimiter(store, { limit: 60, now: () => T0 });
+    const first = gl.admit('k_rg');
+    answer();
+    const a1 = await first; // 1 granted, spent
+    const pending = gl.admit('k_rg'); // a take of 7 in flight, already applied
+    await new Promise((r) => setTimeout(r, 0));
+    gl.refund('k_rg', a1);
+    answer();
+    expect((await pending).remaining).toBe(59); // 60 - 1 admitted now, the refunded one not counted
+    const next = await gl.admit('k_rg');
+    expect(next.remaining).toBe(58);
+  });
+
   it('keeps keys apart', async () => {
     const limiter = new QuotaLimiter(memoryStore(), { limit: 3, now: () => T0 });
     expect((await admitMany(limiter, 'k_1', 5)).map((r) => r.ok)).toEqual([true, true, true, false, false]);

@@ -41,7 +41,7 @@
 // its requests, until they close.
 //
 // remaining (RateLimit-Remaining): limit - (units granted in the store, as of this process's last take) + (units this
-// process still holds). On a single instance that is exactly limit - requests admitted today. With several instances
+// process still holds) + (units it refunded to the store since). On a single instance that is exactly limit - requests admitted today. With several instances
 // it is this instance's view: other instances' unspent leases count as used, and their takes since this instance's
 // last one are not yet seen.
 //
@@ -100,6 +100,10 @@ interface Lease {
   short: boolean;
   /** Whether a background take failed since the last take that succeeded: no more background takes until one does. */
   aheadFailed: boolean;
+  /** Units refunded to the store that `granted` does not reflect yet (see refund). */
+  released: number;
+  /** Counts the takes started, so a release knows whether a later take's `granted` already saw it. */
+  takeEpoch: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -244,11 +248,18 @@ export class QuotaLimiter {
     if (!a.ok || this.closed) return;
     const lease = this.leases.get(keyId);
     if (lease === undefined || lease.day !== a.day) return;
-    if (lease.refill === null && lease.units < this.maxLease && this.far(lease)) lease.units++;
-    else
-      this.store.release(keyId, a.day, 1).catch(() => {
-        /* lost: the key is under-admitted by one, never over */
-      });
+    if (lease.refill === null && lease.units < this.maxLease && this.far(lease)) {
+      lease.units++;
+      return;
+    }
+    // The unit is back in the store at once as far as this process's `remaining` goes, so the next RateLimit shows
+    // it: a store answers its calls in order, so a take sent after this release counts it, one already sent does not.
+    lease.released++;
+    const epoch = lease.takeEpoch;
+    this.store.release(keyId, a.day, 1).catch(() => {
+      // Lost: the key is under-admitted by one, never over. Unless a take has answered since, stop counting it.
+      if (lease.takeEpoch === epoch && lease.released > 0) lease.released--;
+    });
   }
 
   /**
@@ -292,6 +303,8 @@ export class QuotaLimiter {
         waiting: 0,
         short: false,
         aheadFailed: false,
+        released: 0,
+        takeEpoch: 0,
       };
       this.leases.set(keyId, lease);
     }
@@ -327,10 +340,14 @@ export class QuotaLimiter {
       // refillAt units (and is only started while leases are full size, so want - units >= 1).
       else want -= lease.units;
       this.takeCount++;
+      lease.takeEpoch++;
+      // Releases sent before this take are in the total it answers with; those sent while it is in flight are not.
+      const seen = lease.released;
       const { taken, granted } = await this.store.take(keyId, lease.day, want, this.limit);
       lease.short = lease.waiting > taken;
       lease.aheadFailed = false;
       lease.granted = granted;
+      lease.released -= seen;
       lease.units += taken;
       if (taken === 0) lease.exhaustedAt = this.now();
       return taken;
@@ -345,6 +362,6 @@ export class QuotaLimiter {
   }
 
   private remaining(lease: Lease): number {
-    return Math.min(this.limit, Math.max(0, this.limit - lease.granted + lease.units));
+    return Math.min(this.limit, Math.max(0, this.limit - lease.granted + lease.released + lease.units));
   }
 }
