@@ -321,12 +321,17 @@ function parseFilter(values: Map<string, string>, invalid: InvalidParam[]): List
           : null,
     ),
   );
+  // An empty value (`min_context_window=`) is no filter, as for the comma lists (docs/api.md).
+  const given = (name: string) => {
+    const v = values.get(name);
+    return v === '' ? undefined : v;
+  };
   const minTokens = (name: string) =>
-    values.has(name) ? parseInteger(values.get(name), name, 0, MAX_TOKENS, 0, invalid) : null;
+    given(name) !== undefined ? parseInteger(given(name), name, 0, MAX_TOKENS, 0, invalid) : null;
   const min_context_window = minTokens('min_context_window');
   const min_output_tokens = minTokens('min_output_tokens');
   let max_blended_price: number | null = null;
-  const price = values.get('max_blended_price');
+  const price = given('max_blended_price');
   if (price !== undefined) {
     if (/^\d{1,7}(\.\d{1,6})?$/.test(price)) max_blended_price = Number(price);
     else
@@ -336,7 +341,7 @@ function parseFilter(values: Map<string, string>, invalid: InvalidParam[]): List
       });
   }
   let open_weights: boolean | null = null;
-  const ow = values.get('open_weights');
+  const ow = given('open_weights');
   if (ow !== undefined) {
     if (ow === 'true' || ow === 'false') open_weights = ow === 'true';
     else invalid.push({ name: 'open_weights', reason: 'must be true or false' });

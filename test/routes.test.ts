@@ -1,6 +1,7 @@
 // Request canonicalization (src/routes.ts): what the gateway accepts, how it names the prebuilt file, and what it refuses.
 import { describe, expect, it } from 'vitest';
 import { INCLUDE_SUBSETS, changesFile, detailFile, listFile, OPENAPI_FILE } from '../src/publication/layout.js';
+import { MAX_INVALID_PARAMS, problemBody } from '../src/gateway/problems.js';
 import {
   fileFor,
   parseRequest,
@@ -292,6 +293,14 @@ describe('filters', () => {
     expect(filterOf('')).toBeNull();
     expect(filterOf('open_weights=false')).toEqual({ ...none, open_weights: false });
   });
+  it('empty numbers and booleans are no filter either (docs/api.md): the prebuilt list answers', () => {
+    const q = 'min_context_window=&min_output_tokens=&max_blended_price=&open_weights=';
+    expect(filterOf(q)).toBeNull();
+    expect(fileFor(ok(LIST, q), { pageSizes: [50], pages: () => 3 })).toEqual(
+      fileFor(ok(LIST, ''), { pageSizes: [50], pages: () => 3 }),
+    );
+    expect(filterOf('min_output_tokens=&open_weights=true')).toEqual({ ...none, open_weights: true });
+  });
   it('unknown capability keys and modalities are rejected, naming the value and the allowed ones', () => {
     expect(invalid(LIST, 'capabilities=input:image,input:telepathy')).toEqual([
       {
@@ -336,6 +345,21 @@ describe('filters', () => {
     expect(invalid(LIST, 'min_context_window=1&min_context_window=1')).toEqual([
       { name: 'min_context_window', reason: 'given more than once; send it once' },
     ]);
+  });
+});
+
+describe('the 400 problem body', () => {
+  it('names at most MAX_INVALID_PARAMS parameters: a 4 KB query of unknown ones gets a small answer', () => {
+    const query = Array.from({ length: 800 }, (_, i) => `p${i}=1`).join('&');
+    expect(query.length).toBeGreaterThan(4000);
+    const bad = invalid(LIST, query);
+    expect(bad.length).toBe(800);
+    const body = problemBody('invalid_parameter', { invalid: bad });
+    expect(body.length).toBeLessThan(8_000);
+    const p = JSON.parse(body);
+    expect(p.invalid_params).toEqual(bad.slice(0, MAX_INVALID_PARAMS));
+    expect(p.detail).toMatch(/^p0: not a parameter .*\(and 790 more invalid parameters, not listed\)\.$/);
+    expect(JSON.parse(problemBody('invalid_parameter', { invalid: bad.slice(0, 2) })).invalid_params).toHaveLength(2);
   });
 });
 

@@ -70,8 +70,20 @@ export function problemHeaders(body: string, extra: readonly string[] = []): str
   ];
 }
 
+/**
+ * At most this many parameters are named in a 400: a request made of a few thousand bad parameters would otherwise
+ * get an answer a hundred times its size, each with its reason and the accepted names.
+ */
+export const MAX_INVALID_PARAMS = 10;
+
 export function problemBody(code: ProblemCode, extra: { detail?: string; invalid?: InvalidParam[] } = {}): string {
   const p = PROBLEMS[code];
+  let invalid = extra.invalid;
+  let more = '';
+  if (invalid && invalid.length > MAX_INVALID_PARAMS) {
+    more = ` (and ${invalid.length - MAX_INVALID_PARAMS} more invalid parameters, not listed)`;
+    invalid = invalid.slice(0, MAX_INVALID_PARAMS);
+  }
   return JSON.stringify({
     type: `https://modelpub.dev/problems/${code.replace(/_/g, '-')}`,
     title: p.title,
@@ -79,8 +91,8 @@ export function problemBody(code: ProblemCode, extra: { detail?: string; invalid
     // Each bad parameter in the detail too: clients often show only title and detail.
     detail:
       extra.detail ??
-      (extra.invalid?.length ? `${extra.invalid.map((i) => `${i.name}: ${i.reason}`).join('; ')}.` : p.detail),
+      (invalid?.length ? `${invalid.map((i) => `${i.name}: ${i.reason}`).join('; ')}${more}.` : p.detail),
     code,
-    ...(extra.invalid ? { invalid_params: extra.invalid } : {}),
+    ...(invalid ? { invalid_params: invalid } : {}),
   });
 }
