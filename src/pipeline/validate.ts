@@ -105,11 +105,6 @@ function checkYaml<T extends z.ZodType>(
   return null;
 }
 
-interface Located<T> {
-  value: T;
-  file: string;
-  line: number;
-}
 function checkJsonl<T extends z.ZodType>(schema: T, rows: JsonlRecord[], issues: SourceIssue[]): Located<z.infer<T>>[] {
   const out: Located<z.infer<T>>[] = [];
   for (const row of rows) {
@@ -125,50 +120,101 @@ function checkJsonl<T extends z.ZodType>(schema: T, rows: JsonlRecord[], issues:
 /** models/<slug>.yaml -> slug: the file name is the slug. */
 const slugOfFile = (file: string) => path.posix.basename(file).replace(/\.ya?ml$/, '');
 
+/** A parsed record of a file: which one, and where it starts. */
+interface Located<T> {
+  value: T;
+  file: string;
+  line: number;
+}
+/** An override as parsed, with its file and its index there (its lines are looked up by path). */
+interface OverrideAt {
+  value: DisplayOverride;
+  y: YamlSource;
+  i: number;
+}
+type Reference = { model: string | null; provenance: { source: string }; metric?: string };
+
+/**
+ * What every rule reads: the tree as loaded, the records that passed their schema, and where to report. A rule
+ * pushes plain sentences naming file, line, record and field: `errors` refuse the data, `warnings` (valid but
+ * implausible values) are reported and refused only by `validate --strict`.
+ */
+interface Context {
+  tree: LoadedTree;
+  site: z.infer<typeof SiteFile> | null;
+  /** null when the file is missing or fails its schema. */
+  sources: Source[] | null;
+  metrics: Metric[] | null;
+  models: ModelEntry[]; // sorted by slug
+  /** Each model file by its name, for the lines of a model's fields. */
+  modelFiles: Map<string, YamlSource>;
+  /** Every model file whose name is a slug, valid or not, with its id as written: clashes are found in both. */
+  named: { slug: string; id: unknown; file: string; y: YamlSource }[]; // sorted by slug
+  /** Models whose files have problems already reported: records naming them get no "unknown model" each. */
+  invalidSlugs: Set<string>;
+  speed: Located<z.infer<typeof SpeedRun>>[];
+  benchmarks: Located<z.infer<typeof BenchmarkResult>>[];
+  prices: Located<z.infer<typeof PriceObservation>>[];
+  overrides: OverrideAt[];
+  errors: SourceIssue[];
+  warnings: SourceIssue[];
+}
+type Rule = (c: Context) => void;
+
+/**
+ * The rules that span records and files, applied in this order to the records that passed their schemas. A rule is a
+ * named function of the context below; to add one, write it and name it here.
+ */
+const rules: Rule[] = [
+  uniqueSourceIds,
+  uniqueMetricKeys,
+  uniqueSlugs,
+  uniqueModelIds,
+  knownReferences,
+  noFutureObservations,
+  oneDeciderPerRunGroup,
+  oneValuePerRun,
+  tidyNames,
+  plausibleValues,
+];
+
 /** Validate a loaded tree; throws ValidationError listing every problem. */
 export function validateTree(tree: LoadedTree): SourceData {
-  const issues: SourceIssue[] = [...tree.issues];
-  const site = tree.site && checkYaml(SiteFile, tree.site, issues);
-  const sourcesFile =
-    tree.sources &&
-    checkYaml(SourcesFile, tree.sources, issues, (p) =>
-      p[0] === 'sources' && typeof p[1] === 'number' ? `source #${p[1] + 1}` : undefined,
-    );
-  const metricsFile =
-    tree.metrics &&
-    checkYaml(MetricsFile, tree.metrics, issues, (p) =>
-      p[0] === 'metrics' && typeof p[1] === 'number' ? `metric #${p[1] + 1}` : undefined,
-    );
-  const sources = sourcesFile?.sources ?? [];
-  const metrics = metricsFile?.metrics ?? [];
-  uniqueBy(
-    sources,
-    (s) => s.id,
-    'source id',
-    'sources.yaml',
-    issues,
-    (i) => lineOf(tree.sources!, ['sources', i, 'id']),
-  );
-  uniqueBy(
-    metrics,
-    (m) => m.key,
-    'metric key',
-    'metrics.yaml',
-    issues,
-    (i) => lineOf(tree.metrics!, ['metrics', i, 'key']),
-  );
+  const c = parse(tree);
+  for (const rule of rules) rule(c);
+  if (c.errors.length || !c.site) throw new ValidationError(c.errors);
+  const latest = observations(c).reduce((newest, o) => (o.at > newest ? o.at : newest), '0000-01-01T00:00:00.000Z');
+  const values = <T>(rows: Located<T>[]) => rows.map((r) => r.value);
+  return {
+    site: c.site,
+    sources: c.sources ?? [],
+    metrics: c.metrics ?? [],
+    models: c.models,
+    overrides: c.overrides.map((o) => o.value),
+    digest: tree.digest,
+    latestInstant: latest,
+    warnings: c.warnings,
+    speed: values(c.speed),
+    benchmarks: values(c.benchmarks),
+    prices: values(c.prices),
+  };
+}
 
+/** Each file against its schema: the context of the rules, with the schemas' problems already in `errors`. */
+function parse(tree: LoadedTree): Context {
+  const errors: SourceIssue[] = [...tree.issues];
+  const nth = (list: string, what: string) => (p: readonly PropertyKey[]) =>
+    p[0] === list && typeof p[1] === 'number' ? `${what} #${p[1] + 1}` : undefined;
+  const site = tree.site && checkYaml(SiteFile, tree.site, errors);
+  const sources = tree.sources && checkYaml(SourcesFile, tree.sources, errors, nth('sources', 'source'));
+  const metrics = tree.metrics && checkYaml(MetricsFile, tree.metrics, errors, nth('metrics', 'metric'));
   const models: ModelEntry[] = [];
-  // Models whose files have problems already reported (unparseable, or invalid below): records naming them get no
-  // second "unknown model" problem each.
   const invalidSlugs = new Set(tree.issues.filter((i) => i.file.startsWith('models/')).map((i) => slugOfFile(i.file)));
-  // Slugs and ids are compared in valid and invalid files alike: a clash is reported with the other problems, not
-  // once they are fixed.
-  const named: { slug: string; id: unknown; file: string; y: YamlSource }[] = [];
+  const named: Context['named'] = [];
   for (const y of tree.models) {
     const slug = slugOfFile(y.file);
     if (!Slug.safeParse(slug).success) {
-      issues.push({
+      errors.push({
         file: y.file,
         message: `file name ${quoted(slug)} is not a slug (lowercase letters, digits and single hyphens): the slug is the file name`,
       });
@@ -177,151 +223,269 @@ export function validateTree(tree: LoadedTree): SourceData {
     // An aliased id (id: *n) as its anchor's value, as the schema check reads it: else a duplicate went unseen.
     const id = unaliased(y, y.doc.get('id', true));
     named.push({ slug, id: isScalar(id) ? id.value : undefined, file: y.file, y });
-    const m = checkYaml(ModelRecord, y, issues, () => `model "${slug}"`);
+    const m = checkYaml(ModelRecord, y, errors, () => `model "${slug}"`);
     if (m) models.push({ ...m, slug, file: y.file });
     else invalidSlugs.add(slug);
   }
   const bySlug = <T extends { slug: string }>(a: T, b: T) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
-  models.sort(bySlug);
-  named.sort(bySlug);
+  const speed = checkJsonl(SpeedRun, tree.speed, errors);
+  const benchmarks = checkJsonl(BenchmarkResult, tree.benchmarks, errors);
+  const prices = checkJsonl(PriceObservation, tree.prices, errors);
+  const overrides: OverrideAt[] = [];
+  for (const y of tree.overrides) {
+    const file = checkYaml(OverridesFile, y, errors, nth('overrides', 'override'));
+    for (const [i, value] of (file?.overrides ?? []).entries()) overrides.push({ value, y, i });
+  }
+  return {
+    tree,
+    site,
+    sources: sources?.sources ?? null,
+    metrics: metrics?.metrics ?? null,
+    models: models.sort(bySlug),
+    modelFiles: new Map(tree.models.map((y) => [y.file, y])),
+    named: named.sort(bySlug),
+    invalidSlugs,
+    speed,
+    benchmarks,
+    prices,
+    overrides,
+    errors,
+    warnings: [],
+  };
+}
+
+/** The line of a field of a model's record. */
+const modelLine = (c: Context, m: ModelEntry, at: PropertyKey[]) => lineOf(c.modelFiles.get(m.file)!, at);
+
+function uniqueSourceIds(c: Context): void {
+  const y = c.tree.sources;
+  if (y)
+    uniqueBy(
+      c.sources ?? [],
+      (s) => s.id,
+      'source id',
+      y,
+      c.errors,
+      (i) => lineOf(y, ['sources', i, 'id']),
+    );
+}
+
+function uniqueMetricKeys(c: Context): void {
+  const y = c.tree.metrics;
+  if (y)
+    uniqueBy(
+      c.metrics ?? [],
+      (m) => m.key,
+      'metric key',
+      y,
+      c.errors,
+      (i) => lineOf(y, ['metrics', i, 'key']),
+    );
+}
+
+/** Slugs and ids are compared in valid and invalid files alike: a clash is reported with the other problems. */
+function uniqueSlugs(c: Context): void {
   duplicates(
-    named,
+    c.named,
     (m) => m.slug,
     (k, a, b) => `Duplicate slug ${quoted(k)} used by both ${a.file} and ${b.file}. Slugs must be unique.`,
-    issues,
+    c.errors,
   );
-  const withId = named.filter((m) => typeof m.id === 'number' || typeof m.id === 'string');
+}
+
+function uniqueModelIds(c: Context): void {
   duplicates(
-    withId,
+    c.named.filter((m) => typeof m.id === 'number' || typeof m.id === 'string'),
     (m) => String(m.id),
     (k, a, b) =>
       `Duplicate model id ${k.length <= 80 ? k : quoted(k)} used by both ${a.file} and ${b.file}. Ids must be unique.`,
-    issues,
+    c.errors,
     (m) => lineOf(m.y, ['id']),
   );
-  const yamlOf = new Map(tree.models.map((y) => [y.file, y]));
-  const modelLine = (m: ModelEntry, at: PropertyKey[]) => lineOf(yamlOf.get(m.file)!, at);
+}
 
-  const speed = checkJsonl(SpeedRun, tree.speed, issues);
-  const benchmarks = checkJsonl(BenchmarkResult, tree.benchmarks, issues);
-  const prices = checkJsonl(PriceObservation, tree.prices, issues);
-
-  const slugs = new Set(models.map((m) => m.slug));
-  const sourceIds = namesIn(tree.sources, 'sources', 'id');
-  const metricKeys = namesIn(tree.metrics, 'metrics', 'key');
+/**
+ * Every model, source and metric a record names exists. Sources and metrics are compared with sources.yaml and
+ * metrics.yaml as written, also where those fail their schema: references are checked with the files' own problems.
+ */
+function knownReferences(c: Context): void {
+  const slugs = new Set(c.models.map((m) => m.slug));
+  const sourceIds = namesIn(c.tree.sources, 'sources', 'id');
+  const metricKeys = namesIn(c.tree.metrics, 'metrics', 'key');
   /** `lineOf`: the line of a field of a record that spans several (YAML), when it differs from the record's. */
-  function refsOk(
-    model: string | null,
-    source: string,
+  const check = (
+    rec: Reference,
     at: Omit<SourceIssue, 'message'>,
     lineOf?: (field: string[]) => number | undefined,
-  ): boolean {
-    let ok = true;
+  ) => {
     const where = (field: string) => ({ ...at, line: lineOf?.(field.split('.')) ?? at.line, field });
-    if (model !== null && !slugs.has(model)) {
-      if (!invalidSlugs.has(model))
-        issues.push({
-          ...where('model'),
-          message: `unknown model ${quoted(model)}: no data/models/${model.length <= 80 ? model : '<that slug>'}.yaml`,
-        });
-      ok = false;
-    }
-    if (sourceIds && !sourceIds.has(source)) {
-      issues.push({
+    const model = rec.model;
+    if (model !== null && !slugs.has(model) && !c.invalidSlugs.has(model))
+      c.errors.push({
+        ...where('model'),
+        message: `unknown model ${quoted(model)}: no data/models/${model.length <= 80 ? model : '<that slug>'}.yaml`,
+      });
+    if (sourceIds && !sourceIds.has(rec.provenance.source))
+      c.errors.push({
         ...where('provenance.source'),
-        message: `unknown source ${quoted(source)}: declare it in sources.yaml`,
+        message: `unknown source ${quoted(rec.provenance.source)}: declare it in sources.yaml`,
       });
-      ok = false;
-    }
-    return ok;
-  }
-  const overrides: DisplayOverride[] = [];
-  for (const y of tree.overrides) {
-    const f = checkYaml(OverridesFile, y, issues, (p) =>
-      typeof p[1] === 'number' ? `override #${p[1] + 1}` : undefined,
+    if (rec.metric !== undefined && metricKeys && !metricKeys.has(rec.metric))
+      c.errors.push({
+        ...where('metric'),
+        message: `unknown metric key ${quoted(rec.metric)}: declare it in metrics.yaml`,
+      });
+  };
+  for (const { value: o, y, i } of c.overrides)
+    check(o, { file: y.file, line: lineOf(y, ['overrides', i]), record: `override #${i + 1}` }, (field) =>
+      lineOf(y, ['overrides', i, ...field]),
     );
-    if (f)
-      f.overrides.forEach((o, i) => {
-        overrides.push(o);
-        refsOk(
-          o.model,
-          o.provenance.source,
-          { file: y.file, line: lineOf(y, ['overrides', i]), record: `override #${i + 1}` },
-          (field) => lineOf(y, ['overrides', i, ...field]),
-        );
-      });
-  }
-  for (const m of models)
-    refsOk(null, m.provenance.source, {
-      file: m.file,
-      line: modelLine(m, ['provenance', 'source']),
-      record: `model "${m.slug}"`,
-    });
-  for (const parsed of [speed, benchmarks, prices] as Located<{
-    model: string;
-    provenance: { source: string };
-    metric?: string;
-  }>[][]) {
-    for (const { value: rec, file, line } of parsed) {
-      refsOk(rec.model, rec.provenance.source, { file, line });
-      if (rec.metric !== undefined && metricKeys && !metricKeys.has(rec.metric)) {
-        issues.push({
-          file,
-          line,
-          field: 'metric',
-          message: `unknown metric key ${quoted(rec.metric)}: declare it in metrics.yaml`,
-        });
-      }
-    }
-  }
-  // Every observation time, as an instant: the newest is the publication time, and none may lie in the future.
-  const observed: Observation[] = [
-    ...models.map((m) => ({
+  for (const m of c.models)
+    check(
+      { model: null, provenance: m.provenance },
+      {
+        file: m.file,
+        line: modelLine(c, m, ['provenance', 'source']),
+        record: `model "${m.slug}"`,
+      },
+    );
+  for (const { value, file, line } of [...c.speed, ...c.benchmarks, ...c.prices] as Located<Reference>[])
+    check(value, { file, line });
+}
+
+/** An observation time (an instant, toInstant) and where it is written, for a problem about it. */
+interface Observation {
+  at: string;
+  where: () => Omit<SourceIssue, 'message'>;
+}
+
+/** Every observation time, as an instant: the newest is the publication time, and none may lie in the future. */
+function observations(c: Context): Observation[] {
+  const at = (r: Located<unknown>, field: string) => () => ({ file: r.file, line: r.line, field });
+  return [
+    ...c.models.map((m) => ({
       at: toInstant(m.updated_at),
       where: () => ({
         file: m.file,
-        line: modelLine(m, ['updated_at']),
+        line: modelLine(c, m, ['updated_at']),
         record: `model "${m.slug}"`,
         field: 'updated_at',
       }),
     })),
-    ...speed.map((r) => ({
-      at: toInstant(r.value.measured_at),
-      where: () => ({ file: r.file, line: r.line, field: 'measured_at' }),
-    })),
-    ...benchmarks.map((r) => ({
-      at: toInstant(r.value.eval_date),
-      where: () => ({ file: r.file, line: r.line, field: 'eval_date' }),
-    })),
-    ...prices.map((r) => ({
-      at: toInstant(r.value.observed_at),
-      where: () => ({ file: r.file, line: r.line, field: 'observed_at' }),
-    })),
+    ...c.speed.map((r) => ({ at: toInstant(r.value.measured_at), where: at(r, 'measured_at') })),
+    ...c.benchmarks.map((r) => ({ at: toInstant(r.value.eval_date), where: at(r, 'eval_date') })),
+    ...c.prices.map((r) => ({ at: toInstant(r.value.observed_at), where: at(r, 'observed_at') })),
   ];
-  futureObservations(observed, issues);
-  if (metricsFile) runGroups(metricsFile.metrics, tree.metrics!, issues);
-  oneValuePerRun(benchmarks, issues);
-  if (issues.length || !site) throw new ValidationError(issues);
+}
 
-  const warnings: SourceIssue[] = [];
-  for (const m of models) for (const w of nameWarnings(m)) warnings.push({ ...w, line: modelLine(m, ['name']) });
-  implausible(speed, benchmarks, sources, metrics, warnings);
+/**
+ * Observation times become the publication's time, which never goes back (docs/publication.md): one in the future,
+ * a typo like 2205, would hold every later Last-Modified there for good. Checked against this machine's clock with a
+ * day's slack for zones and clocks: the one clock the pipeline reads, and only to refuse (the output never depends
+ * on it). Release dates are not observations (an announced model may have a future one) and do not count.
+ */
+function noFutureObservations(c: Context): void {
+  const horizon = new Date(Date.now() + 86_400_000).toISOString();
+  const message = `is later than ${horizon.slice(0, 10)}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
+  for (const o of observations(c)) if (o.at > horizon) c.errors.push({ ...o.where(), message });
+}
 
-  const latest = observed.reduce((newest, o) => (o.at > newest ? o.at : newest), '0000-01-01T00:00:00.000Z');
-  const values = <T>(rows: Located<T>[]) => rows.map((r) => r.value);
-  return {
-    site,
-    sources,
-    metrics,
-    models,
-    overrides,
-    digest: tree.digest,
-    latestInstant: latest,
-    warnings,
-    speed: values(speed),
-    benchmarks: values(benchmarks),
-    prices: values(prices),
-  };
+/** At most one metric decides the run of a run group (compute/ranks.ts): two would contradict each other. */
+function oneDeciderPerRunGroup(c: Context): void {
+  const y = c.tree.metrics;
+  const decider = new Map<string, string>();
+  c.metrics?.forEach((m, i) => {
+    if (!m.decides_run || !y) return;
+    const group = m.run_group ?? m.key;
+    const first = decider.get(group);
+    if (first === undefined) decider.set(group, m.key);
+    else
+      c.errors.push({
+        file: y.file,
+        line: lineOf(y, ['metrics', i, 'decides_run']),
+        record: `metric #${i + 1}`,
+        field: 'decides_run',
+        message: `run group "${group}" already has "${first}" deciding its run: one metric per group picks the run`,
+      });
+  });
+}
+
+/** A run reports one value per metric: a second one could only be another run, which needs a run id of its own. */
+function oneValuePerRun(c: Context): void {
+  const seen = new Map<string, Located<unknown>>();
+  for (const r of c.benchmarks) {
+    const v = r.value;
+    const run = v.run ? `run "${v.run.id}"` : `the run of ${v.eval_date} (no run id)`;
+    const key = `${v.model}\u0000${v.metric}\u0000${v.provenance.source}\u0000${v.run ? `id:${v.run.id}` : `date:${v.eval_date}`}`;
+    const first = seen.get(key);
+    if (!first) seen.set(key, r);
+    else
+      c.errors.push({
+        file: r.file,
+        line: r.line,
+        field: v.run ? 'run.id' : 'run',
+        message:
+          `${run} of "${v.model}" (source ${v.provenance.source}) already has a value of "${v.metric}" at ${first.file}:${first.line}: ` +
+          'give each run its own run.id',
+      });
+  }
+}
+
+/** Folded for comparison: lower case, letters and digits only ("Z.ai" -> "zai"). */
+const folded = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+
+/** Warns of a display name with stray spaces, or one that starts with its developer ("Anthropic: Claude 3.5 Haiku"). */
+function tidyNames(c: Context): void {
+  for (const m of c.models) {
+    const at = { file: m.file, line: modelLine(c, m, ['name']), record: `model "${m.slug}"`, field: 'name' };
+    if (m.name !== m.name.trim() || /\s{2,}/.test(m.name))
+      c.warnings.push({ ...at, message: `${JSON.stringify(m.name)} has leading, trailing or repeated spaces` });
+    const prefix = /^([^:]{1,40}):\s/.exec(m.name)?.[1];
+    const dev = folded(m.developer);
+    if (prefix && dev && folded(prefix) && (dev.includes(folded(prefix)) || folded(prefix).includes(dev)))
+      c.warnings.push({
+        ...at,
+        message:
+          `${JSON.stringify(m.name)} starts with its developer ("${prefix}: "): ` +
+          'lists sort it under the developer; the developer has a field of its own',
+      });
+  }
+}
+
+/**
+ * Warns of valid values no measurement is likely to give: a first-token latency under 1 ms (seconds written as
+ * milliseconds), tokens per second above what its source writes when it could not measure, a percentage outside 0-100.
+ */
+function plausibleValues(c: Context): void {
+  const sentinel = new Map((c.sources ?? []).map((s) => [s.id, s.tokens_per_second_sentinel]));
+  for (const { value: r, file, line } of c.speed) {
+    if (r.first_token_latency_ms < 1)
+      c.warnings.push({
+        file,
+        line,
+        field: 'first_token_latency_ms',
+        message: `${r.first_token_latency_ms} ms is under 1 ms: a latency in seconds written as milliseconds?`,
+      });
+    const max = sentinel.get(r.provenance.source);
+    if (max !== undefined && r.tokens_per_second > max)
+      c.warnings.push({
+        file,
+        line,
+        field: 'tokens_per_second',
+        message:
+          `${r.tokens_per_second} is above ${max}, the value ${r.provenance.source} writes when it could not measure ` +
+          '(sources.yaml tokens_per_second_sentinel): more than it can report',
+      });
+  }
+  const percent = new Set((c.metrics ?? []).filter((m) => m.unit === 'percent').map((m) => m.key));
+  for (const { value: r, file, line } of c.benchmarks)
+    if (percent.has(r.metric) && (r.value < 0 || r.value > 100))
+      c.warnings.push({
+        file,
+        line,
+        field: 'value',
+        message: `${r.value} is outside 0-100, the range of a percentage (metric "${r.metric}"): a fraction, or a count?`,
+      });
 }
 
 /**
@@ -350,12 +514,12 @@ function uniqueBy<T>(
   items: T[],
   key: (t: T) => string,
   what: string,
-  file: string,
+  y: YamlSource,
   issues: SourceIssue[],
   at: (i: number) => number | undefined,
 ) {
   duplicates(
-    items.map((t, i) => ({ t, i, file })),
+    items.map((t, i) => ({ t, i, file: y.file })),
     (e) => key(e.t),
     (k) => `Duplicate ${what} ${quoted(k)}. Each ${what} must be unique.`,
     issues,
@@ -376,121 +540,6 @@ function duplicates<T extends { file: string }>(
     if (prev) issues.push({ file: t.file, line: line?.(t), message: msg(k, prev, t) });
     else first.set(k, t);
   }
-}
-
-/** An observation time (an instant, toInstant) and where it is written, for a problem about it. */
-interface Observation {
-  at: string;
-  where: () => Omit<SourceIssue, 'message'>;
-}
-
-/**
- * Observation times become the publication's time, which never goes back (docs/publication.md): one in the future,
- * a typo like 2205, would hold every later Last-Modified there for good. Checked against this machine's clock with a
- * day's slack for zones and clocks: the one clock the pipeline reads, and only to refuse (the output never depends
- * on it). Release dates are not observations (an announced model may have a future one) and do not count.
- */
-function futureObservations(observed: Observation[], issues: SourceIssue[]): void {
-  const horizon = new Date(Date.now() + 86_400_000).toISOString();
-  const message = `is later than ${horizon.slice(0, 10)}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
-  for (const o of observed) if (o.at > horizon) issues.push({ ...o.where(), message });
-}
-
-/** At most one metric decides the run of a run group (compute/ranks.ts): two would contradict each other. */
-function runGroups(metrics: Metric[], y: YamlSource, issues: SourceIssue[]): void {
-  const decider = new Map<string, string>();
-  metrics.forEach((m, i) => {
-    if (!m.decides_run) return;
-    const group = m.run_group ?? m.key;
-    const first = decider.get(group);
-    if (first === undefined) decider.set(group, m.key);
-    else
-      issues.push({
-        file: y.file,
-        line: lineOf(y, ['metrics', i, 'decides_run']),
-        record: `metric #${i + 1}`,
-        field: 'decides_run',
-        message: `run group "${group}" already has "${first}" deciding its run: one metric per group picks the run`,
-      });
-  });
-}
-
-/** A run reports one value per metric: a second one could only be another run, which needs a run id of its own. */
-function oneValuePerRun(results: Located<z.infer<typeof BenchmarkResult>>[], issues: SourceIssue[]): void {
-  const seen = new Map<string, Located<unknown>>();
-  for (const r of results) {
-    const v = r.value;
-    const run = v.run ? `run "${v.run.id}"` : `the run of ${v.eval_date} (no run id)`;
-    const key = `${v.model}\u0000${v.metric}\u0000${v.provenance.source}\u0000${v.run ? `id:${v.run.id}` : `date:${v.eval_date}`}`;
-    const first = seen.get(key);
-    if (!first) seen.set(key, r);
-    else
-      issues.push({
-        file: r.file,
-        line: r.line,
-        field: v.run ? 'run.id' : 'run',
-        message: `${run} of "${v.model}" (source ${v.provenance.source}) already has a value of "${v.metric}" at ${first.file}:${first.line}: give each run its own run.id`,
-      });
-  }
-}
-
-/** Folded for comparison: lower case, letters and digits only ("Z.ai" -> "zai"). */
-const folded = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
-
-/** A display name with stray spaces, or one that starts with its developer ("Anthropic: Claude 3.5 Haiku"). */
-function nameWarnings(m: ModelEntry): Omit<SourceIssue, 'line'>[] {
-  const at = { file: m.file, record: `model "${m.slug}"`, field: 'name' };
-  const out: Omit<SourceIssue, 'line'>[] = [];
-  if (m.name !== m.name.trim() || /\s{2,}/.test(m.name))
-    out.push({ ...at, message: `${JSON.stringify(m.name)} has leading, trailing or repeated spaces` });
-  const prefix = /^([^:]{1,40}):\s/.exec(m.name)?.[1];
-  const dev = folded(m.developer);
-  if (prefix && dev && folded(prefix) && (dev.includes(folded(prefix)) || folded(prefix).includes(dev)))
-    out.push({
-      ...at,
-      message: `${JSON.stringify(m.name)} starts with its developer ("${prefix}: "): lists sort it under the developer; the developer has a field of its own`,
-    });
-  return out;
-}
-
-/**
- * Valid values no measurement is likely to give: a first-token latency under 1 ms (seconds written as milliseconds),
- * tokens per second above what its source writes when it could not measure, a percentage outside 0-100.
- */
-function implausible(
-  speed: Located<z.infer<typeof SpeedRun>>[],
-  benchmarks: Located<z.infer<typeof BenchmarkResult>>[],
-  sources: Source[],
-  metrics: Metric[],
-  warnings: SourceIssue[],
-): void {
-  const sentinel = new Map(sources.map((s) => [s.id, s.tokens_per_second_sentinel]));
-  for (const { value: r, file, line } of speed) {
-    if (r.first_token_latency_ms < 1)
-      warnings.push({
-        file,
-        line,
-        field: 'first_token_latency_ms',
-        message: `${r.first_token_latency_ms} ms is under 1 ms: a latency in seconds written as milliseconds?`,
-      });
-    const max = sentinel.get(r.provenance.source);
-    if (max !== undefined && r.tokens_per_second > max)
-      warnings.push({
-        file,
-        line,
-        field: 'tokens_per_second',
-        message: `${r.tokens_per_second} is above ${max}, the value ${r.provenance.source} writes when it could not measure (sources.yaml tokens_per_second_sentinel): more than it can report`,
-      });
-  }
-  const percent = new Set(metrics.filter((m) => m.unit === 'percent').map((m) => m.key));
-  for (const { value: r, file, line } of benchmarks)
-    if (percent.has(r.metric) && (r.value < 0 || r.value > 100))
-      warnings.push({
-        file,
-        line,
-        field: 'value',
-        message: `${r.value} is outside 0-100, the range of a percentage (metric "${r.metric}"): a fraction, or a count?`,
-      });
 }
 
 /** Dates and instants in the data, normalized to the API's ISO form (UTC, milliseconds). */
