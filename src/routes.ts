@@ -5,12 +5,12 @@ import {
   CAPABILITY_KEYS,
   INCLUDES,
   QUERY_LANES,
-  RevisionId,
   SORTS,
   type Include,
   type QueryLane,
   type Sort,
 } from './schema/api.js';
+import { RevisionId, SLUG_RE } from './schema/primitives.js';
 import { CAPABILITY_MODALITIES, LOCALES, type Locale } from './schema/source.js';
 import { catalogFile, changesFile, detailFile, listFile, metricsFile, OPENAPI_FILE } from './publication/layout.js';
 
@@ -21,7 +21,6 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
 export const MAX_QUERY_LENGTH = 200;
 const MAX_PAGE = 1_000_000;
-const SLUG_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const MAX_SLUG_LENGTH = 160;
 
 export interface Variant {

@@ -17,6 +17,7 @@ import {
   type RouteKind,
 } from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
+import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { composedEncoded, composeList, composedCached } from './compose.js';
 import { negotiateEncoding } from './negotiate.js';
 import { isOpen, serveOpen } from './open.js';
@@ -49,7 +50,6 @@ const PREFLIGHT_HEADERS = [
   'allow',
   ALLOW,
 ];
-const JSON_TYPE = 'application/json; charset=utf-8';
 /** What a 404 tells the developer: which of path, slug form or lane was wrong (one `not_found` code for all). */
 const NO_PATH =
   'No such path: this API answers /api/v1/models, /api/v1/models/{slug}, /api/v1/metrics, /api/v1/catalog, /api/v1/changes and /api/v1/openapi.json (described at /docs).';
@@ -102,9 +102,6 @@ interface ParsedUrl {
 class UrlCache {
   private map = new Map<string, ParsedUrl>();
   constructor(private readonly max: number) {}
-  clear(): void {
-    this.map.clear();
-  }
   get(rawUrl: string): ParsedUrl {
     if (rawUrl.length > 512) return parseUrl(rawUrl); // rare, and would let a client fill the cache with little
     let p = this.map.get(rawUrl);
@@ -422,7 +419,7 @@ function responseHeaders(
     f.encoded !== null || 'body' in f ? 'accept-encoding, x-api-key' : 'x-api-key',
   ];
   if (length !== null) {
-    h.push('content-type', JSON_TYPE, 'content-length', String(length));
+    h.push('content-type', JSON_CONTENT_TYPE, 'content-length', String(length));
     if (coding !== 'identity') h.push('content-encoding', coding);
   }
   return h;

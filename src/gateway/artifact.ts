@@ -13,7 +13,7 @@ export interface ItemPieces {
 }
 
 /** An artifact as the gateway holds it: the file's content, and what is derived from it once (on first use). */
-export interface ListArtifact extends Omit<ArtifactAsRead, 'attribution'> {
+export interface LoadedArtifact extends Omit<ArtifactAsRead, 'attribution'> {
   entry: ManifestEntry;
   /** Each model's item as UTF-8 pieces (compose.ts), by locale then slug, made on first use. */
   items: Map<string, Map<string, ItemPieces>>;
@@ -42,7 +42,7 @@ export function loadedArtifact(
   raw: ArtifactAsRead,
   entry: ManifestEntry,
   publicationAttribution: unknown,
-): ListArtifact {
+): LoadedArtifact {
   const attributionJson = JSON.stringify(raw.attribution ?? publicationAttribution);
   // The artifact's hash covers its own attribution; one taken from the publication must enter the validator itself.
   const validatorPrefix = createHash('sha256').update(

@@ -19,7 +19,7 @@ import type { Locale } from '../schema/source.js';
 import { envelopeParts, foldText, listDataJson, sectionsJson } from '../publication/assemble.js';
 import { includeKey } from '../publication/layout.js';
 import { filterKey, type InvalidParam, type ListFilter, type ListRequest } from '../routes.js';
-import type { ItemPieces, ListArtifact } from './artifact.js';
+import type { ItemPieces, LoadedArtifact } from './artifact.js';
 import type { ComposedFile, Publication } from './publication.js';
 import { codedEtag, etagOf, httpDate } from './validators.js';
 import { compressAnswer } from './compress-answer.js';
@@ -33,7 +33,7 @@ const CLOSE = Buffer.from('}');
  * (withSections' splice, in bytes). Memory grows with the catalog times the three locales, not times every locale and
  * include set (the latter is over a hundred MB for the default publication's six lane variants).
  */
-function pieces(a: ListArtifact, locale: Locale): Map<string, ItemPieces> {
+function pieces(a: LoadedArtifact, locale: Locale): Map<string, ItemPieces> {
   let m = a.items.get(locale);
   if (!m) {
     m = new Map();
@@ -46,7 +46,7 @@ function pieces(a: ListArtifact, locale: Locale): Map<string, ItemPieces> {
   return m;
 }
 
-function sectionPieces(a: ListArtifact, slug: string): Record<Include, Buffer> {
+function sectionPieces(a: LoadedArtifact, slug: string): Record<Include, Buffer> {
   let s = a.sections.get(slug);
   if (!s) {
     const json = sectionsJson(a.models[slug]!.sections);
@@ -71,7 +71,7 @@ const MARK = '\u0000'; // never in JSON text unescaped: marks where the items go
  * of Node's shared pool, which a cached page would keep alive whole).
  */
 function pagePieces(
-  a: ListArtifact,
+  a: LoadedArtifact,
   locale: Locale,
   include: readonly Include[],
   slugs: string[],
@@ -110,7 +110,7 @@ function pagePieces(
   return out;
 }
 
-export function searchOrder(a: ListArtifact, q: string, locale: Locale, sort: Sort): string[] {
+export function searchOrder(a: LoadedArtifact, q: string, locale: Locale, sort: Sort): string[] {
   const query = foldText(q);
   const words = query.split(/\s+/).filter(Boolean);
   const joined = lettersAndDigits(query);
@@ -145,7 +145,7 @@ const lettersAndDigits = (folded: string): string => folded.replace(/[^\p{L}\p{N
 const tailsFromWords = (folded: string): string[] =>
   [...folded.matchAll(/[\p{L}\p{N}]+/gu)].map((w) => lettersAndDigits(folded.slice(w.index)));
 
-function searchIndex(a: ListArtifact): ListArtifact['searchIndex'] {
+function searchIndex(a: LoadedArtifact): LoadedArtifact['searchIndex'] {
   if (a.searchIndex.size === 0) {
     for (const [slug, { search }] of Object.entries(a.models)) {
       // One string, each tail after a line feed (never in a tail): one includes() per model finds a tail that
@@ -177,7 +177,7 @@ const SEARCH_RULES_SINCE_HTTP = httpDate(SEARCH_RULES_SINCE);
 const FILTER_RULES = 'filter 1';
 
 /** The models of `order` that pass every filter. A model without a price never passes max_blended_price. */
-export function filterOrder(a: ListArtifact, order: readonly string[], f: ListFilter): string[] {
+export function filterOrder(a: LoadedArtifact, order: readonly string[], f: ListFilter): string[] {
   const developers = new Set(f.developer);
   return order.filter((slug) => {
     const { item, sections } = a.models[slug]!;
@@ -197,7 +197,7 @@ export function filterOrder(a: ListArtifact, order: readonly string[], f: ListFi
 }
 
 /** The developers of an artifact's models, sorted (made once per artifact). */
-export function developersOf(a: ListArtifact): readonly string[] {
+export function developersOf(a: LoadedArtifact): readonly string[] {
   a.developers ??= [...new Set(Object.values(a.models).map((m) => m.item.en.developer))].sort();
   return a.developers;
 }

@@ -4,9 +4,8 @@
 // for, once (Publication caches what it derives from it). A smaller heap makes each garbage collection cheaper:
 // a manifest of 75,000 entries held as objects was most of the gateway's idle heap.
 import type { BodyRepresentations, ManifestEntry } from '../publication/files.js';
+import { SHA256_HEX_RE } from '../schema/primitives.js';
 import { packedRepresentations, REPRESENTATIONS_FILE, type StoredBytes } from '../publication/layout.js';
-
-const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
 export class ManifestIndex {
   private readonly rows = new Map<string, number>();
@@ -30,7 +29,7 @@ export class ManifestIndex {
     };
     files.forEach((f, row) => {
       this.rows.set(f.path, row);
-      if (HEX_SHA256.test(f.sha256)) this.hashes.write(f.sha256, 32 * row, 'hex');
+      if (SHA256_HEX_RE.test(f.sha256)) this.hashes.write(f.sha256, 32 * row, 'hex');
       else this.oddHashes.set(row, f.sha256);
       this.sizes[row] = f.bytes;
       this.refs[3 * row] = ref(f.content_type);

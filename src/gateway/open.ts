@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { OPENAPI_FILE } from '../publication/layout.js';
 import type { ApiRequest, OpenRequest } from '../routes.js';
+import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { notModified } from './app.js';
 import { problemBody, problemHeaders } from './problems.js';
 import { CORS_HEADERS, type FileInfo, type Publication } from './publication.js';
@@ -105,9 +106,8 @@ export function serveOpen(
   }
   const headers = ['x-publication-revision', pub.revision, 'x-schema-version', pub.meta.schemaVersion];
   const cached = pub.cachedBody(info);
-  const json = 'application/json; charset=utf-8';
-  if (cached !== undefined) return send(req, res, { body: cached, info }, json, PUBLIC_CACHE, headers);
-  return pub.body(info).then((body) => send(req, res, { body, info }, json, PUBLIC_CACHE, headers));
+  if (cached !== undefined) return send(req, res, { body: cached, info }, JSON_CONTENT_TYPE, PUBLIC_CACHE, headers);
+  return pub.body(info).then((body) => send(req, res, { body, info }, JSON_CONTENT_TYPE, PUBLIC_CACHE, headers));
 }
 
 function send(

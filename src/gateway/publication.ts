@@ -7,7 +7,7 @@ import type { ManifestEntry, PublicationMeta } from '../publication/files.js';
 import { artifactFile, laneVariantKey, pageCount, type LaneVariant } from '../publication/layout.js';
 import { fileFor, type ApiRequest } from '../routes.js';
 import { parseArtifact } from '../publication/reader.js';
-import { loadedArtifact, type ListArtifact } from './artifact.js';
+import { loadedArtifact, type LoadedArtifact } from './artifact.js';
 import { type EncodedPair, ManifestIndex, RepresentationIndex } from './manifest-index.js';
 import { codedEtag, etagOf, httpDate } from './validators.js';
 import type { Origin } from './origins/types.js';
@@ -155,7 +155,7 @@ export const CACHE_CONTROL = 'private, max-age=300';
 export class Publication {
   private infos = new Map<string, FileInfo>();
   private prebuiltFiles = new WeakMap<ApiRequest, FileInfo | null>();
-  private artifacts = new Map<string, Promise<ListArtifact>>();
+  private artifacts = new Map<string, Promise<LoadedArtifact>>();
   /** Composed answers (q, other page sizes), by canonical request: within a byte budget, dropped with the publication. */
   readonly composed = new ByteCache<ComposedFile>(
     COMPOSED_CACHE_BYTES,
@@ -288,7 +288,7 @@ export class Publication {
   }
 
   /** The parsed list artifact of a lane and display variant (loaded once per publication). */
-  artifact(variant: LaneVariant): Promise<ListArtifact> {
+  artifact(variant: LaneVariant): Promise<LoadedArtifact> {
     const path = artifactFile(variant);
     let p = this.artifacts.get(path);
     if (!p) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { isAlias, isMap, isScalar, isSeq, visit } from 'yaml';
 import type { z } from 'zod';
 import { ValidationError, quoted, type SourceIssue } from '../errors.js';
+import { Slug } from '../schema/primitives.js';
 import {
   BenchmarkResult,
   MetricsFile,
@@ -13,7 +14,6 @@ import {
   SiteFile,
   SourcesFile,
   SpeedRun,
-  Slug,
   type DisplayOverride,
   type Metric,
   type Source,

@@ -6,17 +6,9 @@
 //   changes.json          ChangeList: paths added, changed, removed against the previous release
 //   artifacts/*.json      ListArtifact: what the gateway composes non-prebuilt list answers from
 import { z } from 'zod';
-import {
-  Attribution,
-  DetailResponse,
-  Instant,
-  ItemSections,
-  ListItemCore,
-  ListResponse,
-  RevisionId,
-  SORTS,
-} from '../schema/api.js';
-import { LOCALES, Slug } from '../schema/source.js';
+import { Attribution, DetailResponse, ItemSections, ListItemCore, ListResponse, SORTS } from '../schema/api.js';
+import { Instant, RevisionId, Sha256Hex, Slug } from '../schema/primitives.js';
+import { LOCALES } from '../schema/source.js';
 
 export { DetailResponse, ListResponse };
 
@@ -31,7 +23,6 @@ export const ManifestEntry = z.strictObject({
 });
 export type ManifestEntry = z.infer<typeof ManifestEntry>;
 
-const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
 /** One compressed representation of a body, in the release's representations.pack (layout.ts). */
 export const EncodedEntry = z.strictObject({ sha256: Sha256Hex, bytes: z.number().int().min(0) });
 export type EncodedEntry = z.infer<typeof EncodedEntry>;
@@ -82,10 +73,7 @@ export const PublicationMeta = z.strictObject({
    * SHA-256 of this release's manifest.json: what tells two builds of one revision apart (other page sizes, or a
    * --revision given again over other data), for a gateway polling a static host. Absent in releases of older builds.
    */
-  manifestSha256: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/)
-    .optional(),
+  manifestSha256: Sha256Hex.optional(),
 });
 export type PublicationMeta = z.infer<typeof PublicationMeta>;
 

@@ -11,6 +11,7 @@
 // metadata, so every client gets the bytes as stored: the manifest is a .gz file its reader unpacks.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
+import { REVISION_ID, SHA256_HEX, Sha256Hex } from '../schema/primitives.js';
 import { type Manifest, PublicationMeta } from './files.js';
 import { packedRepresentations, type StoredBytes } from './layout.js';
 
@@ -23,10 +24,7 @@ export const OBJECTS_PREFIX = 'objects/sha256/';
 export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 /** The pointer: how late a switch (or a rollback) is seen through a cache in front is bounded by this. */
 export const POINTER_CACHE_CONTROL = 'public, max-age=10';
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 export const GZIP_CONTENT_TYPE = 'application/gzip';
-
-const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex digits');
 
 /** One publication the remote holds in full: the live one or a kept one a rollback may return to. */
 export const RemotePublication = z.strictObject({
@@ -36,7 +34,7 @@ export const RemotePublication = z.strictObject({
    * The manifest (`manifestKey`): sha256 and size of its JSON, the build's manifest.json. The sha256 is also in its
    * name, so one revision built twice gets two.
    */
-  manifest: z.strictObject({ sha256: Sha256, bytes: z.number().int().min(0) }),
+  manifest: z.strictObject({ sha256: Sha256Hex, bytes: z.number().int().min(0) }),
 });
 export type RemotePublication = z.infer<typeof RemotePublication>;
 
@@ -68,16 +66,12 @@ export const manifestRefOf = (p: RemotePublication): ManifestRef => ({
 
 export const manifestKeyOf = (p: RemotePublication): string => manifestKey(manifestRefOf(p));
 
+const MANIFEST_KEY_RE = new RegExp(`^${REVISIONS_PREFIX}(${REVISION_ID})/manifest-(${SHA256_HEX})\\.json\\.gz$`);
+
 /** The revision and manifest hash a manifest key names, or null for any other key under revisions/. */
 export function parseManifestKey(key: string): ManifestRef | null {
-  const m = /^revisions\/([A-Za-z0-9][A-Za-z0-9._-]{0,63})\/manifest-([0-9a-f]{64})\.json\.gz$/.exec(key);
+  const m = MANIFEST_KEY_RE.exec(key);
   return m ? { revision: m[1]!, sha256: m[2]! } : null;
-}
-
-/** The sha256 an object key names, or null. */
-export function parseObjectKey(key: string): string | null {
-  const m = /^objects\/sha256\/([0-9a-f]{2})\/([0-9a-f]{64})$/.exec(key);
-  return m && m[2]!.startsWith(m[1]!) ? m[2]! : null;
 }
 
 /** One publication's identity: a revision built twice (other page sizes) is two publications. */

@@ -7,6 +7,7 @@ import { type FileHandle, link, mkdir, open, readFile, rm } from 'node:fs/promis
 import path from 'node:path';
 import pMap from 'p-map';
 import { UsageError } from '../errors.js';
+import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { namedWriteError, writeFileNamed } from '../write-file.js';
 import type { BodyParts } from './assemble.js';
 import type { CompressionLevels, Compressor, Representation } from './compress.js';
@@ -27,8 +28,6 @@ import {
   REPRESENTATIONS_FILE,
 } from './layout.js';
 import type { PreviousTimes, TimePolicy } from './times.js';
-
-export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** A body to write at `path`. */
 export interface PendingBody extends BodyParts {
@@ -192,7 +191,7 @@ export async function writeBodies(
         path: b.path,
         sha256: hash,
         bytes: bytes.length,
-        content_type: JSON_TYPE,
+        content_type: JSON_CONTENT_TYPE,
         revision,
         last_modified: lastModified,
       });

@@ -9,10 +9,10 @@
 // A publish stopped anywhere before 4 leaves the pointer where it was; run again, it finds what was uploaded and
 // uploads the rest.
 import pMap from 'p-map';
+import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import {
   GZIP_CONTENT_TYPE,
   IMMUTABLE_CACHE_CONTROL,
-  JSON_CONTENT_TYPE,
   manifestKeyOf,
   objectKey,
   type Pointer,

@@ -1,6 +1,7 @@
 // Published response shapes (SPEC part 2) and the publication's own files (manifest, change list).
 // JSON Schemas under schemas/ are generated from these; test/schemas.test.ts fails when they are stale.
 import { z } from 'zod';
+import { Instant, RevisionId } from './primitives.js';
 import { CAPABILITY_MODALITIES, Locale, Metric, Modality } from './source.js';
 
 export const INCLUDES = ['benchmarks', 'capabilities', 'pricing'] as const; // canonical (sorted) order
@@ -12,20 +13,6 @@ export type QueryLane = z.infer<typeof QueryLane>;
 export const SORTS = ['popular', 'recent', 'newest', 'alphabetical'] as const;
 export const Sort = z.enum(SORTS);
 export type Sort = z.infer<typeof Sort>;
-
-export const Instant = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO 8601 UTC with milliseconds');
-/**
- * A publication revision id: it names a release folder and is sent in a header, so one path segment of ASCII
- * letters, digits, '.', '_' and '-' (not starting with a dot), at most 64 characters.
- */
-export const RevisionId = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
-    "1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.', '_' or '-'",
-  );
 
 export const Attribution = z.strictObject({
   required: z.literal(true),

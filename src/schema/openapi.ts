@@ -13,6 +13,7 @@ import {
   LIST_PARAMS,
   MAX_PAGE_SIZE,
   MAX_QUERY_LENGTH,
+  MAX_SLUG_LENGTH,
   METRICS_PARAMS,
   METRICS_PATH,
   OPENAPI_PATH,
@@ -46,6 +47,7 @@ import {
   SORTS,
   Stats,
 } from './api.js';
+import { SLUG_RE } from './primitives.js';
 import { CAPABILITY_MODALITIES, LOCALES } from './source.js';
 
 /** Real bodies of each response, as the build has them: the document shows them as examples (none without). */
@@ -457,7 +459,7 @@ export function openApiDocument(o: OpenApiOptions): Json {
               in: 'path',
               required: true,
               description: 'The model slug, as in the list: lower-case letters, digits and single hyphens.',
-              schema: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$', maxLength: 160 },
+              schema: { type: 'string', pattern: SLUG_RE.source, maxLength: MAX_SLUG_LENGTH },
               example: 'gpt-4o',
             },
             ...variantParams,

@@ -2,10 +2,10 @@
 // model and for the catalog, compact enough to keep one per release. A later build, `modelpub diff` and a fresh CI
 // runner (through the remote layout) compare the data against it; pipeline/snapshot.ts makes it.
 import { z } from 'zod';
-import { Capabilities, RevisionId, Stats } from './api.js';
-import { LOCALES, RecordLane, Slug } from './source.js';
+import { Capabilities, Stats } from './api.js';
+import { Instant, RevisionId, Slug } from './primitives.js';
+import { LOCALES, RecordLane } from './source.js';
 
-const Instant = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO 8601 UTC with milliseconds');
 const perLocale = <T extends z.ZodType>(t: T) =>
   z.strictObject(Object.fromEntries(LOCALES.map((l) => [l, t])) as Record<(typeof LOCALES)[number], T>);
 

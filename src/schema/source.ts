@@ -1,6 +1,7 @@
 // Source records: what people and machines author under data/. Every published field is derived from these.
 // Private fields live only under `private`; the renderer never reads that key (see test/privacy.test.ts).
 import { z } from 'zod';
+import { Sha256Hex, Slug } from './primitives.js';
 
 export const LOCALES = ['en', 'zh', 'ru'] as const;
 export const Locale = z.enum(LOCALES);
@@ -57,10 +58,6 @@ const ProseText = (l: string) =>
       ),
   });
 
-const Slug = z
-  .string()
-  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a slug: lowercase letters, digits and single hyphens');
-const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256 hex digest (64 lowercase hex characters)');
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 /** A calendar date, as maintainers write it. */
 const IsoDate = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
@@ -114,7 +111,7 @@ export const PrivateFields = z.strictObject({
 /** Where a record comes from: a source declared in data/sources.yaml and the hash of the evidence it rests on. */
 export const Provenance = z.strictObject({
   source: z.string().min(1),
-  evidence_sha256: Sha256,
+  evidence_sha256: Sha256Hex,
 });
 export type Provenance = z.infer<typeof Provenance>;
 
@@ -310,5 +307,3 @@ export const DisplayOverride = z.strictObject({
 });
 export type DisplayOverride = z.infer<typeof DisplayOverride>;
 export const OverridesFile = z.strictObject({ overrides: z.array(DisplayOverride) });
-
-export { Slug };
