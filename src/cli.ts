@@ -1,6 +1,7 @@
 // The only place that turns errors into messages and exit codes.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AlreadyReported, CommandFailed, ValidationError, UsageError } from './errors.js';
+import { redactUrls } from './redact.js';
 import { buildCommand } from './commands/build.js';
 import { diffCommand } from './commands/diff.js';
 import { validateCommand } from './commands/validate.js';
@@ -233,7 +234,7 @@ function reportError(e: unknown): void {
   if (e instanceof AlreadyReported) {
     process.exitCode = 1;
   } else if (e instanceof ValidationError || e instanceof UsageError) {
-    console.error(process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
+    console.error(process.env.MODELPUB_DEBUG ? e : `modelpub: ${redactUrls(e.message)}`);
     process.exitCode = e instanceof ValidationError ? 1 : 2;
   } else {
     // Errors of the machine or the store (a port in use, a file missing, Redis away) carry a message that names
@@ -244,7 +245,7 @@ function reportError(e: unknown): void {
       e instanceof ReferenceError ||
       e instanceof RangeError ||
       e instanceof SyntaxError;
-    console.error(bug || process.env.MODELPUB_DEBUG ? e : `modelpub: ${e.message}`);
+    console.error(bug || process.env.MODELPUB_DEBUG ? e : `modelpub: ${redactUrls(e.message)}`);
     process.exitCode = 1;
   }
 }

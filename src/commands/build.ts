@@ -3,6 +3,7 @@ import { createProgress } from '../pipeline/progress.js';
 import type { SourceData } from '../pipeline/validate.js';
 import { leftOutLine, printWarnings } from './report.js';
 import { checkS3Options, type S3CommandOptions } from './s3-options.js';
+import { redactUrl } from '../redact.js';
 
 export interface BuildCommandOptions extends S3CommandOptions {
   /** The root a publish wrote to: its live publication is the one this build continues from. */
@@ -34,7 +35,9 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
     progress: createProgress(o.quiet ? null : process.stderr),
   });
   if (r.nothingAtPrevious)
-    console.log(`--previous ${o.previous} has nothing published yet (no current.json): built as a first publication`);
+    console.log(
+      `--previous ${redactUrl(o.previous ?? '')} has nothing published yet (no current.json): built as a first publication`,
+    );
   console.log(r.semantic.summary);
   if (r.semantic.unchanged) {
     console.log(

@@ -6,6 +6,7 @@ import { compute } from '../pipeline/compute/index.js';
 import { diffSnapshots, isEmptyDiff, renderDiff, summaryLine } from '../pipeline/diff.js';
 import { contentOf, snapshotOf } from '../pipeline/snapshot.js';
 import { checkS3Options, type S3CommandOptions } from './s3-options.js';
+import { redactUrl } from '../redact.js';
 
 export interface DiffCommandOptions extends S3CommandOptions {
   data: string;
@@ -33,11 +34,11 @@ export async function diffCommand(o: DiffCommandOptions): Promise<boolean> {
       ? `no changes a reader sees, but a new revision (${wouldBe.dataRevision}): the data differs in fields the API does not show, or orders by (updated_at, served_by)`
       : summaryLine(diff);
   if (o.json) {
-    const against = { revision: live.revision, where: live.where };
+    const against = { revision: live.revision, where: redactUrl(live.where) };
     console.log(JSON.stringify({ against, dataRevision: wouldBe.dataRevision, summary, ...diff }, null, 2));
   } else {
     process.stdout.write(renderDiff(diff, summary));
-    console.error(`(compared with revision ${live.revision} at ${live.where})`);
+    console.error(`(compared with revision ${live.revision} at ${redactUrl(live.where)})`);
   }
   return changed;
 }

@@ -17,6 +17,7 @@ import {
   type RouteKind,
 } from '../routes.js';
 import type { QueryLane } from '../schema/api.js';
+import { redactUrls } from '../redact.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { composedEncoded, composeList, composedCached } from './compose.js';
 import { negotiateEncoding } from './negotiate.js';
@@ -343,7 +344,7 @@ export function createHandler(d: GatewayDeps) {
   function fail(x: Exchange, err: unknown): void {
     // Never a 500: an unexpected failure here is the publication or the store being unreadable.
     try {
-      d.log?.error({ err: String(err), route: x.route }, 'request failed');
+      d.log?.error({ err: redactUrls(String(err)), route: x.route }, 'request failed');
     } catch {
       /* as above */
     }

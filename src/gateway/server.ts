@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { destination, pino } from 'pino';
 import { AlreadyReported, UsageError } from '../errors.js';
+import { redactUrls } from '../redact.js';
 import { outDirState } from '../publication/folder.js';
 import { createHandler, type RequestLog } from './app.js';
 import { onClientError, onUnmetExpectation } from './client-errors.js';
@@ -75,7 +76,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       ? null
       : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
   const store = o.storeInstance ?? (await openStore(o.store));
-  for (const line of store.warnings ?? []) log?.warn(line);
+  for (const line of store.warnings ?? []) log?.warn(redactUrls(line));
   const keys = new KeyCache(store);
   const quota = new QuotaLimiter(store, { limit: o.quota });
 
@@ -95,7 +96,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
         log?.info({ revision: current.revision }, 'switched to a new publication');
       }
     } catch (e) {
-      log?.warn({ err: String(e) }, 'publication poll failed; still serving the current one');
+      log?.warn({ err: redactUrls(String(e)) }, 'publication poll failed; still serving the current one');
     } finally {
       polling = false;
       lastPollEnd = performance.now();

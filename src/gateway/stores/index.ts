@@ -1,12 +1,12 @@
 // Picks a quota store driver from a URL (`--store`): sqlite:PATH, redis://HOST:PORT, memory:.
 import { existsSync } from 'node:fs';
 import { UsageError } from '../../errors.js';
-import { redactUrl } from './redact.js';
+import { redactUrl } from '../../redact.js';
 import type { QuotaStore } from './types.js';
 
 export type { KeyRecord, QuotaStore, TakeResult } from './types.js';
 export { DuplicateKeyError } from './types.js';
-export { redactUrl } from './redact.js';
+export { redactUrl } from '../../redact.js';
 
 /** Keys and counters in a file beside the gateway, kept across restarts. */
 export const DEFAULT_STORE_URL = 'sqlite:var/gateway.db';

@@ -22,7 +22,7 @@
 //   and day, which in one script claims its units if it ran, or voids it so that it can never run later.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis as RedisClient } from 'ioredis';
-import { redactUrl } from './redact.js';
+import { redactUrl } from '../../redact.js';
 import {
   DuplicateKeyError,
   StoreDataLostError,
