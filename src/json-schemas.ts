@@ -18,8 +18,10 @@ import {
   BenchmarkResult,
   MetricsFile,
   ModelRecord,
+  OfferRecord,
   OverridesFile,
   PriceObservation,
+  ProvidersFile,
   SiteFile,
   SourcesFile,
   SpeedRun,
@@ -51,6 +53,8 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
     io: 'input',
     description: 'one line of data/measurements/prices/*.jsonl',
   },
+  ProvidersFile: { schema: ProvidersFile, io: 'input', description: 'data/providers.yaml' },
+  OfferRecord: { schema: OfferRecord, io: 'input', description: 'one line of data/offers/<provider>.jsonl' },
   // published files
   ListResponse: { schema: ListResponse, io: 'output', description: 'GET /api/v1/models: api/v1/list/**.json' },
   DetailResponse: {

@@ -173,6 +173,7 @@ describe('numbers', () => {
       output_per_million: LIMITS.usd_per_million_tokens,
       first_party: true,
       observed_at: '2025-01-01T00:00:00Z',
+      offer: null,
       provenance: prov,
     }));
     expect(priceSummaries(prices).get('m')).toMatchObject({

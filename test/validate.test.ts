@@ -364,12 +364,12 @@ const CASES: Record<string, Case> = {
         'models/epsilon.json': '{}\n',
       },
       expected: [
-        'models/epsilon.json: unexpected file: models and overrides are .yaml, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
-        'notes.txt: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/',
-        'override/gamma.yaml: unexpected file: override/ is not a folder of the data (models/, overrides/, measurements/); it probably belongs in overrides/',
-        'overrides.yaml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in overrides/',
-        'site.yml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; did you mean site.yaml?',
-        'speed.jsonl: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/; it probably belongs in measurements/speed/',
+        'models/epsilon.json: unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
+        'notes.txt: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/',
+        'override/gamma.yaml: unexpected file: override/ is not a folder of the data (models/, overrides/, measurements/, offers/); it probably belongs in overrides/',
+        'overrides.yaml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/; it probably belongs in overrides/',
+        'site.yml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/; did you mean site.yaml?',
+        'speed.jsonl: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/; it probably belongs in measurements/speed/',
       ],
     },
   'two values of one metric in one run: a run id, or without one, a source and a day': {
@@ -459,8 +459,8 @@ describe('validation reports each kind of problem precisely', () => {
         await fh.close();
       }
       expect(await problems(dir)).toEqual([
-        'models/snapshot.tar: unexpected file: models and overrides are .yaml, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
-        'snapshot.tar: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, documentation (.md) and the folders models/, overrides/, measurements/',
+        'models/snapshot.tar: unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
+        'snapshot.tar: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/',
       ]);
     });
   });

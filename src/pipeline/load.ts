@@ -23,11 +23,13 @@ export interface LoadedTree {
   site: YamlSource | null;
   sources: YamlSource | null;
   metrics: YamlSource | null;
+  providers: YamlSource | null;
   models: YamlSource[];
   overrides: YamlSource[];
   speed: JsonlRecord[];
   benchmarks: JsonlRecord[];
   prices: JsonlRecord[];
+  offers: JsonlRecord[];
   /** sha256 over every input file's name and bytes: the default revision id derives from it. */
   digest: string;
   issues: SourceIssue[];
@@ -45,11 +47,13 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     site: null,
     sources: null,
     metrics: null,
+    providers: null,
     models: [],
     overrides: [],
     speed: [],
     benchmarks: [],
     prices: [],
+    offers: [],
     digest: '',
     issues: [],
   };
@@ -64,10 +68,10 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     // revision to build and publish (a .md in a folder that is not the data's is still an unexpected file).
     if (file.endsWith('.md') && (atTop || (FOLDERS as readonly string[]).includes(top!))) continue;
     const yaml = file.endsWith('.yaml') || file.endsWith('.yml');
+    const offers = top === 'offers' && kind !== undefined && !file.slice('offers/'.length).includes('/');
     const jsonl =
       file.endsWith('.jsonl') &&
-      top === 'measurements' &&
-      (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '');
+      (offers || (top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '')));
     // A file that is not data is named from its first bytes only: it may be anything, of any size.
     if (atTop ? !TOP_FILES.includes(file) : !(FOLDERS as readonly string[]).includes(top!)) {
       const where = atTop
@@ -82,7 +86,7 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     if (!yaml && !jsonl) {
       tree.issues.push({
         file,
-        message: `unexpected file: models and overrides are .yaml, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}`,
+        message: `unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}`,
       });
       continue;
     }
@@ -106,11 +110,12 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
       if (top === 'site.yaml') tree.site = y;
       else if (top === 'sources.yaml') tree.sources = y;
       else if (top === 'metrics.yaml') tree.metrics = y;
+      else if (top === 'providers.yaml') tree.providers = y;
       else if (top === 'models') tree.models.push(y);
       else if (top === 'overrides') tree.overrides.push(y);
-      else tree.issues.push({ file, message: 'measurements are JSON Lines (.jsonl), not YAML' });
+      else tree.issues.push({ file, message: `${top} are JSON Lines (.jsonl), not YAML` });
     } else {
-      parseJsonl(file, text, tree[kind as (typeof MEASUREMENT_KINDS)[number]], tree.issues);
+      parseJsonl(file, text, offers ? tree.offers : tree[kind as (typeof MEASUREMENT_KINDS)[number]], tree.issues);
     }
   }
   for (const [name, y] of [
@@ -202,8 +207,8 @@ function specialKind(e: { isFIFO(): boolean; isSocket(): boolean; isCharacterDev
         : 'a block device';
 }
 
-const TOP_FILES = ['site.yaml', 'sources.yaml', 'metrics.yaml'];
-const FOLDERS = ['models', 'overrides', 'measurements'] as const;
+const TOP_FILES = ['site.yaml', 'sources.yaml', 'metrics.yaml', 'providers.yaml'];
+const FOLDERS = ['models', 'overrides', 'measurements', 'offers'] as const;
 const FOLDER_LIST = FOLDERS.map((f) => `${f}/`).join(', ');
 
 /** The first 4 KiB of a file: enough for likelyHome(). */
@@ -234,8 +239,9 @@ function likelyHome(file: string, head4k: Buffer): string {
           ? 'models/'
           : undefined;
   } else if (name.endsWith('.jsonl') || name.endsWith('.json')) {
-    home =
-      name.includes('speed') || head.includes('"tokens_per_second"')
+    home = head.includes('"provider_model_id"')
+      ? 'offers/'
+      : name.includes('speed') || head.includes('"tokens_per_second"')
         ? 'measurements/speed/'
         : name.includes('bench') || head.includes('"metric"')
           ? 'measurements/benchmarks/'

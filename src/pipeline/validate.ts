@@ -9,6 +9,8 @@ import {
   BenchmarkResult,
   MetricsFile,
   ModelRecord,
+  OfferRecord,
+  ProvidersFile,
   OverridesFile,
   PriceObservation,
   SiteFile,
@@ -16,6 +18,7 @@ import {
   SpeedRun,
   type DisplayOverride,
   type Metric,
+  type ProviderRecord,
   type Source,
 } from '../schema/source.js';
 import { lineOf, type JsonlRecord, type LoadedTree, type YamlSource } from './load.js';
@@ -32,6 +35,10 @@ export interface SourceData {
   speed: z.infer<typeof SpeedRun>[];
   benchmarks: z.infer<typeof BenchmarkResult>[];
   prices: z.infer<typeof PriceObservation>[];
+  /** data/providers.yaml, sorted by id. */
+  providers: ProviderRecord[];
+  /** Every offer, sorted by model, provider and provider_model_id. */
+  offers: OfferRecord[];
   overrides: DisplayOverride[];
   digest: string;
   /** The newest date found in the data: the default publication time, so that no clock enters the output. */
@@ -155,6 +162,9 @@ interface Context {
   speed: Located<z.infer<typeof SpeedRun>>[];
   benchmarks: Located<z.infer<typeof BenchmarkResult>>[];
   prices: Located<z.infer<typeof PriceObservation>>[];
+  /** null when providers.yaml is missing or fails its schema. */
+  providers: ProviderRecord[] | null;
+  offers: Located<OfferRecord>[];
   overrides: OverrideAt[];
   errors: SourceIssue[];
   warnings: SourceIssue[];
@@ -197,8 +207,15 @@ export function validateTree(tree: LoadedTree): SourceData {
     speed: values(c.speed),
     benchmarks: values(c.benchmarks),
     prices: values(c.prices),
+    providers: [...(c.providers ?? [])].sort((a, b) => cmpStr(a.id, b.id)),
+    offers: values(c.offers).sort(
+      (a, b) =>
+        cmpStr(a.model, b.model) || cmpStr(a.provider, b.provider) || cmpStr(a.provider_model_id, b.provider_model_id),
+    ),
   };
 }
+
+const cmpStr = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Each file against its schema: the context of the rules, with the schemas' problems already in `errors`. */
 function parse(tree: LoadedTree): Context {
@@ -231,6 +248,8 @@ function parse(tree: LoadedTree): Context {
   const speed = checkJsonl(SpeedRun, tree.speed, errors);
   const benchmarks = checkJsonl(BenchmarkResult, tree.benchmarks, errors);
   const prices = checkJsonl(PriceObservation, tree.prices, errors);
+  const offers = checkJsonl(OfferRecord, tree.offers, errors);
+  const providers = tree.providers && checkYaml(ProvidersFile, tree.providers, errors, nth('providers', 'provider'));
   const overrides: OverrideAt[] = [];
   for (const y of tree.overrides) {
     const file = checkYaml(OverridesFile, y, errors, nth('overrides', 'override'));
@@ -248,6 +267,8 @@ function parse(tree: LoadedTree): Context {
     speed,
     benchmarks,
     prices,
+    providers: providers?.providers ?? null,
+    offers,
     overrides,
     errors,
     warnings: [],

@@ -58,6 +58,11 @@ const ProseText = (l: string) =>
       ),
   });
 
+/** A provider id as offers.json and models.dev write it: groq, amazon-bedrock, siliconflow-cn. */
+export const ProviderId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a provider id: lowercase letters, digits, ".", "_" and "-"');
+
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 /** A calendar date, as maintainers write it. */
 const IsoDate = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
@@ -211,6 +216,31 @@ const Description = (l: string) =>
     });
 export const LocalizedText = z.strictObject({ en: Description('en'), zh: Description('zh'), ru: Description('ru') });
 
+/** Where a model stands in its life, by its developer's own listing (a reseller's status stays on that offer). */
+export const LIFECYCLE_STATUSES = ['active', 'beta', 'deprecated', 'retired'] as const;
+export const LifecycleStatus = z.enum(LIFECYCLE_STATUSES);
+export type LifecycleStatus = z.infer<typeof LifecycleStatus>;
+
+/** The lifecycle fields of a model record; dates and successor are what a source or a maintainer states, else null. */
+const Lifecycle = {
+  status: LifecycleStatus.default('active').describe(
+    "active, beta, deprecated or retired, as the developer's own listing states it; active where it states nothing",
+  ),
+  deprecation_date: IsoDate.nullable()
+    .default(null)
+    .describe('The date the developer deprecated the model (announced or effective), when a source states it'),
+  retirement_date: IsoDate.nullable()
+    .default(null)
+    .describe('The date the model stops (or stopped) being served by its developer; not before deprecation_date'),
+  successor: Slug.nullable().default(null).describe('The slug of the model the developer names as its replacement'),
+  snapshots: z
+    .array(Slug)
+    .default([])
+    .describe(
+      "On an alias (claude-opus-4-5, mistral-large-latest): the slugs of every dated snapshot it has named; the API derives each snapshot's aliases from these",
+    ),
+};
+
 /** data/models/<slug>.yaml: the slug is the file name and is never repeated inside. */
 export const ModelRecord = z.strictObject({
   id: z.number().int().positive('must be a positive integer'),
@@ -230,6 +260,7 @@ export const ModelRecord = z.strictObject({
   description: LocalizedText,
   capabilities: CapabilityDeclaration,
   lane: RecordLane.default('verified'),
+  ...Lifecycle,
   provenance: Provenance,
   private: PrivateFields.optional(),
 });
@@ -291,8 +322,112 @@ export const PriceObservation = z.strictObject({
   /** false: a reseller's listing, not the developer's own price. A reseller's 0/0 is published as no price. */
   first_party: z.boolean().default(true),
   observed_at: IsoInstant,
+  offer: z
+    .strictObject({ provider: ProviderId, provider_model_id: NameText() })
+    .nullable()
+    .default(null)
+    .describe("The offer (offers/) this headline price is read from: the model's price in lists and sorts"),
 });
 export type PriceObservation = z.infer<typeof PriceObservation>;
+
+/** data/providers.yaml: a company or endpoint that serves models through an API. */
+export const ProviderRecord = z.strictObject({
+  id: ProviderId.describe("Stable identifier, as an offer's `provider` and the list filter `provider=` write it"),
+  name: NameText().describe('Display name: "Amazon Bedrock"'),
+  api: HttpUrl.nullable()
+    .default(null)
+    .describe('Base URL of its API (an OpenAI-compatible endpoint, mostly), when known'),
+  doc: HttpUrl.nullable().default(null).describe('Its documentation of models and prices, when known'),
+  provenance: Provenance,
+  private: PrivateFields.optional(),
+});
+export type ProviderRecord = z.infer<typeof ProviderRecord>;
+export const ProvidersFile = z.strictObject({ providers: z.array(ProviderRecord) });
+
+const Usd = () => Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens').nullable().default(null);
+/** The four token prices a tier or a mode restates; null where the source does not state one. */
+const TokenPrices = {
+  input_price_per_million: Usd().describe('USD per million input (prompt) tokens'),
+  output_price_per_million: Usd().describe('USD per million output (completion) tokens'),
+  cache_read_price_per_million: Usd().describe('USD per million input tokens read from the prompt cache'),
+  cache_write_price_per_million: Usd().describe('USD per million input tokens written to the prompt cache'),
+};
+/** The seven price fields of an offer's card, in the order the API publishes them. */
+export const PRICE_FIELDS = [
+  'input_price_per_million',
+  'output_price_per_million',
+  'cache_read_price_per_million',
+  'cache_write_price_per_million',
+  'reasoning_price_per_million',
+  'input_audio_price_per_million',
+  'output_audio_price_per_million',
+] as const;
+export type PriceField = (typeof PRICE_FIELDS)[number];
+
+/** Prices once a prompt exceeds a number of tokens (gemini-2-5-pro above 200,000: 2.50 / 15). */
+export const PriceTier = z.strictObject({
+  above_context_tokens: TokenCount.describe('The tier applies to a prompt of more than this many tokens'),
+  ...TokenPrices,
+});
+export type PriceTier = z.infer<typeof PriceTier>;
+
+/** Prices of a way of serving the same model at another speed or quality (anthropic's `fast`). */
+export const PriceMode = z.strictObject(TokenPrices);
+export type PriceMode = z.infer<typeof PriceMode>;
+
+const CostKey = z.string().regex(/^[a-z0-9][a-z0-9_]*$/, 'must be a lowercase key such as cached_input or request');
+
+/** The statuses a provider gives its own listing of a model, as written. */
+export const OfferStatus = z.enum(['alpha', 'beta', 'deprecated']);
+
+/** data/offers/<provider>.jsonl: one provider's listing of one model, with its price card and limits; one per line. */
+export const OfferRecord = z.strictObject({
+  model: Slug.describe('The slug of the model offered (a file in models/)'),
+  provider: ProviderId.describe('The id of the provider, declared in providers.yaml'),
+  provider_model_id: NameText().describe(
+    'The id a client sends to that provider (openai/gpt-oss-120b); unique per provider',
+  ),
+  first_party: z
+    .boolean()
+    .describe("true when the provider is the model's developer (its own API), false for a reseller or host"),
+  ...TokenPrices,
+  reasoning_price_per_million: Usd().describe('USD per million reasoning tokens, where billed apart from output'),
+  input_audio_price_per_million: Usd().describe('USD per million audio input tokens'),
+  output_audio_price_per_million: Usd().describe('USD per million audio output tokens'),
+  tiers: z
+    .array(PriceTier)
+    .default([])
+    .describe('Long-context prices, by ascending above_context_tokens; a price a tier leaves null is the base one'),
+  modes: z
+    .record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'must be a lowercase mode name such as fast'), PriceMode)
+    .default({})
+    .describe('Prices of named serving modes ({fast: {...}})'),
+  other_prices: z
+    .record(CostKey, Bounded(LIMITS.usd_per_million_tokens, 'USD'))
+    .default({})
+    .describe(
+      'Any other cost the source states, under its own key and unit (request, citation, cached_input): published as written',
+    ),
+  context_window_tokens: TokenCount.nullable().default(null).describe('Context window at this provider; null: unknown'),
+  max_input_tokens: TokenCount.nullable()
+    .default(null)
+    .describe('Most input tokens this provider accepts; null: unknown'),
+  max_output_tokens: TokenCount.nullable().default(null).describe('Most output tokens per request; null: unknown'),
+  status: OfferStatus.nullable()
+    .default(null)
+    .describe('The status the provider gives this listing (alpha, beta, deprecated), as written; null: none'),
+  updated_at: IsoDate.describe("When the listing was last observed to change (the source's last_updated)"),
+  provenance: Provenance,
+  private: PrivateFields.optional(),
+});
+export type OfferRecord = z.infer<typeof OfferRecord>;
+
+/** A reseller's 0 / 0 listing is a free listing, not a price: never a model's headline price. */
+export const isFreeListing = (o: {
+  first_party: boolean;
+  input_price_per_million: number | null;
+  output_price_per_million: number | null;
+}): boolean => !o.first_party && o.input_price_per_million === 0 && o.output_price_per_million === 0;
 
 /** data/overrides/*.yaml: manual display-only values, shown only with includeDisplayOnly=true. */
 export const DisplayOverride = z.strictObject({
