@@ -20,6 +20,7 @@ import type { QueryLane } from '../schema/api.js';
 import { redactUrls } from '../redact.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { composedEncoded, composeList, composedCached } from './compose.js';
+import { createMcpHandler, MCP_PATH } from './mcp.js';
 import { negotiateEncoding } from './negotiate.js';
 import { isOpen, serveOpen } from './open.js';
 import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
@@ -90,7 +91,7 @@ export interface GatewayDeps {
   onUnavailable?(): void;
 }
 
-type Route = 'preflight' | RouteKind | 'other';
+type Route = 'preflight' | RouteKind | 'mcp' | 'other';
 interface ParsedUrl {
   route: Route;
   result: ParseResult | 'bad_request';
@@ -157,6 +158,8 @@ interface Exchange {
   res: ServerResponse;
   route: Route;
   keyPrint: string | undefined;
+  /** The tools a POST /mcp called (gateway/mcp.ts), for the log line. */
+  tool: string | undefined;
   started: number;
   /** What the steps found so far: they take it from here, so that the common path allocates no closures. */
   key: string;
@@ -173,6 +176,7 @@ interface Exchange {
 export function createHandler(d: GatewayDeps) {
   const urls = new UrlCache(20_000);
   const sendBuffers = new SendBuffers();
+  const mcp = createMcpHandler(d);
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
     const x: Exchange = {
@@ -180,6 +184,7 @@ export function createHandler(d: GatewayDeps) {
       res,
       route: 'other',
       keyPrint: undefined,
+      tool: undefined,
       started: d.log ? performance.now() : 0,
       key: '',
       result: null,
@@ -214,12 +219,16 @@ export function createHandler(d: GatewayDeps) {
     // node:http's own check (requireHostHeader) answers a bare 400 without CORS headers or a problem body.
     if (req.headers.host === undefined && req.httpVersionMinor === 1 && req.httpVersionMajor === 1)
       return problem(res, req, 'bad_request', ['connection', 'close'], { detail: NO_HOST });
+    const rawUrl = req.url ?? '/';
+    if (rawUrl === MCP_PATH || rawUrl.startsWith(`${MCP_PATH}?`)) {
+      x.route = 'mcp';
+      return mcp(req, res, x);
+    }
     const method = req.method ?? '';
     const preflight = method === 'OPTIONS';
     if (!preflight && method !== 'GET' && method !== 'HEAD')
       return problem(res, req, 'method_not_allowed', ['allow', ALLOW]);
 
-    const rawUrl = req.url ?? '/';
     if (rawUrl.length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
     const parsed = urls.get(rawUrl);
     x.route = parsed.route;
@@ -332,6 +341,7 @@ export function createHandler(d: GatewayDeps) {
       d.log.info({
         method: x.req.method,
         route: x.route,
+        tool: x.tool,
         status,
         ms: Math.round((performance.now() - x.started) * 100) / 100,
         key: x.keyPrint,
