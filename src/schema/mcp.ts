@@ -2,7 +2,7 @@
 // their names, list-valued ones as JSON arrays; results are the REST answers' data (or rows made from a detail's),
 // so the JSON Schemas a client sees in tools/list follow from the same zod schemas as the OpenAPI document.
 import { z } from 'zod';
-import { MAX_QUERY_LENGTH } from '../routes.js';
+import { MAX_QUERY_LENGTH, MAX_SLUG_LENGTH } from '../routes.js';
 import {
   BenchmarkEntry,
   CapabilityKey,
@@ -13,9 +13,9 @@ import {
   ModelDetail,
   PricingDetail,
   QueryLane,
-  RevisionId,
   Sort,
 } from './api.js';
+import { RevisionId, Slug as SlugPattern } from './primitives.js';
 import { Locale, Modality } from './source.js';
 
 /** search_models pages are short: an agent reads every item it is sent. */
@@ -23,7 +23,9 @@ export const MCP_MAX_PAGE_SIZE = 20;
 export const MCP_DEFAULT_PAGE_SIZE = 10;
 export const MAX_COMPARED = 10;
 
-const Slug = z.string().min(1).max(160).describe('A model slug, as in the slug field of a search result (gpt-4o).');
+const Slug = SlugPattern.max(MAX_SLUG_LENGTH).describe(
+  'A model slug, as in the slug field of a search result (gpt-4o).',
+);
 const Includes = z
   .array(Include)
   .describe('Sections to add: benchmarks (every metric with its rank), capabilities, pricing (the price card).');
