@@ -68,6 +68,70 @@ describe.skipIf(!redisServerPath())(`Redis faults${redisServerPath() ? '' : ` ($
     }
   }, 30_000);
 
+  it('a Redis restarted from an RDB snapshot older than the last takes is noticed: never past the quota, one gateway or two', async () => {
+    const raw = new Redis(server.url);
+    const one = await fresh(server);
+    const a = await fresh(server); // two gateways sharing one prefix
+    const b = await openStore(`${server.url}?prefix=f${n}:`);
+    try {
+      const alone = new QuotaLimiter(one, { limit: 200 });
+      const [la, lb] = [new QuotaLimiter(a, { limit: 200 }), new QuotaLimiter(b, { limit: 200 })];
+      const first = (await admitMany(alone, 'k_rdb', 120)).ok;
+      const shared = (await admitMany(la, 'k_two', 60)).ok + (await admitMany(lb, 'k_two', 60)).ok;
+      expect([first, shared]).toEqual([120, 120]);
+      await raw.save(); // the snapshot Redis will come back with
+      const sinceSnapshot = (await admitMany(alone, 'k_rdb', 40)).ok;
+      const sharedSince = (await admitMany(la, 'k_two', 20)).ok + (await admitMany(lb, 'k_two', 20)).ok;
+      raw.disconnect();
+      await server.restart(); // SIGKILL: its dump.rdb is the snapshot above
+      // Every request of the rest of the day, as long as the limiters keep being asked: never past 200.
+      let after = { ok: 0, errors: [] as Error[] };
+      let afterShared = 0;
+      const errors: Error[] = [];
+      for (let i = 0; i < 20 && !errors.some((e) => e instanceof StoreDataLostError); i++) {
+        after = await admitMany(alone, 'k_rdb', 100); // the first commands may meet the reconnection
+        errors.push(...after.errors);
+        if (after.ok) break;
+        await sleep(100);
+      }
+      for (const l of [la, lb]) {
+        const r = await admitMany(l, 'k_two', 100);
+        afterShared += r.ok;
+        errors.push(...r.errors);
+      }
+      expect(first + sinceSnapshot + after.ok).toBeLessThanOrEqual(200);
+      expect(shared + sharedSince + afterShared).toBeLessThanOrEqual(200);
+      const lost = errors.filter((e) => e instanceof StoreDataLostError);
+      expect(lost.length).toBeGreaterThan(0);
+      expect(lost[0]!.message).toMatch(
+        /went back in time: it counts \d+ units ever granted to key k_\w+ on \d{4}-\d{2}-\d{2}, fewer than the \d+ this gateway saw .*RDB snapshot/,
+      );
+      // The day's count was raised to what the gateway had seen: one started now admits only what is left of it.
+      const restarted = await openStore(`${server.url}?prefix=f${n - 1}:`);
+      expect(await restarted.granted('k_rdb', utcDay(Date.now()))).toBeGreaterThanOrEqual(first + sinceSnapshot - 1);
+      await restarted.close();
+      for (const l of [alone, la, lb]) await l.close().catch(() => {});
+    } finally {
+      raw.disconnect();
+      for (const s of [one, a, b]) await s.close();
+    }
+  }, 60_000);
+
+  it('warns plainly at start about RDB-only persistence', async () => {
+    const rdb = await startRedis({ args: ['--save', '3600 1 300 100'] });
+    try {
+      const store = await openStore(rdb.url);
+      expect(store.warnings).toEqual([
+        expect.stringMatching(
+          /RDB snapshots only \(save "3600 1 300 100"\): a crash or restart takes the day's quota counters and the keys back to the last snapshot.*set appendonly yes/,
+        ),
+      ]);
+      await store.close();
+    } finally {
+      await rdb.stop();
+    }
+  }, 30_000);
+
   it('a stall (SIGSTOP) costs waiting requests, never units: every unit granted in the store was admitted or handed back', async () => {
     const store = await fresh(server);
     const limiter = new QuotaLimiter(store, { limit: 100_000, maxLease: 20, takeWaitMs: 500 });
@@ -150,7 +214,7 @@ describe.skipIf(!redisServerPath())(`Redis faults${redisServerPath() ? '' : ` ($
   it('warns at start when appendonly is off, or when CONFIG is disabled; not when it is on', async () => {
     const off = await fresh(server);
     expect(off.warnings).toEqual([
-      expect.stringMatching(/runs with appendonly no: a restart can forget .*set appendonly yes/),
+      expect.stringMatching(/runs with appendonly no and no snapshots: a restart can forget .*set appendonly yes/),
     ]);
     await off.close();
     const durable = await startRedis({ appendonly: true });

@@ -7,6 +7,7 @@
 //   <prefix>key:<sha256>           hash  id, hash, label, created_at, revoked_at ('' while valid)
 //   <prefix>ids                    hash  id -> sha256 (the list of keys, and revoke by id)
 //   <prefix>quota:<day>:<key id>   int   units granted that day; expires 2 days after its last take
+//   <prefix>issued:<day>:<key id>  int   units ever granted that day, never lowered by a release; same expiry
 //   <prefix>generation             str   random, written by the first process to open the store; see below
 //   <prefix>take:<id>              str   what one take or release did ("<units> <granted>", or "void"); 10 minutes
 //
@@ -15,6 +16,11 @@
 //   opens the store, and every take and release checks it in the same script. A Redis that no longer holds it fails
 //   them all with StoreDataLostError until the gateways restart (fail closed: the day's counters are gone, and with
 //   them what was already admitted).
+// - Redis went back in time (restarted from an RDB snapshot older than the last takes, Debian's default persistence):
+//   the generation is there but the day's counters are older. Each process keeps the highest `issued` it has seen
+//   per key and day, and every take checks it in the script: a stored count lower than that fails the take and the
+//   process as above, after raising the day's counters by what they lack of it, so what this process knows was
+//   granted is never granted again, by any process.
 // - A take whose answer never came (Redis paused, a connection dropped): takes run on a connection of their own
 //   without a command timeout, so a slow answer still arrives and its units are used; the limiter stops waiting for
 //   it (quota.ts) but starts no other take for that key meanwhile. A take resent after a reconnect is recognised by
@@ -60,6 +66,7 @@ export interface RedisStoreOptions {
 const RECORD_TTL_SECONDS = 600;
 
 const GENERATION_LOST = 'MODELPUB_GENERATION_LOST';
+const WENT_BACK = 'MODELPUB_COUNTER_WENT_BACK';
 
 /** KEYS: generation. ARGV: a new random generation. Returns the generation in force. */
 const INIT = `
@@ -67,19 +74,29 @@ redis.call('SET', KEYS[1], ARGV[1], 'NX')
 return redis.call('GET', KEYS[1])`;
 
 /**
- * KEYS: counter, generation, this take's record, records of earlier takes of this key and day whose answer never
- * came. ARGV: want, limit, counter ttl, generation, record ttl. Returns {units handed to the caller, granted}.
+ * KEYS: counter, generation, this take's record, issued, records of earlier takes of this key and day whose answer
+ * never came. ARGV: want, limit, counter ttl, generation, record ttl, the highest issued this process has seen.
+ * Returns {units handed to the caller, granted, issued}.
  */
 const TAKE = `
 if redis.call('GET', KEYS[2]) ~= ARGV[4] then return redis.error_reply('${GENERATION_LOST}') end
+local issued = tonumber(redis.call('GET', KEYS[4]) or '0')
+local floor = tonumber(ARGV[6])
+if issued < floor then
+  local lack = floor - issued
+  redis.call('INCRBY', KEYS[1], lack)
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+  redis.call('SET', KEYS[4], floor, 'EX', ARGV[3])
+  return redis.error_reply('${WENT_BACK} ' .. issued)
+end
 local done = redis.call('GET', KEYS[3])
 if done then
-  if done == 'void' then return {0, tonumber(redis.call('GET', KEYS[1]) or '0')} end
+  if done == 'void' then return {0, tonumber(redis.call('GET', KEYS[1]) or '0'), issued} end
   local t, g = string.match(done, '^(%d+) (%d+)$')
-  return {tonumber(t), tonumber(g)}
+  return {tonumber(t), tonumber(g), issued}
 end
 local claimed = 0
-for i = 4, #KEYS do
+for i = 5, #KEYS do
   local earlier = redis.call('GET', KEYS[i])
   if earlier and earlier ~= 'void' then claimed = claimed + tonumber(string.match(earlier, '^(%d+)')) end
   redis.call('SET', KEYS[i], 'void', 'EX', ARGV[5])
@@ -90,9 +107,11 @@ if t < 0 then t = 0 end
 if t > 0 then
   g = redis.call('INCRBY', KEYS[1], t)
   redis.call('EXPIRE', KEYS[1], ARGV[3])
+  issued = redis.call('INCRBY', KEYS[4], t)
+  redis.call('EXPIRE', KEYS[4], ARGV[3])
 end
 redis.call('SET', KEYS[3], (t + claimed) .. ' ' .. g, 'EX', ARGV[5])
-return {t + claimed, g}`;
+return {t + claimed, g, issued}`;
 
 /** KEYS: counter, generation, this release's record. ARGV: units, generation, record ttl. */
 const RELEASE = `
@@ -215,6 +234,7 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
     key: (hash: string) => `${prefix}key:${hash}`,
     ids: `${prefix}ids`,
     quota: (keyId: string, day: string) => `${prefix}quota:${day}:${keyId}`,
+    issued: (keyId: string, day: string) => `${prefix}issued:${day}:${keyId}`,
     generation: `${prefix}generation`,
     record: (id: string) => `${prefix}take:${id}`,
   };
@@ -234,19 +254,26 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
     new StoreDataLostError(
       `Redis at ${redactUrl(opts.url)} lost its data (its generation key ${k.generation} is gone or changed since this gateway started): every request is refused until the gateway restarts; see docs/quota.md, "When Redis loses its data"`,
     );
-  let lost = false;
-  const checked = async <T>(run: () => Promise<T>): Promise<T> => {
-    if (lost) throw lostError();
+  const wentBackError = (keyId: string, day: string, stored: string, seen: number) =>
+    new StoreDataLostError(
+      `Redis at ${redactUrl(opts.url)} went back in time: it counts ${stored} units ever granted to key ${keyId} on ${day}, fewer than the ${seen} this gateway saw (a restart from an RDB snapshot older than the last takes, without appendonly yes?): the counters were raised to what this gateway saw, and every request is refused until the gateway restarts; see docs/quota.md, "When Redis loses its data"`,
+    );
+  let lost: StoreDataLostError | null = null;
+  const checked = async <T>(run: () => Promise<T>, wentBack?: (stored: string) => StoreDataLostError): Promise<T> => {
+    if (lost) throw lost;
     try {
       return await run();
     } catch (e) {
-      if (String((e as Error).message).includes(GENERATION_LOST)) {
-        lost = true;
-        throw lostError();
-      }
+      const message = String((e as Error).message);
+      if (message.includes(GENERATION_LOST)) throw (lost = lostError());
+      const back = new RegExp(`${WENT_BACK} (\\d+)`).exec(message);
+      if (back && wentBack) throw (lost = wentBack(back[1]!));
       throw e;
     }
   };
+  /** The highest `issued` seen per `<day> <key id>`, of the days this process takes for (see the top). */
+  const floors = new Map<string, number>();
+  let floorsDay = '';
   /** Takes of a key and day whose answer never came, by `<day> <key id>`: the next take claims or voids them. */
   const unanswered = new Map<string, string[]>();
 
@@ -287,14 +314,23 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
       const slot = `${day} ${keyId}`;
       const earlier = unanswered.get(slot) ?? [];
       const id = randomBytes(12).toString('base64url');
+      if (day > floorsDay) {
+        // Yesterday's floors are kept for takes of a day just over; older ones are never needed again.
+        for (const key of floors.keys()) if (key < floorsDay) floors.delete(key);
+        floorsDay = day;
+      }
+      const floor = floors.get(slot) ?? 0;
       try {
-        const [taken, granted] = (await checked(() =>
-          take(
-            [k.quota(keyId, day), k.generation, k.record(id), ...earlier.map(k.record)],
-            [want, limit, COUNTER_TTL_SECONDS, generation, RECORD_TTL_SECONDS],
-          ),
-        )) as [number, number];
+        const [taken, granted, issued] = (await checked(
+          () =>
+            take(
+              [k.quota(keyId, day), k.generation, k.record(id), k.issued(keyId, day), ...earlier.map(k.record)],
+              [want, limit, COUNTER_TTL_SECONDS, generation, RECORD_TTL_SECONDS, floor],
+            ),
+          (stored) => wentBackError(keyId, day, stored, floor),
+        )) as [number, number, number];
         unanswered.delete(slot);
+        if (Number(issued) > (floors.get(slot) ?? 0)) floors.set(slot, Number(issued));
         return { taken: Number(taken), granted: Number(granted) };
       } catch (e) {
         // It may have run: the next take of this key and day settles it (the oldest are dropped past 16).
@@ -321,21 +357,26 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
 
 /**
  * What the operator should hear about this Redis's persistence (docs/quota.md): without the append-only file, a
- * restart forgets the day's counters and the keys. CONFIG may be disabled (managed services rename it): then say so.
+ * restart forgets the day's counters and the keys, or, with RDB snapshots alone (Debian's default), takes them back to
+ * the last snapshot. CONFIG may be disabled (managed services rename it): then say so.
  */
 async function persistenceWarnings(client: RedisClient, where: string): Promise<string[]> {
   let appendonly: string | undefined;
+  let save: string | undefined;
   try {
-    const reply = (await client.config('GET', 'appendonly')) as string[];
-    appendonly = reply[1];
+    appendonly = ((await client.config('GET', 'appendonly')) as string[])[1];
+    save = ((await client.config('GET', 'save')) as string[])[1];
   } catch (e) {
     return [
       `cannot check the persistence of Redis at ${where} (CONFIG GET refused: ${(e as Error).message}): make sure it runs with appendonly yes (docs/quota.md)`,
     ];
   }
-  return appendonly === 'yes'
-    ? []
-    : [
-        `Redis at ${where} runs with appendonly ${appendonly ?? 'unknown'}: a restart can forget today's quota counters and the keys, and the gateways then refuse every request until restarted; set appendonly yes (docs/quota.md)`,
-      ];
+  if (appendonly === 'yes') return [];
+  if (save)
+    return [
+      `Redis at ${where} runs with appendonly ${appendonly ?? 'unknown'} and RDB snapshots only (save "${save}"): a crash or restart takes the day's quota counters and the keys back to the last snapshot, minutes old, and every unit granted since would be granted again. Redis's own guidance for data you cannot lose is the append-only file: set appendonly yes. Until then, a gateway that sees a counter go back refuses every request until restarted (docs/quota.md)`,
+    ];
+  return [
+    `Redis at ${where} runs with appendonly ${appendonly ?? 'unknown'} and no snapshots: a restart can forget today's quota counters and the keys, and the gateways then refuse every request until restarted; set appendonly yes (docs/quota.md)`,
+  ];
 }
