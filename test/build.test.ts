@@ -8,9 +8,10 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
 import { build, type BuildOptions, type BuildResult } from '../src/pipeline/build.js';
-import { fileFor, parseRequest, type ApiRequest } from '../src/routes.js';
+import { parseRequest, type ApiRequest } from '../src/schema/requests.js';
 import {
   detailFile,
+  fileFor,
   listFile,
   packedRepresentations,
   REPRESENTATIONS_FILE,

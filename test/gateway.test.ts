@@ -11,7 +11,7 @@ import { MAX_QUEUED_PER_CONNECTION } from '../src/gateway/app.js';
 import { connect } from 'node:net';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
-import { parseRequest } from '../src/routes.js';
+import { parseRequest } from '../src/schema/requests.js';
 import { detailFile, listFile, packedRepresentations, REPRESENTATIONS_FILE } from '../src/publication/layout.js';
 import { composedCached, searchOrder } from '../src/gateway/compose.js';
 import { loadedArtifact } from '../src/gateway/artifact.js';

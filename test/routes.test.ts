@@ -1,9 +1,15 @@
 // Request canonicalization (src/routes.ts): what the gateway accepts, how it names the prebuilt file, and what it refuses.
 import { describe, expect, it } from 'vitest';
-import { INCLUDE_SUBSETS, changesFile, detailFile, listFile, OPENAPI_FILE } from '../src/publication/layout.js';
-import { MAX_INVALID_PARAMS, problemBody } from '../src/gateway/problems.js';
 import {
+  INCLUDE_SUBSETS,
+  changesFile,
+  detailFile,
   fileFor,
+  listFile,
+  OPENAPI_FILE,
+} from '../src/publication/layout.js';
+import { MAX_INVALID_PARAMS, problemBody } from '../src/schema/problems.js';
+import {
   parseRequest,
   routeOf,
   type ApiRequest,
@@ -11,7 +17,7 @@ import {
   type ListRequest,
   type OpenRequest,
   type ParseResult,
-} from '../src/routes.js';
+} from '../src/schema/requests.js';
 
 const LIST = '/api/v1/models';
 const parse = (pathname: string, query = '') => parseRequest(pathname, new URLSearchParams(query));

@@ -17,10 +17,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { etagOf } from '../src/gateway/validators.js';
 import type { Manifest, PublicationMeta } from '../src/publication/files.js';
-import { laneVariantKey, pageCount } from '../src/publication/layout.js';
+import { fileFor, laneVariantKey, pageCount } from '../src/publication/layout.js';
 import { keptOf, manifestRefOf } from '../src/publication/remote.js';
 import { readRemote } from '../src/publish/read-remote.js';
-import { type ApiRequest, fileFor, parseRequest } from '../src/routes.js';
+import { type ApiRequest, parseRequest } from '../src/schema/requests.js';
 import { BIN, ensureCompiled, ROOT, runCli, spawnCli } from './helpers/cli.js';
 import { NGINX_MISSING, type Nginx, nginxPath, startNginx } from './helpers/nginx.js';
 

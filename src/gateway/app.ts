@@ -15,19 +15,17 @@ import {
   type InvalidParam,
   type ParseResult,
   type RouteKind,
-} from '../routes.js';
+} from '../schema/requests.js';
 import type { QueryLane } from '../schema/api.js';
 import { redactUrls } from '../redact.js';
-import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { composedEncoded, composeList, composedCached } from './compose.js';
 import { createMcpHandler, MCP_PATH } from './mcp.js';
 import { negotiateEncoding } from './negotiate.js';
 import { isOpen, serveOpen } from './open.js';
-import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
-import { CACHE_CONTROL, CORS_HEADERS, type ComposedFile, type FileInfo, type Publication } from './publication.js';
+import { ALLOW, notModified, rateHeaders, responseHeaders, sendPreflight, sendProblem } from './http.js';
+import type { ComposedFile, FileInfo, Publication } from './publication.js';
 import type { Admission } from './quota.js';
 import { SendBuffers } from './send-buffers.js';
-import { parseHttpDate } from './validators.js';
 
 export const MAX_URL_LENGTH = 4096;
 /**
@@ -38,20 +36,6 @@ export const MAX_URL_LENGTH = 4096;
  */
 export const MAX_QUEUED_PER_CONNECTION = 16;
 const QUEUED = Symbol('answers queued on this connection');
-const ALLOW = 'GET, HEAD, OPTIONS';
-const PREFLIGHT_HEADERS = [
-  // `*`: any header a page's fetch wrapper adds (Content-Type, X-Client-Version) passes, as answers carry no
-  // credentials; the names before it are for browsers older than the wildcard.
-  ...CORS_HEADERS,
-  'access-control-allow-methods',
-  ALLOW,
-  'access-control-allow-headers',
-  'x-api-key, if-none-match, if-modified-since, *',
-  'access-control-max-age',
-  '86400',
-  'allow',
-  ALLOW,
-];
 /** What a 404 tells the developer: which of path, slug form or lane was wrong (one `not_found` code for all). */
 const NO_PATH =
   'No such path: this API answers /api/v1/models, /api/v1/models/{slug}, /api/v1/metrics, /api/v1/catalog, /api/v1/changes and /api/v1/openapi.json (described at /docs).';
@@ -215,10 +199,10 @@ export function createHandler(d: GatewayDeps) {
     const { req, res } = x;
     // node:http gives a response its socket only when the answers before it are sent: without one, it waits.
     if (res.socket === null && queuedBehind(req, res) > MAX_QUEUED_PER_CONNECTION)
-      return problem(res, req, 'too_many_pipelined', ['connection', 'close']);
+      return sendProblem(res, req, 'too_many_pipelined', ['connection', 'close']);
     // node:http's own check (requireHostHeader) answers a bare 400 without CORS headers or a problem body.
     if (req.headers.host === undefined && req.httpVersionMinor === 1 && req.httpVersionMajor === 1)
-      return problem(res, req, 'bad_request', ['connection', 'close'], { detail: NO_HOST });
+      return sendProblem(res, req, 'bad_request', ['connection', 'close'], { detail: NO_HOST });
     const rawUrl = req.url ?? '/';
     if (rawUrl === MCP_PATH || rawUrl.startsWith(`${MCP_PATH}?`)) {
       x.route = 'mcp';
@@ -227,33 +211,31 @@ export function createHandler(d: GatewayDeps) {
     const method = req.method ?? '';
     const preflight = method === 'OPTIONS';
     if (!preflight && method !== 'GET' && method !== 'HEAD')
-      return problem(res, req, 'method_not_allowed', ['allow', ALLOW]);
+      return sendProblem(res, req, 'method_not_allowed', ['allow', ALLOW]);
 
-    if (rawUrl.length > MAX_URL_LENGTH) return problem(res, req, 'uri_too_long');
+    if (rawUrl.length > MAX_URL_LENGTH) return sendProblem(res, req, 'uri_too_long');
     const parsed = urls.get(rawUrl);
     x.route = parsed.route;
     // A preflight is for one of the two operations' paths; a path that does not exist is 404 for OPTIONS too.
-    if (parsed.result === 'bad_request') return problem(res, req, preflight ? 'not_found' : 'bad_request');
+    if (parsed.result === 'bad_request') return sendProblem(res, req, preflight ? 'not_found' : 'bad_request');
     if (preflight ? !parsed.preflight : !parsed.result.ok && parsed.result.status === 404) {
-      return problem(res, req, 'not_found', [], {
+      return sendProblem(res, req, 'not_found', [], {
         detail: parsed.route === 'detail' && parsed.preflight ? NOT_A_SLUG : NO_PATH,
       });
     }
     if (preflight) {
       x.route = 'preflight';
-      res.writeHead(204, PREFLIGHT_HEADERS);
-      res.end();
-      return 204;
+      return sendPreflight(res);
     }
 
     // The OpenAPI document and /docs need no key: neither does being told of a bad parameter there.
     const r = parsed.result;
     if (!r.ok && r.status === 400 && parsed.route === 'openapi')
-      return problem(res, req, 'invalid_parameter', [], { invalid: r.invalid });
+      return sendProblem(res, req, 'invalid_parameter', [], { invalid: r.invalid });
     if (r.ok && isOpen(r.request)) return serveOpen(req, res, d.publication(), r.request);
 
     const key = req.headers['x-api-key'];
-    if (typeof key !== 'string' || key === '') return problem(res, req, 'missing_api_key');
+    if (typeof key !== 'string' || key === '') return sendProblem(res, req, 'missing_api_key');
     x.key = key;
     x.result = parsed.result;
     return next(key.length <= 256 ? d.keys.lookup(key) : null, x, withOwner);
@@ -263,26 +245,27 @@ export function createHandler(d: GatewayDeps) {
     const { req, res, result } = x;
     // A key's id is `k_` + its fingerprint: no second hash on the common path.
     if (d.log) x.keyPrint = owner ? owner.id.slice(2) : d.fingerprint(x.key);
-    if (!owner) return problem(res, req, 'invalid_api_key');
+    if (!owner) return sendProblem(res, req, 'invalid_api_key');
     if (!result!.ok)
-      return problem(res, req, 'invalid_parameter', [], result!.status === 400 ? { invalid: result!.invalid } : {});
+      return sendProblem(res, req, 'invalid_parameter', [], result!.status === 400 ? { invalid: result!.invalid } : {});
     x.keyId = owner.id;
     return next(d.quota.admit(owner.id), x, admitted);
   }
 
   function admitted(x: Exchange, a: Admission): Answered {
     const { req, res } = x;
-    if (!a.ok) return problem(res, req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
+    if (!a.ok)
+      return sendProblem(res, req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
     x.admission = a;
     const request = (x.result as Extract<ParseResult, { ok: true }>).request as ApiRequest;
     const pub = (x.pub = d.publication());
     const file = (x.file = pub.prebuilt(request));
     if (file === null) {
       if (request.kind === 'detail')
-        return problem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
-      if (request.kind === 'changes') return problem(res, req, 'resync_required', rateHeaders(a));
+        return sendProblem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
+      if (request.kind === 'changes') return sendProblem(res, req, 'resync_required', rateHeaders(a));
       if (request.kind !== 'list')
-        return problem(res, req, 'not_found', rateHeaders(a), {
+        return sendProblem(res, req, 'not_found', rateHeaders(a), {
           detail: 'This publication was built before this path.',
         });
       x.coding = negotiateEncoding(req.headers['accept-encoding']) ?? 'identity';
@@ -309,7 +292,7 @@ export function createHandler(d: GatewayDeps) {
   function refused(x: Exchange, invalid: InvalidParam[]): number {
     d.quota.refund(x.keyId!, x.admission!);
     x.admission = undefined;
-    return problem(x.res, x.req, 'invalid_parameter', [], { invalid });
+    return sendProblem(x.res, x.req, 'invalid_parameter', [], { invalid });
   }
 
   function withBody(x: Exchange, body: Buffer): number {
@@ -361,7 +344,7 @@ export function createHandler(d: GatewayDeps) {
     if (x.admission !== undefined) d.quota.refund(x.keyId!, x.admission); // not answered: not counted
     // A problem answer only on an untouched response: a writeHead() that threw half-way has already set the status
     // line (and for a 304, no body), so the connection is closed instead.
-    if (!x.res.headersSent && x.res.statusMessage === undefined) problem(x.res, x.req, 'unavailable');
+    if (!x.res.headersSent && x.res.statusMessage === undefined) sendProblem(x.res, x.req, 'unavailable');
     else x.res.destroy();
     logged(x, 503);
     d.onUnavailable?.();
@@ -377,101 +360,4 @@ function queuedBehind(req: IncomingMessage, res: ServerResponse): number {
     socket[QUEUED]!--;
   });
   return n;
-}
-
-/** IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers): one policy, a daily window. */
-const policyOf = (limit: number) => `"daily";q=${limit};w=86400`;
-const rateOf = (a: Admission) => `"daily";r=${a.remaining};t=${a.resetSeconds}`;
-const rateHeaders = (a: Admission): string[] => ['ratelimit-policy', policyOf(a.limit), 'ratelimit', rateOf(a)];
-
-const policies = new Map<number, string>();
-/** The policy field of a limit, made once per limit. */
-const policyField = (limit: number): string => {
-  let p = policies.get(limit);
-  if (p === undefined) policies.set(limit, (p = policyOf(limit)));
-  return p;
-};
-
-/**
- * The headers of a 200 (with its length) or a 304 (length null: a 304 carries the validators and fields its 200
- * would, but no content headers). `Vary: x-api-key`: the status and the rate-limit fields depend on the key, so a
- * browser must not answer a request with another key (or none) from an answer it cached for this one (RFC 9110
- * 12.5.5; a 304 carries it as its 200 would, 15.4.5). `Accept-Encoding` beside it for every answer that has other
- * codings (a stored body with representations, a composed answer): a cache must not give a br body to a client that
- * did not ask for it.
- */
-function responseHeaders(
-  pub: Publication,
-  f: FileInfo,
-  a: Admission,
-  coding: 'br' | 'gzip' | 'identity',
-  length: number | null,
-): string[] {
-  const h = [
-    CORS_HEADERS[0],
-    CORS_HEADERS[1],
-    CORS_HEADERS[2],
-    CORS_HEADERS[3],
-    'etag',
-    coding === 'identity' ? f.etag : coding === 'br' ? f.etagBr : f.etagGzip,
-    'last-modified',
-    f.lastModified,
-    'cache-control',
-    CACHE_CONTROL,
-    'x-publication-revision',
-    pub.revision,
-    'x-schema-version',
-    pub.meta.schemaVersion,
-    'ratelimit-policy',
-    policyField(a.limit),
-    'ratelimit',
-    rateOf(a),
-    'vary',
-    f.encoded !== null || 'body' in f ? 'accept-encoding, x-api-key' : 'x-api-key',
-  ];
-  if (length !== null) {
-    h.push('content-type', JSON_CONTENT_TYPE, 'content-length', String(length));
-    if (coding !== 'identity') h.push('content-encoding', coding);
-  }
-  return h;
-}
-
-/**
- * RFC 9110 13.1.2 and 13.2.2: If-None-Match (a list, weak comparison) wins over If-Modified-Since. The ETag of any
- * coding of a body validates every coding of it (the `-br`/`-gz` suffix is stripped): they decode to the same bytes,
- * so a client that now asks in another coding keeps what it has (docs/api.md "Compressed responses").
- */
-export function notModified(req: IncomingMessage, f: FileInfo): boolean {
-  const inm = req.headers['if-none-match'];
-  if (inm !== undefined) {
-    if (inm.trim() === '*') return true;
-    const mine = f.etag;
-    for (const raw of inm.split(',')) {
-      let tag = raw.trim();
-      if (tag.startsWith('W/')) tag = tag.slice(2);
-      if (tag.endsWith('-br"') || tag.endsWith('-gz"')) tag = `${tag.slice(0, -4)}"`;
-      if (tag === mine) return true;
-    }
-    return false;
-  }
-  const ims = req.headers['if-modified-since'];
-  if (ims !== undefined) {
-    const since = parseHttpDate(ims);
-    return !Number.isNaN(since) && Date.parse(f.lastModified) <= since;
-  }
-  return false;
-}
-
-function problem(
-  res: ServerResponse,
-  req: IncomingMessage,
-  code: ProblemCode,
-  headers: string[] = [],
-  extra: { detail?: string; invalid?: InvalidParam[] } = {},
-): number {
-  const status = PROBLEMS[code].status;
-  const body = problemBody(code, extra);
-  res.writeHead(status, problemHeaders(body, headers));
-  res.end(req.method === 'HEAD' ? undefined : body);
-  return status;
 }

@@ -4,7 +4,8 @@
 // body. Here they get what every other error gets: problem+json with CORS headers, and a request log line.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
+import { PROBLEMS, problemBody, type ProblemCode } from '../schema/problems.js';
+import { problemHeaders } from './http.js';
 
 export interface ClientErrorLog {
   info(o: object): void;

@@ -18,7 +18,7 @@ import type { Include, Sort } from '../schema/api.js';
 import type { Locale } from '../schema/source.js';
 import { envelopeParts, foldText, listDataJson, sectionsJson } from '../publication/assemble.js';
 import { includeKey } from '../publication/layout.js';
-import { filterKey, type InvalidParam, type ListFilter, type ListRequest } from '../routes.js';
+import { filterKey, type InvalidParam, type ListFilter, type ListRequest } from '../schema/requests.js';
 import type { ItemPieces, LoadedArtifact } from './artifact.js';
 import type { ComposedFile, Publication } from './publication.js';
 import { codedEtag, etagOf, httpDate } from './validators.js';

@@ -13,12 +13,20 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { API_PREFIX, CHANGES_PATH, METRICS_PATH, parseRequest, type ApiRequest, type InvalidParam } from '../routes.js';
+import {
+  API_PREFIX,
+  CHANGES_PATH,
+  METRICS_PATH,
+  parseRequest,
+  type ApiRequest,
+  type InvalidParam,
+} from '../schema/requests.js';
 import type { ModelDetail } from '../schema/api.js';
+import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { type ComparisonRow, MCP_DEFAULT_PAGE_SIZE, MCP_TOOLS, type McpToolName } from '../schema/mcp.js';
 import { composedCached, composeList } from './compose.js';
-import { PROBLEMS, problemBody, problemHeaders, type ProblemCode } from './problems.js';
-import { CORS_HEADERS, type Publication } from './publication.js';
+import { CORS_HEADERS, sendProblem } from './http.js';
+import type { Publication } from './publication.js';
 import type { Admission } from './quota.js';
 
 export const MCP_PATH = '/mcp';
@@ -86,26 +94,26 @@ export function createMcpHandler(d: McpDeps) {
       return 204;
     }
     if (req.method !== 'POST')
-      return problem(res, 'method_not_allowed', ['allow', MCP_ALLOW], {
+      return sendProblem(res, req, 'method_not_allowed', ['allow', MCP_ALLOW], {
         detail: 'This MCP server is stateless: it answers POST (and the OPTIONS preflight) only.',
       });
     const key = mcpKey(req);
     if (key === undefined)
-      return problem(res, 'missing_api_key', [], {
+      return sendProblem(res, req, 'missing_api_key', [], {
         detail: 'Send your key in the x-api-key header, or as Authorization: Bearer <key>.',
       });
     const owner = key.length <= 256 ? await d.keys.lookup(key) : null;
     if (d.log) note.keyPrint = owner ? owner.id.slice(2) : d.fingerprint(key);
-    if (!owner) return problem(res, 'invalid_api_key', [], { detail: 'The key is unknown or revoked.' });
+    if (!owner) return sendProblem(res, req, 'invalid_api_key', [], { detail: 'The key is unknown or revoked.' });
 
     const raw = await readBody(req);
     if (raw === null)
-      return problem(res, 'bad_request', [], { detail: `The request body is over ${MAX_MCP_BODY} bytes.` });
+      return sendProblem(res, req, 'bad_request', [], { detail: `The request body is over ${MAX_MCP_BODY} bytes.` });
     let message: unknown;
     try {
       message = JSON.parse(raw.toString('utf8'));
     } catch {
-      res.writeHead(400, [...CORS_HEADERS, 'content-type', 'application/json']);
+      res.writeHead(400, [...CORS_HEADERS, 'content-type', JSON_CONTENT_TYPE]);
       res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: not JSON' } }));
       return 400;
     }
@@ -146,19 +154,6 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
     req.on('end', () => resolve(size > MAX_MCP_BODY ? null : Buffer.concat(chunks)));
     req.on('error', reject);
   });
-}
-
-function problem(
-  res: ServerResponse,
-  code: ProblemCode,
-  headers: string[],
-  extra: { detail?: string; invalid?: InvalidParam[] },
-): number {
-  const body = problemBody(code, extra);
-  const status = PROBLEMS[code].status;
-  res.writeHead(status, problemHeaders(body, headers));
-  res.end(body);
-  return status;
 }
 
 // ---- tools ---------------------------------------------------------------------------------------------------------

@@ -6,17 +6,11 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { OPENAPI_FILE } from '../publication/layout.js';
-import type { ApiRequest, OpenRequest } from '../routes.js';
+import type { ApiRequest, OpenRequest } from '../schema/requests.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
-import { notModified } from './app.js';
-import { problemBody, problemHeaders } from './problems.js';
-import { CORS_HEADERS, type FileInfo, type Publication } from './publication.js';
+import { CORS_HEADERS, notModified, PUBLIC_CACHE_CONTROL, SCRIPT_CACHE_CONTROL, sendProblem } from './http.js';
+import type { FileInfo, Publication } from './publication.js';
 import { codedEtag, etagOf, httpDate } from './validators.js';
-
-/** Shared caches may keep these: they are the same for every client and carry no per-key fields. */
-const PUBLIC_CACHE = 'public, max-age=300';
-/** The page references the script by a path that names its version: it may be kept a day. */
-const SCRIPT_CACHE = 'public, max-age=86400';
 
 export const isOpen = (r: ApiRequest | OpenRequest): r is OpenRequest =>
   r.kind === 'openapi' || r.kind === 'docs' || r.kind === 'docs-script';
@@ -89,25 +83,25 @@ export function serveOpen(
   r: OpenRequest,
 ): number | Promise<number> {
   if (r.kind === 'docs')
-    return send(req, res, page, 'text/html; charset=utf-8', PUBLIC_CACHE, [
+    return send(req, res, page, 'text/html; charset=utf-8', PUBLIC_CACHE_CONTROL, [
       'content-security-policy',
       CONTENT_SECURITY_POLICY,
     ]);
   if (r.kind === 'docs-script')
-    return redocScript().then((s) => send(req, res, s, 'text/javascript; charset=utf-8', SCRIPT_CACHE));
+    return redocScript().then((s) => send(req, res, s, 'text/javascript; charset=utf-8', SCRIPT_CACHE_CONTROL));
   const info = pub.info(OPENAPI_FILE);
   if (info === null) {
-    const body = problemBody('not_found', {
+    return sendProblem(res, req, 'not_found', [], {
       detail: 'This publication was built before the API had its OpenAPI document.',
     });
-    res.writeHead(404, problemHeaders(body));
-    res.end(req.method === 'HEAD' ? undefined : body);
-    return 404;
   }
   const headers = ['x-publication-revision', pub.revision, 'x-schema-version', pub.meta.schemaVersion];
   const cached = pub.cachedBody(info);
-  if (cached !== undefined) return send(req, res, { body: cached, info }, JSON_CONTENT_TYPE, PUBLIC_CACHE, headers);
-  return pub.body(info).then((body) => send(req, res, { body, info }, JSON_CONTENT_TYPE, PUBLIC_CACHE, headers));
+  if (cached !== undefined)
+    return send(req, res, { body: cached, info }, JSON_CONTENT_TYPE, PUBLIC_CACHE_CONTROL, headers);
+  return pub
+    .body(info)
+    .then((body) => send(req, res, { body, info }, JSON_CONTENT_TYPE, PUBLIC_CACHE_CONTROL, headers));
 }
 
 function send(

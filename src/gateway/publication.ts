@@ -4,8 +4,8 @@
 import { createHash } from 'node:crypto';
 import { validateHeaderValue } from 'node:http';
 import type { ManifestEntry, PublicationMeta } from '../publication/files.js';
-import { artifactFile, laneVariantKey, pageCount, type LaneVariant } from '../publication/layout.js';
-import { fileFor, type ApiRequest } from '../routes.js';
+import { artifactFile, fileFor, laneVariantKey, pageCount, type LaneVariant } from '../publication/layout.js';
+import type { ApiRequest } from '../schema/requests.js';
 import { parseArtifact } from '../publication/reader.js';
 import { loadedArtifact, type LoadedArtifact } from './artifact.js';
 import { type EncodedPair, ManifestIndex, RepresentationIndex } from './manifest-index.js';
@@ -141,16 +141,6 @@ const COMPOSED_CACHE_BYTES = 16 << 20;
  */
 const composedCost = (f: ComposedFile) => 8 * f.body.length + f.body[0]!.buffer.byteLength + 64;
 const SEARCH_CACHE_BYTES = 4 << 20;
-
-/** CORS for browser clients: any origin may read the API (a key is needed anyway), and these headers too. */
-export const CORS_HEADERS = [
-  'access-control-allow-origin',
-  '*',
-  'access-control-expose-headers',
-  'ETag, Last-Modified, Retry-After, RateLimit, RateLimit-Policy, X-Publication-Revision, X-Schema-Version',
-] as const;
-/** Keyed, per-key rate-limited answers: browsers and apps may reuse them for five minutes, shared caches must not. */
-export const CACHE_CONTROL = 'private, max-age=300';
 
 export class Publication {
   private infos = new Map<string, FileInfo>();

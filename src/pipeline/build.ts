@@ -9,10 +9,17 @@ import type { ChangeList } from '../publication/files.js';
 import { laneVariantKey } from '../publication/layout.js';
 import { checkForcedTime, timePolicy } from '../publication/times.js';
 import { BUILD_LEVELS, createCompressor } from '../publication/compress.js';
-import { changeList, writeBodies, writeReleaseFiles, type WriteStats } from '../publication/writer.js';
+import {
+  changeList,
+  emptyWriteStats,
+  type PreviousRelease,
+  writeBodies,
+  writeReleaseFiles,
+  type WriteStats,
+} from '../publication/writer.js';
 import type { SemanticDiff } from '../schema/api.js';
 import { RevisionId } from '../schema/primitives.js';
-import { DEFAULT_PAGE_SIZE } from '../routes.js';
+import { DEFAULT_PAGE_SIZE } from '../schema/requests.js';
 import { bodies, countBodies, LANE_VARIANTS } from './bodies.js';
 import { semanticStep } from './changes.js';
 import { readPreviousFrom } from './previous-remote.js';
@@ -92,6 +99,27 @@ export async function loadAndValidate(dataDir: string): Promise<SourceData> {
   return validateTree(await loadTree(dataDir));
 }
 
+/** The result of a build that would publish the live release again: nothing was written. */
+function unchangedResult(
+  live: PreviousRelease & { dir: string },
+  startedAt: number,
+  extra: Pick<BuildResult, 'leftOut' | 'warnings'>,
+): BuildResult {
+  const revision = live.revision;
+  return {
+    revision,
+    releaseDir: live.dir,
+    publishedAt: live.publishedAt,
+    files: live.entries.size,
+    compressed: live.representations !== undefined,
+    stats: emptyWriteStats(),
+    changes: { publicationRevision: revision, previousRevision: revision, added: [], changed: [], removed: [] },
+    seconds: (performance.now() - startedAt) / 1000,
+    ...extra,
+    semantic: { summary: 'no changes', diff: { models: [], catalog: [] }, unchanged: true },
+  };
+}
+
 export async function build(o: BuildOptions): Promise<BuildResult> {
   const t0 = performance.now();
   // The revision names the release folder and goes in a header: a bad one must not get as far as a path.
@@ -123,23 +151,17 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     const levels = o.compression === false ? null : BUILD_LEVELS;
     const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
     // What changed for a reader, against the live snapshot; the live release itself again publishes nothing.
-    const semantic = await semanticStep(
-      computed,
-      previous,
-      {
-        revision,
-        dataRevision: dataRevision(data),
-        pageSizes,
-        compression: levels,
-        forcedPublishedAt: o.publishedAt,
-        newRevisionAt: times.changedAt,
-        startedAt: t0,
-      },
-      { leftOut: computed.leftOut, warnings: data.warnings },
-    );
+    const semantic = await semanticStep(computed, previous, {
+      revision,
+      dataRevision: dataRevision(data),
+      pageSizes,
+      compression: levels,
+      forcedPublishedAt: o.publishedAt,
+      newRevisionAt: times.changedAt,
+    });
     if (semantic.unchanged) {
       progress.end();
-      return semantic.unchanged;
+      return unchangedResult(semantic.unchanged, t0, { leftOut: computed.leftOut, warnings: data.warnings });
     }
 
     staging = stagingDirFor(o.outDir, revision);

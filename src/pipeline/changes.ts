@@ -18,10 +18,9 @@ import { parseJsonFile } from '../publication/reader.js';
 import { manifestRefOf, POINTER_KEY } from '../publication/remote.js';
 import { readRemote } from '../publish/read-remote.js';
 import type { RemoteOptions } from '../publish/targets/index.js';
-import { emptyWriteStats, type PendingBody, type PreviousRelease } from '../publication/writer.js';
+import type { PendingBody, PreviousRelease } from '../publication/writer.js';
 import { ChangesResponse, type FieldChange, type PublicationChanges, type SemanticDiff } from '../schema/api.js';
 import { Snapshot, type SnapshotContent } from '../schema/snapshot.js';
-import type { BuildResult } from './build.js';
 import type { Computed } from './compute/index.js';
 import { diffSnapshots, isEmptyDiff, summaryLine } from './diff.js';
 import { contentOf, SNAPSHOT_FILE, snapshotBody, snapshotOf } from './snapshot.js';
@@ -35,8 +34,8 @@ export interface SemanticStep {
   summary: string;
   /** Against the live release's snapshot; null when there is none to compare with. */
   diff: SemanticDiff | null;
-  /** Set when the build would publish the live release again: the build stops here and returns this. */
-  unchanged: BuildResult | null;
+  /** Set when the build would publish the live release again (this one, on this disk): the build stops here. */
+  unchanged: (PreviousRelease & { dir: string }) | null;
   /** The publication's bodies, then this release's snapshot and changes bodies. */
   withBodies(bodies: Iterable<PendingBody>): Generator<PendingBody>;
   /** How many bodies withBodies adds (for the build's progress total). */
@@ -57,17 +56,11 @@ export interface SemanticOptions {
    * publicationTimes), for the feed entry, which is written before the time of an unchanged revision is known.
    */
   newRevisionAt: string;
-  startedAt: number;
 }
 
 type Previous = PreviousRelease;
 
-export async function semanticStep(
-  c: Computed,
-  previous: Previous | null,
-  o: SemanticOptions,
-  extra: Pick<BuildResult, 'leftOut' | 'warnings'>,
-): Promise<SemanticStep> {
+export async function semanticStep(c: Computed, previous: Previous | null, o: SemanticOptions): Promise<SemanticStep> {
   const snapshot = snapshotOf(c, o.dataRevision);
   const live = previous ? await readPreviousSemantics(previous) : null;
   const before = live?.snapshot ?? null;
@@ -77,7 +70,7 @@ export async function semanticStep(
     return {
       summary: 'no changes',
       diff: { models: [], catalog: [] },
-      unchanged: unchangedResult({ ...previous, dir: previous.dir }, o.startedAt, extra),
+      unchanged: { ...previous, dir: previous.dir },
       withBodies: (b) => passThrough(b),
       bodyCount: 0,
     };
@@ -140,26 +133,6 @@ function sameBuild(previous: Previous, before: Snapshot, o: SemanticOptions): bo
     previous.compression?.gzipLevel === o.compression?.gzipLevel &&
     (o.forcedPublishedAt === undefined || new Date(o.forcedPublishedAt).toISOString() === previous.publishedAt)
   );
-}
-
-function unchangedResult(
-  previous: Previous & { dir: string },
-  startedAt: number,
-  extra: Pick<BuildResult, 'leftOut' | 'warnings'>,
-): BuildResult {
-  const revision = previous.revision;
-  return {
-    revision,
-    releaseDir: previous.dir,
-    publishedAt: previous.publishedAt,
-    files: previous.entries.size,
-    compressed: previous.representations !== undefined,
-    stats: emptyWriteStats(),
-    changes: { publicationRevision: revision, previousRevision: revision, added: [], changed: [], removed: [] },
-    seconds: (performance.now() - startedAt) / 1000,
-    ...extra,
-    semantic: { summary: 'no changes', diff: { models: [], catalog: [] }, unchanged: true },
-  };
 }
 
 /** A field change with its keys in one order, whichever file it was read from. */

@@ -10,6 +10,7 @@
 //   manifest.json, publication.json, changes.json                                    the release's own files
 // where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
 import { INCLUDES, type Include, type QueryLane, type Sort } from '../schema/api.js';
+import type { ApiRequest, ListRequest } from '../schema/requests.js';
 import type { Locale } from '../schema/source.js';
 import type { BodyRepresentations } from './files.js';
 
@@ -92,3 +93,20 @@ export function* packedRepresentations(
 
 /** List artifacts are read by the gateway, never sent: they get no representations. */
 export const isArtifactFile = (p: string): boolean => p.startsWith('artifacts/');
+
+/**
+ * The prebuilt file that answers a canonical request, or null when it must be composed
+ * (a free-text query, a filter, a page size that was not prebuilt, or a page past the last one).
+ */
+export function fileFor(
+  r: ApiRequest,
+  prebuilt: { pageSizes: readonly number[]; pages: (r: ListRequest) => number },
+): string | null {
+  if (r.kind === 'detail') return detailFile(r);
+  if (r.kind === 'metrics') return metricsFile(r);
+  if (r.kind === 'catalog') return catalogFile(r);
+  if (r.kind === 'changes') return changesFile(r.since);
+  if (r.q !== null || r.filter !== null || !prebuilt.pageSizes.includes(r.pageSize) || r.page > prebuilt.pages(r))
+    return null;
+  return listFile(r);
+}

@@ -2,7 +2,7 @@
 // their names, list-valued ones as JSON arrays; results are the REST answers' data (or rows made from a detail's),
 // so the JSON Schemas a client sees in tools/list follow from the same zod schemas as the OpenAPI document.
 import { z } from 'zod';
-import { MAX_QUERY_LENGTH, MAX_SLUG_LENGTH } from '../routes.js';
+import { MAX_QUERY_LENGTH, MAX_SLUG_LENGTH } from './requests.js';
 import {
   BenchmarkEntry,
   CapabilityKey,

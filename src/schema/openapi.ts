@@ -3,7 +3,6 @@
 // self-contained document: every schema under components (JSON Schema 2020-12, which OpenAPI 3.1 takes as is), every
 // path written in full. The build writes it into each publication with real examples from that publication.
 import { z } from 'zod';
-import { PROBLEMS, problemBody, type ProblemCode } from '../gateway/problems.js';
 import {
   CATALOG_PARAMS,
   CATALOG_PATH,
@@ -19,7 +18,7 @@ import {
   OPENAPI_PATH,
   parseRequest,
   type InvalidParam,
-} from '../routes.js';
+} from './requests.js';
 import {
   Attribution,
   BenchmarkEntry,
@@ -48,6 +47,7 @@ import {
   Stats,
 } from './api.js';
 import { SLUG_RE } from './primitives.js';
+import { PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
 import { CAPABILITY_MODALITIES, LOCALES } from './source.js';
 
 /** Real bodies of each response, as the build has them: the document shows them as examples (none without). */
@@ -315,7 +315,7 @@ function errorResponses(developers: readonly string[]): Record<string, Json> {
   const problems = (description: string, examples: Record<string, Json>, headers: string[] = []): Json => ({
     description,
     ...(headers.length ? { headers: headerRefs(headers) } : {}),
-    content: { 'application/problem+json': { schema: ref('Problem'), examples } },
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem'), examples } },
   });
   const unknownDeveloper: InvalidParam = {
     name: 'developer',

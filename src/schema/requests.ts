@@ -1,20 +1,10 @@
-// Requests: a URL is canonicalized (validated, defaults filled, includes sorted), then mapped to the prebuilt file
-// that answers it (publication/layout.ts), or to none when the answer is composed (q, filters, page sizes not
-// prebuilt) or served by the gateway itself (GET /docs and its script: gateway/open.ts).
-import {
-  CAPABILITY_KEYS,
-  INCLUDES,
-  QUERY_LANES,
-  SORTS,
-  type Include,
-  type QueryLane,
-  type Sort,
-} from './schema/api.js';
-import { RevisionId, SLUG_RE } from './schema/primitives.js';
-import { CAPABILITY_MODALITIES, LOCALES, type Locale } from './schema/source.js';
-import { catalogFile, changesFile, detailFile, listFile, metricsFile, OPENAPI_FILE } from './publication/layout.js';
-
-export { OPENAPI_FILE };
+// The request side of the contract: a URL is canonicalized (validated, defaults filled, includes sorted) into a
+// request, or refused with each bad parameter named. The OpenAPI document takes its parameters from here;
+// publication/layout.ts's fileFor maps a request to the prebuilt file that answers it, and the gateway composes the
+// rest (q, filters, page sizes not prebuilt) or serves it itself (GET /docs and its script: gateway/open.ts).
+import { CAPABILITY_KEYS, INCLUDES, QUERY_LANES, SORTS, type Include, type QueryLane, type Sort } from './api.js';
+import { RevisionId, SLUG_RE } from './primitives.js';
+import { CAPABILITY_MODALITIES, LOCALES, type Locale } from './source.js';
 
 export const API_PREFIX = '/api/v1/models';
 export const DEFAULT_PAGE_SIZE = 50;
@@ -415,21 +405,4 @@ function parseInclude(v: string | undefined, invalid: InvalidParam[]): Include[]
     }
   }
   return INCLUDES.filter((i) => set.has(i));
-}
-
-/**
- * The prebuilt file that answers a canonical request, or null when it must be composed
- * (a free-text query, a filter, a page size that was not prebuilt, or a page past the last one).
- */
-export function fileFor(
-  r: ApiRequest,
-  prebuilt: { pageSizes: readonly number[]; pages: (r: ListRequest) => number },
-): string | null {
-  if (r.kind === 'detail') return detailFile(r);
-  if (r.kind === 'metrics') return metricsFile(r);
-  if (r.kind === 'catalog') return catalogFile(r);
-  if (r.kind === 'changes') return changesFile(r.since);
-  if (r.q !== null || r.filter !== null || !prebuilt.pageSizes.includes(r.pageSize) || r.page > prebuilt.pages(r))
-    return null;
-  return listFile(r);
 }

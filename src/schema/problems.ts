@@ -1,8 +1,8 @@
-// Errors as RFC 9457 problem details. `code` is the stable machine-readable name; `type` is its URI.
-import type { InvalidParam } from '../routes.js';
-import { CORS_HEADERS } from './publication.js';
+// Errors as RFC 9457 problem details: the catalogue of codes and the body each is answered with. `code` is the stable
+// machine-readable name; `type` is its URI. The gateway sends these, the OpenAPI document lists them.
+import type { InvalidParam } from './requests.js';
 
-export const PROBLEM_TYPE = 'application/problem+json';
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 export const PROBLEMS = {
   missing_api_key: { status: 401, title: 'API key required', detail: 'Send your key in the x-api-key header.' },
@@ -55,20 +55,6 @@ export const PROBLEMS = {
   },
 } as const;
 export type ProblemCode = keyof typeof PROBLEMS;
-
-/** The headers of every problem answer (`extra` after the CORS ones): the handler's and those for unparsable requests. */
-export function problemHeaders(body: string, extra: readonly string[] = []): string[] {
-  return [
-    ...CORS_HEADERS,
-    ...extra,
-    'content-type',
-    PROBLEM_TYPE,
-    'content-length',
-    String(Buffer.byteLength(body)),
-    'cache-control',
-    'no-store',
-  ];
-}
 
 /**
  * At most this many parameters are named in a 400: a request made of a few thousand bad parameters would otherwise
