@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Converts the reference snapshot (catalog.json, benchmarks.json, speed-tests.json; see its README.md)
+// Converts the reference snapshot (catalog.json, offers.json, lifecycle.json, benchmarks.json, speed-tests.json;
+// see its README.md)
 // into the project's default source data under data/.
 //
 //   node scripts/convert-reference.mjs [--reference ../shared/reference] [--data data]
@@ -766,6 +767,133 @@ function removeFiles(dir, keep) {
 // ---------------------------------------------------------------------------------------------
 // Conversion
 
+// ---------------------------------------------------------------------------------------------
+// Offers, providers and lifecycle (offers.json, lifecycle.json)
+
+/** offers.json cost keys -> the price card's fields; any other key is kept as written in other_prices. */
+const PRICE_KEYS = {
+  input: 'input_price_per_million',
+  output: 'output_price_per_million',
+  cache_read: 'cache_read_price_per_million',
+  cache_write: 'cache_write_price_per_million',
+  reasoning: 'reasoning_price_per_million',
+  input_audio: 'input_audio_price_per_million',
+  output_audio: 'output_audio_price_per_million',
+};
+/** The keys a tier or a mode restates (models.dev's schema has no others there). */
+const TOKEN_PRICE_KEYS = ['input', 'output', 'cache_read', 'cache_write'];
+
+function price(value, where) {
+  if (!isFiniteNumber(value) || value < 0) throw new Error(`${where}: ${JSON.stringify(value)} is not a price`);
+  return value;
+}
+
+/** The four token prices of a tier or mode, as card fields; a key outside them is an error (the card has no place). */
+function tokenPrices(cost, where, skip = []) {
+  for (const k of Object.keys(cost))
+    if (!skip.includes(k) && !TOKEN_PRICE_KEYS.includes(k))
+      throw new Error(`${where}: unknown key ${JSON.stringify(k)}`);
+  return Object.fromEntries(
+    TOKEN_PRICE_KEYS.filter((k) => k in cost).map((k) => [PRICE_KEYS[k], price(cost[k], `${where}.${k}`)]),
+  );
+}
+
+/** A positive token limit, or null: models.dev writes 0 (or nothing) where it does not know one. */
+const limit = (v) => (Number.isInteger(v) && v > 0 ? v : null);
+
+/** One offers.json row as an OfferRecord (src/schema/source.ts); the evidence is the row itself. */
+function offerRecord(row) {
+  const where = `offers.json ${row.provider}/${row.provider_model_id}`;
+  const card = {};
+  const other = {};
+  let tiers = [];
+  for (const [k, v] of Object.entries(row.cost ?? {})) {
+    if (k === 'tiers') {
+      tiers = v.map((t, i) => {
+        const at = `${where} cost.tiers[${i}]`;
+        if ((t.tier?.type ?? 'context') !== 'context' || !Number.isInteger(t.tier?.size))
+          throw new Error(`${at}: not a context tier: ${JSON.stringify(t.tier)}`);
+        return { above_context_tokens: t.tier.size, ...tokenPrices(t, at, ['tier']) };
+      });
+      tiers.sort((a, b) => a.above_context_tokens - b.above_context_tokens);
+    } else if (PRICE_KEYS[k]) card[PRICE_KEYS[k]] = price(v, `${where} cost.${k}`);
+    else other[k] = price(v, `${where} cost.${k}`);
+  }
+  const modes = {};
+  for (const name of Object.keys(row.modes ?? {}).sort()) {
+    const m = row.modes[name];
+    const extra = Object.keys(m).filter((k) => k !== 'cost');
+    if (extra.length) throw new Error(`${where} modes.${name}: unexpected ${extra.join(', ')}`);
+    modes[name] = tokenPrices(m.cost ?? {}, `${where} modes.${name}.cost`);
+  }
+  const updated = normalizeDate(row.last_updated) ?? normalizeDate(row.release_date);
+  if (!updated) throw new Error(`${where}: neither last_updated nor release_date is a date`);
+  if (row.status !== null && !['alpha', 'beta', 'deprecated'].includes(row.status))
+    throw new Error(`${where}: unknown status ${JSON.stringify(row.status)}`);
+  return {
+    model: row.catalog_slug,
+    provider: row.provider,
+    provider_model_id: row.provider_model_id,
+    first_party: row.first_party === true,
+    ...Object.fromEntries(Object.values(PRICE_KEYS).flatMap((f) => (f in card ? [[f, card[f]]] : []))),
+    ...(tiers.length ? { tiers } : {}),
+    ...(Object.keys(modes).length ? { modes } : {}),
+    ...(Object.keys(other).length ? { other_prices: Object.fromEntries(Object.entries(other).sort()) } : {}),
+    context_window_tokens: limit(row.limit?.context),
+    max_input_tokens: limit(row.limit?.input),
+    max_output_tokens: limit(row.limit?.output),
+    status: row.status,
+    updated_at: updated.date,
+    provenance: { source: 'models-dev', evidence_sha256: evidence(row) },
+  };
+}
+
+/** A provider of providers.json as a ProviderRecord: id, name, api, doc (npm and env are client details, left out). */
+function providerRecord(p) {
+  return {
+    id: p.id,
+    name: p.name,
+    api: isHttpUrl(p.api) ? p.api : null,
+    doc: isHttpUrl(p.doc) ? p.doc : null,
+    provenance: { source: 'models-dev', evidence_sha256: evidence(p) },
+  };
+}
+
+/**
+ * The offer a catalog price is read from (its pricing.source_path), as {provider, provider_model_id}: the model's
+ * headline offer. null, with a note, when the catalog names no file or one with no offer.
+ */
+function headlineOffer(m, offerAt, notes) {
+  const offer = offerAt.get(m.pricing.source_path);
+  if (!offer || offer.model !== m.slug) {
+    notes.push(`price of ${m.slug}: no offer at its pricing.source_path ${JSON.stringify(m.pricing.source_path)}`);
+    return null;
+  }
+  return { provider: offer.provider, provider_model_id: offer.provider_model_id };
+}
+
+const LIFECYCLE_STATUS = { null: 'active', beta: 'beta', deprecated: 'deprecated', retired: 'retired' };
+
+/** A model's lifecycle fields from its lifecycle.json row; dates and successor only when the source states them. */
+function lifecycleFields(row, slugs) {
+  const status = LIFECYCLE_STATUS[String(row.status)];
+  if (!status) throw new Error(`lifecycle.json ${row.catalog_slug}: unknown status ${JSON.stringify(row.status)}`);
+  for (const s of row.snapshots ?? [])
+    if (!slugs.has(s)) throw new Error(`lifecycle.json ${row.catalog_slug}: snapshot ${s} is no catalog model`);
+  const date = (k) => {
+    if (row[k] == null) return {};
+    const d = normalizeDate(row[k]);
+    if (d?.precision !== 'day') throw new Error(`lifecycle.json ${row.catalog_slug}: ${k} is not a date`);
+    return { [k]: d.date };
+  };
+  return {
+    status,
+    ...date('deprecation_date'),
+    ...date('retirement_date'),
+    ...(row.snapshots?.length ? { snapshots: [...row.snapshots].sort() } : {}),
+  };
+}
+
 function readExistingIds(modelsDir) {
   const ids = new Map();
   if (!fs.existsSync(modelsDir)) return ids;
@@ -792,6 +920,14 @@ function convert(opts) {
   const catalog = readJson(path.join(opts.reference, 'catalog.json'));
   const benchmarks = readJson(path.join(opts.reference, 'benchmarks.json'));
   const speed = readJson(path.join(opts.reference, 'speed-tests.json'));
+  const offersRef = readJson(path.join(opts.reference, 'offers.json'));
+  const lifecycle = readJson(path.join(opts.reference, 'lifecycle.json'));
+  for (const [file, commit] of [
+    ['offers.json', offersRef.source?.commit],
+    ['lifecycle.json', lifecycle.sources?.models_dev?.commit],
+  ])
+    if (commit !== catalog.source.commit)
+      throw new Error(`${file} cites a different models.dev commit than catalog.json`);
   const notes = [];
 
   // Sources -------------------------------------------------------------------------------------
@@ -824,6 +960,22 @@ function convert(opts) {
     if (slugs.has(m.slug)) throw new Error(`catalog slug ${m.slug} appears twice`);
     slugs.add(m.slug);
   }
+  // Offers and providers --------------------------------------------------------------------------
+  const offerRows = new Map(); // provider -> OfferRecord[]
+  const offerAt = new Map(); // models.dev file path -> its offer, for the catalog's pricing.source_path
+  for (const row of offersRef.offers) {
+    if (!slugs.has(row.catalog_slug)) throw new Error(`offers.json names ${row.catalog_slug}, no catalog model`);
+    const offer = offerRecord(row);
+    if (!offerRows.has(offer.provider)) offerRows.set(offer.provider, []);
+    offerRows.get(offer.provider).push(offer);
+    offerAt.set(row.source_path, offer);
+  }
+  const providers = offersRef.providers.map(providerRecord).sort((a, b) => cmp(a.id, b.id));
+  const providerIds = new Set(providers.map((p) => p.id));
+  for (const id of offerRows.keys())
+    if (!providerIds.has(id)) throw new Error(`offers.json: provider ${id} undeclared`);
+  const lifecycleOf = new Map(lifecycle.models.map((r) => [r.catalog_slug, r]));
+
   let nextId = Math.max(0, ...existingIds.values()) + 1;
   const modelFiles = [];
   const priceRows = [];
@@ -859,6 +1011,9 @@ function convert(opts) {
     const documentationUrl = linkUrl ?? (isHttpUrl(m.provider_docs_url) ? m.provider_docs_url : null);
     const id = existingIds.get(m.slug) ?? nextId++;
     const name = cleanName(m.name, m.developer, m.slug);
+    const lifeRow = lifecycleOf.get(m.slug);
+    if (!lifeRow) throw new Error(`${m.slug}: no lifecycle.json row`);
+    const life = lifecycleFields(lifeRow, slugs);
     if (name !== m.name) renamed.push([m.slug, m.name, name]);
     const record = {
       id,
@@ -871,7 +1026,11 @@ function convert(opts) {
       documentation_url: documentationUrl,
       hub_url: isHttpUrl(m.hub_url) ? m.hub_url : null,
       served_by: [...new Set(m.served_by_providers ?? [])].sort(),
-      description: describe({ ...m, name }, { input, output, release, cutoff, context, maxOutput }),
+      // The developer's own listing's status (lifecycle.json), not a reseller's that catalog.json may have taken.
+      description: describe(
+        { ...m, name, status: life.status },
+        { input, output, release, cutoff, context, maxOutput },
+      ),
       capabilities: {
         input,
         output,
@@ -885,6 +1044,7 @@ function convert(opts) {
         knowledge_cutoff: m.knowledge_cutoff ?? null,
       },
       lane: 'verified',
+      ...life,
       provenance: { source: 'models-dev', evidence_sha256: evidence(m) },
     };
     modelFiles.push([m.slug, record]);
@@ -903,6 +1063,7 @@ function convert(opts) {
           output_per_million: p.output,
           first_party: p.first_party !== false,
           observed_at: `${updated.date}T00:00:00Z`,
+          offer: headlineOffer(m, offerAt, notes),
           provenance: { source: 'models-dev', evidence_sha256: evidence(p) },
         });
       }
@@ -1064,6 +1225,10 @@ function convert(opts) {
       (name) => name.endsWith('.jsonl') && ownedIds.has(name.slice(0, -'.jsonl'.length)),
     );
   }
+  removeFiles(
+    path.join(opts.data, 'offers'),
+    (name) => name.endsWith('.jsonl') && providerIds.has(name.slice(0, -'.jsonl'.length)),
+  );
 
   const w = new Writer(opts.data);
   w.write('site.yaml', yamlText({ name: 'modelpub', url: 'https://modelpub.dev', schema_version: '1.0.0' }), 1);
@@ -1071,6 +1236,11 @@ function convert(opts) {
   const metricList = [...metrics.values()].sort((a, b) => cmp(a.key, b.key));
   w.write('metrics.yaml', yamlText({ metrics: metricList }), metricList.length);
   for (const [slug, record] of modelFiles) w.write(`models/${slug}.yaml`, yamlText(record), 1);
+  w.write('providers.yaml', yamlText({ providers }), providers.length);
+  for (const [id, rows] of [...offerRows].sort((a, b) => cmp(a[0], b[0]))) {
+    rows.sort((a, b) => cmpTuple([a.model, a.provider_model_id], [b.model, b.provider_model_id]));
+    w.write(`offers/${id}.jsonl`, jsonlText(rows), rows.length);
+  }
 
   priceRows.sort((a, b) =>
     cmpTuple(
@@ -1140,7 +1310,7 @@ function main() {
   } = convert(opts);
   const summary = new Map();
   for (const [rel, count] of w.counts) {
-    const key = rel.startsWith('models/') ? 'models/*.yaml' : rel;
+    const key = rel.startsWith('models/') ? 'models/*.yaml' : rel.startsWith('offers/') ? 'offers/*.jsonl' : rel;
     summary.set(key, (summary.get(key) ?? 0) + count);
   }
   console.log(`wrote ${w.counts.length} files under ${opts.data}`);

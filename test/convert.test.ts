@@ -79,6 +79,28 @@ const citation = (value: number, settings: Record<string, string>) => ({
   catalog_slug: 'gpt-5',
 });
 
+/** An offers.json row: one provider file of models.dev, its cost table as written. */
+const offer = (
+  slug: string,
+  provider: string,
+  id: string,
+  firstParty: boolean,
+  cost: Record<string, unknown> | null,
+  modes: Record<string, unknown> | null = null,
+) => ({
+  catalog_slug: slug,
+  provider,
+  provider_model_id: id,
+  first_party: firstParty,
+  status: null,
+  release_date: '2025-01-01',
+  last_updated: '2025-02-01',
+  cost,
+  modes,
+  limit: { context: 100000, output: 0 },
+  source_path: `providers/${provider}/models/${id}.toml`,
+});
+
 const sample = (tps: number, ttft: number, at: string) => ({
   source: 'thefastest.ai',
   model_name: 'gpt-5',
@@ -99,10 +121,68 @@ async function writeReference(dir: string) {
         input: 0.8,
         output: 4,
         first_party: true,
+        source_path: 'providers/anthropic/models/claude-3-5-haiku.toml',
       }),
-      catalogModel('deepseek-r1', 'DeepSeek R1', 'DeepSeek', { input: 0, output: 0, first_party: false }),
+      catalogModel('deepseek-r1', 'DeepSeek R1', 'DeepSeek', {
+        input: 0,
+        output: 0,
+        first_party: false,
+        source_path: 'providers/nvidia/models/deepseek-ai/deepseek-r1.toml',
+      }),
       catalogModel('deepseek-r1-0528', ' DeepSeek  R1 0528 ', 'DeepSeek', null),
-      catalogModel('gpt-5', 'GPT-5', 'OpenAI', { input: 1.25, output: 10, first_party: true }),
+      catalogModel('gpt-5', 'GPT-5', 'OpenAI', {
+        input: 1.25,
+        output: 10,
+        first_party: true,
+        source_path: 'providers/openai/models/gpt-5.toml',
+      }),
+      catalogModel('gpt-5-latest', 'GPT-5 (latest)', 'OpenAI', null),
+    ],
+  });
+  const provider = (id: string, name: string) => ({ id, name, api: null, doc: `https://${id}.example/docs`, env: [] });
+  await put('offers.json', {
+    source: { repository: 'anomalyco/models.dev', commit: COMMIT },
+    providers: [
+      provider('anthropic', 'Anthropic'),
+      provider('groq', 'Groq'),
+      provider('nvidia', 'NVIDIA'),
+      provider('openai', 'OpenAI'),
+    ],
+    offers: [
+      offer('claude-3-5-haiku', 'anthropic', 'claude-3-5-haiku', true, { input: 0.8, output: 4, cache_read: 0.08 }),
+      offer('deepseek-r1', 'nvidia', 'deepseek-ai/deepseek-r1', false, { input: 0, output: 0 }),
+      offer(
+        'gpt-5',
+        'openai',
+        'gpt-5',
+        true,
+        {
+          input: 1.25,
+          output: 10,
+          cache_read: 0.125,
+          tiers: [{ tier: { type: 'context', size: 272000 }, input: 2.5, output: 15 }],
+        },
+        { fast: { cost: { input: 2.5, output: 20 } } },
+      ),
+      offer('gpt-5', 'groq', 'openai/gpt-5', false, { input: 1, output: 8, request: 0.01 }),
+      offer('deepseek-r1-0528', 'groq', 'deepseek-r1-0528', false, null),
+    ],
+  });
+  const life = (slug: string, status: string | null, snapshots: string[] | null = null) => ({
+    catalog_slug: slug,
+    status,
+    snapshots,
+    deprecation_date: null,
+    retirement_date: null,
+  });
+  await put('lifecycle.json', {
+    sources: { models_dev: { repository: 'anomalyco/models.dev', commit: COMMIT } },
+    models: [
+      life('claude-3-5-haiku', 'deprecated'),
+      life('deepseek-r1', null),
+      life('deepseek-r1-0528', null),
+      life('gpt-5', null),
+      life('gpt-5-latest', null, ['gpt-5']),
     ],
   });
   await put('benchmarks.json', {
@@ -200,6 +280,50 @@ describe('convert-reference on a hand-made snapshot', () => {
       first_party: false,
     });
     expect(out).toContain("speed: 1 sample at their source's tokens/s sentinel");
+  });
+
+  it('writes each offer with its price card, each provider, the headline offer of a price and the lifecycle', async () => {
+    const openai = await rows('offers/openai.jsonl');
+    expect(openai).toEqual([
+      {
+        model: 'gpt-5',
+        provider: 'openai',
+        provider_model_id: 'gpt-5',
+        first_party: true,
+        input_price_per_million: 1.25,
+        output_price_per_million: 10,
+        cache_read_price_per_million: 0.125,
+        tiers: [{ above_context_tokens: 272000, input_price_per_million: 2.5, output_price_per_million: 15 }],
+        modes: { fast: { input_price_per_million: 2.5, output_price_per_million: 20 } },
+        context_window_tokens: 100000,
+        max_input_tokens: null,
+        max_output_tokens: null, // models.dev's 0: unknown
+        status: null,
+        updated_at: '2025-02-01',
+        provenance: { source: 'models-dev', evidence_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      },
+    ]);
+    const groq = await rows('offers/groq.jsonl');
+    expect(groq.map((o) => [o.model, o.other_prices ?? null, o.input_price_per_million ?? null])).toEqual([
+      ['deepseek-r1-0528', null, null],
+      ['gpt-5', { request: 0.01 }, 1],
+    ]);
+    const providers = parseYaml(await readFile(path.join(data, 'providers.yaml'), 'utf8')).providers;
+    expect(providers.map((p: { id: string }) => p.id)).toEqual(['anthropic', 'groq', 'nvidia', 'openai']);
+    expect(providers[1]).toMatchObject({ name: 'Groq', api: null, doc: 'https://groq.example/docs' });
+    const prices = await rows('measurements/prices/models-dev.jsonl');
+    expect(prices.map((p) => [p.model, p.offer])).toEqual([
+      ['claude-3-5-haiku', { provider: 'anthropic', provider_model_id: 'claude-3-5-haiku' }],
+      ['deepseek-r1', { provider: 'nvidia', provider_model_id: 'deepseek-ai/deepseek-r1' }],
+      ['gpt-5', { provider: 'openai', provider_model_id: 'gpt-5' }],
+    ]);
+    const model = async (slug: string) => parseYaml(await readFile(path.join(data, 'models', `${slug}.yaml`), 'utf8'));
+    const haiku = await model('claude-3-5-haiku');
+    expect(haiku.status).toBe('deprecated');
+    expect(haiku.description.en).toContain('It is marked as deprecated.');
+    expect((await model('gpt-5-latest')).snapshots).toEqual(['gpt-5']);
+    expect(await model('gpt-5')).toMatchObject({ status: 'active' });
+    expect((await model('gpt-5')).deprecation_date).toBeUndefined();
   });
 
   it('builds: one run per row, the sentinel sample out of the average, the reseller 0/0 as no price', async () => {

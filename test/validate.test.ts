@@ -667,7 +667,7 @@ describe('the CLI', () => {
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(
-        `${dir}: valid. 4 models, 2 metrics, 3 speed runs, 7 benchmark results, 4 price observations, 1 display-only overrides`,
+        `${dir}: valid. 4 models, 2 metrics, 3 speed runs, 7 benchmark results, 4 price observations, 0 offers at 0 providers, 1 display-only overrides`,
       );
     });
   });

@@ -396,6 +396,7 @@ function observations(c: Context): Observation[] {
     ...c.speed.map((r) => ({ at: toInstant(r.value.measured_at), where: at(r, 'measured_at') })),
     ...c.benchmarks.map((r) => ({ at: toInstant(r.value.eval_date), where: at(r, 'eval_date') })),
     ...c.prices.map((r) => ({ at: toInstant(r.value.observed_at), where: at(r, 'observed_at') })),
+    ...c.offers.map((r) => ({ at: toInstant(r.value.updated_at), where: at(r, 'updated_at') })),
   ];
 }
 
