@@ -1,18 +1,19 @@
 // List filters (capabilities, developer, token limits, price, open weights) end to end: a fixture publication with
-// several developers and capabilities, the gateway over real HTTP, answers checked against the models' details.
+// several developers and capabilities, the gateway's handler called in-process, answers checked against the models' details.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/gateway/keys.js';
-import { startGateway, type RunningGateway } from '../src/gateway/server.js';
+import type { Gateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
 import { model, prov, smallCatalog, writeFixture, type FixtureSpec } from './helpers/fixture.js';
+import { gatewayOver, request } from './helpers/request.js';
 
 let tmp: string;
-let gw: RunningGateway;
+let gw: Gateway;
 let store: QuotaStore;
 let key: string;
 
@@ -66,8 +67,8 @@ function catalog(): FixtureSpec {
 }
 
 const get = (p: string, headers: Record<string, string> = {}) =>
-  // Identity: these tests compare bodies and ETags with the files (fetch would accept br and gzip).
-  fetch(gw.url + p, { headers: { 'x-api-key': key, 'accept-encoding': 'identity', ...headers } });
+  // Identity: these tests compare bodies and ETags with the files.
+  request(gw, p, { headers: { 'x-api-key': key, 'accept-encoding': 'identity', ...headers } });
 
 interface Item {
   slug: string;
@@ -104,17 +105,7 @@ beforeAll(async () => {
   await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'dist') });
   store = await openStore('memory:');
   key = (await createKey(store, 'filters')).key;
-  gw = await startGateway({
-    dir: path.join(tmp, 'dist'),
-    port: 0,
-    host: '127.0.0.1',
-    store: 'memory:',
-    storeInstance: store,
-    quota: 10_000,
-    cacheBytes: 1 << 24,
-    pollMs: 1000,
-    logLevel: 'silent',
-  });
+  gw = await gatewayOver(path.join(tmp, 'dist'), { storeInstance: store, quota: 10_000, cacheBytes: 1 << 24 });
 });
 afterAll(async () => {
   await gw?.close();

@@ -1,9 +1,9 @@
 // Wires a gateway together: origin -> live publication (polled, switched without a restart), key cache, quota
 // limiter, logger, node:http server; optionally several worker processes on one port (node:cluster).
 import cluster from 'node:cluster';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { destination, pino } from 'pino';
+import { destination, type Logger, pino } from 'pino';
 import { AlreadyReported, UsageError } from '../errors.js';
 import { redactUrls } from '../redact.js';
 import { outDirState } from '../publication/folder.js';
@@ -59,7 +59,25 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
+/** What a gateway needs besides where it listens. */
+export type HandlerOptions = Omit<GatewayOptions, 'port' | 'host' | 'shutdownGraceMs'>;
+
+/**
+ * A gateway's request handler over its publication (polled), store, keys and quota, not listening anywhere:
+ * startGateway serves it over node:http, and tests call it in-process.
+ */
+export interface Gateway {
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  publication(): Publication;
+  /** What the operator should hear about how the store is set up (Redis without persistence, CONFIG disabled). */
+  warnings: readonly string[];
+  /** The logger (--log), null when silent; flushed by close(). */
+  log: Logger | null;
+  /** Stops polling, hands the unspent quota leases back, closes the store (unless given) and the origin. */
+  close(): Promise<void>;
+}
+
+export async function openGateway(o: HandlerOptions): Promise<Gateway> {
   const origin: Origin = o.origin ? await remoteOrigin(o.origin, o.originOptions) : dirOrigin(o.dir ?? 'dist');
   const cache = new BodyCache(o.cacheBytes);
   let current = await origin
@@ -116,12 +134,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     fingerprint,
     onUnavailable: pollEarly,
   });
-  // The handler checks Host itself, to answer a request without one as it answers every other error.
-  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 30_000, requireHostHeader: false }, handler);
-  server.keepAliveTimeout = 65_000;
-  server.on('clientError', onClientError(log));
-  server.on('checkExpectation', onUnmetExpectation(log));
-  const release = async () => {
+  let closing: Promise<void> | null = null;
+  const close = async () => {
     clearInterval(pollTimer);
     try {
       await quota.close(); // fails if the store does (the leases are then lost, and the error says why)
@@ -131,6 +145,27 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
       if (log) await new Promise<void>((resolve) => log.flush(() => resolve()));
     }
   };
+  return {
+    handler,
+    publication: () => current,
+    warnings: store.warnings ?? [],
+    log,
+    close: () => (closing ??= close()),
+  };
+}
+
+export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
+  const g = await openGateway(o);
+  const log = g.log;
+  // The handler checks Host itself, to answer a request without one as it answers every other error.
+  const server = createServer(
+    { maxHeaderSize: 16 * 1024, requestTimeout: 30_000, requireHostHeader: false },
+    g.handler,
+  );
+  server.keepAliveTimeout = 65_000;
+  server.on('clientError', onClientError(log));
+  server.on('checkExpectation', onUnmetExpectation(log));
+  const release = () => g.close();
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', (e: Error & { code?: string }) => {
@@ -157,8 +192,8 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   return {
     url: `http://${host}:${addr.port}`,
     server,
-    publication: () => current,
-    warnings: store.warnings ?? [],
+    publication: g.publication,
+    warnings: g.warnings,
     close: () =>
       (closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
