@@ -6,23 +6,24 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/gateway/keys.js';
-import { startGateway, type RunningGateway } from '../src/gateway/server.js';
+import type { Gateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
 import { QUERY_LANES } from '../src/schema/api.js';
 import { LOCALES } from '../src/schema/source.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
+import { gatewayOver, request } from './helpers/request.js';
 
 let tmp: string;
-let gw: RunningGateway;
+let gw: Gateway;
 let store: QuotaStore;
 let key: string;
 const QUOTA = 5000;
 
 const get = (p: string, headers: Record<string, string> = {}, method = 'GET') =>
-  // Identity: these tests compare bodies and ETags with the files (fetch would accept br and gzip).
-  fetch(gw.url + p, { method, headers: { 'x-api-key': key, 'accept-encoding': 'identity', ...headers } });
+  // Identity: these tests compare bodies and ETags with the files.
+  request(gw, p, { method, headers: { 'x-api-key': key, 'accept-encoding': 'identity', ...headers } });
 const remaining = (r: Response) => Number(/;r=(\d+)/.exec(r.headers.get('ratelimit') ?? '')?.[1] ?? NaN);
 
 interface Envelope<T> {
@@ -49,16 +50,11 @@ beforeAll(async () => {
   await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'dist') });
   store = await openStore('memory:');
   key = (await createKey(store, 'catalog')).key;
-  gw = await startGateway({
-    dir: path.join(tmp, 'dist'),
-    port: 0,
-    host: '127.0.0.1',
-    store: 'memory:',
+  gw = await gatewayOver(path.join(tmp, 'dist'), {
     storeInstance: store,
     quota: QUOTA,
     cacheBytes: 1 << 22,
     pollMs: 1000,
-    logLevel: 'silent',
   });
 });
 afterAll(async () => {
@@ -121,7 +117,7 @@ describe('GET /api/v1/catalog', () => {
   });
 
   it('needs a key and refuses parameters it does not have, naming what it takes', async () => {
-    const none = await fetch(`${gw.url}/api/v1/catalog`);
+    const none = await request(gw, `/api/v1/catalog`);
     expect(none.status).toBe(401);
     const bad = await get('/api/v1/catalog?include=pricing&page=2');
     expect(bad.status).toBe(400);
@@ -137,7 +133,7 @@ describe('GET /api/v1/catalog', () => {
           'a parameter of the list (GET /api/v1/models), not of GET /api/v1/catalog; accepted: locale, lane, includeDisplayOnly',
       },
     ]);
-    const pre = await fetch(`${gw.url}/api/v1/catalog`, { method: 'OPTIONS' });
+    const pre = await request(gw, `/api/v1/catalog`, { method: 'OPTIONS' });
     expect(pre.status).toBe(204);
   });
 });
@@ -202,7 +198,7 @@ describe('GET /api/v1/metrics', () => {
 describe('GET /api/v1/openapi.json and /docs: no key, no quota', () => {
   it('serve the document and the reference page without a key, with validators, public caching and CORS', async () => {
     const before = remaining(await get('/api/v1/models/alpha'));
-    const doc = await fetch(`${gw.url}/api/v1/openapi.json`);
+    const doc = await request(gw, `/api/v1/openapi.json`);
     expect(doc.status).toBe(200);
     expect(doc.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(doc.headers.get('cache-control')).toBe('public, max-age=300');
@@ -213,31 +209,31 @@ describe('GET /api/v1/openapi.json and /docs: no key, no quota', () => {
     expect(body.openapi).toBe('3.1.0');
     const etag = doc.headers.get('etag')!;
     expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
-    expect((await fetch(`${gw.url}/api/v1/openapi.json`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    expect((await request(gw, `/api/v1/openapi.json`, { headers: { 'if-none-match': etag } })).status).toBe(304);
     // With a key, the same answer, and still not counted.
     expect((await get('/api/v1/openapi.json')).status).toBe(200);
-    const bad = await fetch(`${gw.url}/api/v1/openapi.json?v=2`);
+    const bad = await request(gw, `/api/v1/openapi.json?v=2`);
     expect(bad.status).toBe(400); // a cache-buster, told without a key
     expect(((await bad.json()) as { detail: string }).detail).toBe(
       'v: not a parameter of this operation; it takes none.',
     );
 
-    const page = await fetch(`${gw.url}/docs?from=readme`); // a web page: its query is not the API's
+    const page = await request(gw, `/docs?from=readme`); // a web page: its query is not the API's
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
     const html = await page.text();
     expect(html).toContain('<redoc spec-url="api/v1/openapi.json"');
     expect(html).toContain('<script src="docs/redoc.standalone.js"></script>');
-    const script = await fetch(`${gw.url}/docs/redoc.standalone.js`);
+    const script = await request(gw, `/docs/redoc.standalone.js`);
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(500_000);
     const scriptTag = script.headers.get('etag')!;
-    expect(
-      (await fetch(`${gw.url}/docs/redoc.standalone.js`, { headers: { 'if-none-match': scriptTag } })).status,
-    ).toBe(304);
-    expect((await fetch(`${gw.url}/docs`, { method: 'HEAD' })).status).toBe(200);
+    expect((await request(gw, `/docs/redoc.standalone.js`, { headers: { 'if-none-match': scriptTag } })).status).toBe(
+      304,
+    );
+    expect((await request(gw, `/docs`, { method: 'HEAD' })).status).toBe(200);
     // None of it counted: this request is the second since `before`.
     expect(remaining(await get('/api/v1/models/alpha'))).toBe(before - 1);
   });

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/gateway/keys.js';
-import { startGateway, type RunningGateway } from '../src/gateway/server.js';
+import type { Gateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build, dataRevision, loadAndValidate, type BuildResult } from '../src/pipeline/build.js';
@@ -18,6 +18,7 @@ import { snapshotOf } from '../src/pipeline/snapshot.js';
 import type { ChangesResponse, SemanticDiff } from '../src/schema/api.js';
 import { ensureCompiled, runCli } from './helpers/cli.js';
 import { metric, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
+import { gatewayOver, request } from './helpers/request.js';
 import { ajvErrors, compileCommitted } from './helpers/schemas.js';
 
 /** The snapshot a build of `spec` would write (through a temporary source tree, as a build reads it). */
@@ -240,7 +241,7 @@ describe('builds and the changes feed', () => {
   let r3: BuildResult;
   let store: QuotaStore;
   let key: string;
-  let gw: RunningGateway;
+  let gw: Gateway;
   const feedFile = async (r: BuildResult, name: string) =>
     JSON.parse(await readFile(path.join(r.releaseDir, 'api/v1/changes', name), 'utf8')) as ChangesResponse;
   const rebuild = async (spec: FixtureSpec) => {
@@ -254,7 +255,7 @@ describe('builds and the changes feed', () => {
     return spec;
   };
   const get = (p: string, headers: Record<string, string> = {}) =>
-    fetch(gw.url + p, { headers: { 'x-api-key': key, ...headers } });
+    request(gw, p, { headers: { 'x-api-key': key, ...headers } });
 
   beforeAll(async () => {
     tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-changes-'));
@@ -265,17 +266,7 @@ describe('builds and the changes feed', () => {
     r3 = await rebuild(secondEdit());
     store = await openStore('memory:');
     key = (await createKey(store, 'changes')).key;
-    gw = await startGateway({
-      dir: outDir,
-      port: 0,
-      host: '127.0.0.1',
-      store: 'memory:',
-      storeInstance: store,
-      quota: 1000,
-      cacheBytes: 1 << 20,
-      pollMs: 50,
-      logLevel: 'silent',
-    });
+    gw = await gatewayOver(outDir, { storeInstance: store, quota: 1000, cacheBytes: 1 << 20, pollMs: 50 });
   });
   afterAll(async () => {
     await gw?.close();
@@ -345,9 +336,9 @@ describe('builds and the changes feed', () => {
     expect(etag).toMatch(/^"[0-9a-f]{32}(-br|-gz)?"$/); // fetch accepts br and gzip: the representation's ETag
     const revalidated = await get(`/api/v1/changes?since=${r2.revision}`, { 'if-none-match': etag });
     expect(revalidated.status).toBe(304);
-    const preflight = await fetch(`${gw.url}/api/v1/changes?since=x`, { method: 'OPTIONS' });
+    const preflight = await request(gw, `/api/v1/changes?since=x`, { method: 'OPTIONS' });
     expect(preflight.status).toBe(204);
-    expect((await fetch(`${gw.url}/api/v1/changes`)).status).toBe(401);
+    expect((await request(gw, `/api/v1/changes`)).status).toBe(401);
   });
 
   it('an unknown or expired revision is a 410 telling the client to resync from the catalog; a malformed one a 400', async () => {

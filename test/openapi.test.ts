@@ -10,11 +10,12 @@ import type { ValidateFunction } from 'ajv';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/gateway/keys.js';
-import { startGateway, type RunningGateway } from '../src/gateway/server.js';
+import type { Gateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
 import { model, smallCatalog, writeFixture } from './helpers/fixture.js';
+import { gatewayOver, listen, request } from './helpers/request.js';
 import { ajvErrors, createAjv } from './helpers/schemas.js';
 
 const run = promisify(execFile);
@@ -22,13 +23,13 @@ const root = path.resolve(import.meta.dirname, '..');
 const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
 
 let tmp: string;
-let gw: RunningGateway;
+let gw: Gateway;
 let store: QuotaStore;
 let key: string;
 let doc: Record<string, unknown>;
 
 const get = (p: string, headers: Record<string, string> = {}) =>
-  fetch(gw.url + p, { headers: { 'x-api-key': key, ...headers } });
+  request(gw, p, { headers: { 'x-api-key': key, ...headers } });
 
 /** Ajv with the document added: each component schema compiled by its JSON pointer in it. */
 function validators(): (name: string) => ValidateFunction {
@@ -51,19 +52,14 @@ beforeAll(async () => {
   await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'dist') });
   store = await openStore('memory:');
   key = (await createKey(store, 'openapi')).key;
-  gw = await startGateway({
-    dir: path.join(tmp, 'dist'),
-    port: 0,
-    host: '127.0.0.1',
-    store: 'memory:',
+  gw = await gatewayOver(path.join(tmp, 'dist'), {
     storeInstance: store,
     quota: 1000,
     cacheBytes: 1 << 22,
     pollMs: 1000,
-    logLevel: 'silent',
   });
   // As a client gets it: from the gateway, without a key.
-  const r = await fetch(`${gw.url}/api/v1/openapi.json`);
+  const r = await request(gw, `/api/v1/openapi.json`);
   expect(r.status).toBe(200);
   doc = (await r.json()) as Record<string, unknown>;
   await writeFile(path.join(tmp, 'openapi.json'), JSON.stringify(doc, null, 2));
@@ -295,13 +291,18 @@ console.log(JSON.stringify({ total, slugs, developer: detail.data.developer, key
         throw new Error(`tsc failed on the generated client: ${e.stdout || e.message}`);
       },
     );
-    const { stdout } = await run(process.execPath, [path.join(dir, 'out', 'client.mjs'), gw.url, key]);
-    expect(JSON.parse(stdout)).toEqual({
-      total: 2,
-      slugs: ['vision-two', 'vision-one'], // by name: 'vision two' before 'vision-one'
-      developer: 'OpenAI',
-      keys: ['input:image', 'input:text', 'output:text', 'temperature', 'tool_use'],
-      blended: null,
-    });
+    const served = await listen(gw); // the generated client runs in a process of its own
+    try {
+      const { stdout } = await run(process.execPath, [path.join(dir, 'out', 'client.mjs'), served.url, key]);
+      expect(JSON.parse(stdout)).toEqual({
+        total: 2,
+        slugs: ['vision-two', 'vision-one'], // by name: 'vision two' before 'vision-one'
+        developer: 'OpenAI',
+        keys: ['input:image', 'input:text', 'output:text', 'temperature', 'tool_use'],
+        blended: null,
+      });
+    } finally {
+      await served.close();
+    }
   }, 120_000);
 });

@@ -2,6 +2,8 @@
 // (light-my-request, Fastify's inject), no socket or port, so test files share nothing and run in parallel. The
 // answer is a fetch Response: a test reads status, headers and body as it would over HTTP. Real sockets stay where
 // they matter (raw bytes and framing, pipelining, timeouts, workers, signals): startGateway, or the CLI.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { inject } from 'light-my-request';
 import { openGateway, type Gateway, type HandlerOptions } from '../../src/gateway/server.js';
 
@@ -43,4 +45,22 @@ export function gatewayOver(dir: string, o: Partial<HandlerOptions> = {}): Promi
     logLevel: 'silent',
     ...o,
   });
+}
+
+/** The handler on a loopback port, for a client in another process (a generated client, a browser). */
+export async function listen(gw: Pick<Gateway, 'handler'>): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(gw.handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
