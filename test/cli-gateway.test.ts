@@ -10,7 +10,7 @@ import { build } from '../src/pipeline/build.js';
 import { ensureCompiled, runCli, spawnCli } from './helpers/cli.js';
 import { smallCatalog, withTemp, writeFixture } from './helpers/fixture.js';
 import { REDIS_MISSING, redisServerPath, startRedis } from './helpers/redis.js';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 
 let tmp: string;
@@ -445,6 +445,7 @@ describe('serve', () => {
           ),
         ),
       );
+      expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
       expect(statuses.filter((s) => s === 200)).toHaveLength(300);
       expect(statuses.filter((s) => s === 429)).toHaveLength(100);
     } finally {
@@ -554,6 +555,50 @@ describe('SQLite store faults', () => {
       await gw.stop();
     }
   }, 30_000);
+
+  it('a single process survives a -shm file that cannot be written (SIGBUS): 503 with a log line, then serves again', async () => {
+    const file = path.join(tmp, 'shm.db');
+    const url = `sqlite:${file}`;
+    const newKey = async () =>
+      (await runCli(['keys', 'create', '--store', url, '--label', 'shm'])).stdout.trim().split('\n').at(-1)!;
+    const first = await newKey();
+    const gw = await serve(['--log', 'warn'], url);
+    try {
+      const get = (key: string) =>
+        fetch(`${gw.url}/api/v1/models/alpha`, { headers: { 'x-api-key': key, connection: 'close' } }).then(
+          (r) => r.status,
+        );
+      expect(await get(first)).toBe(200);
+      const second = await newKey(); // unknown to the gateway: its first request reads the store
+      await truncate(`${file}-shm`, 0); // the pages SQLite mapped now lie past the end of the file
+      expect(await get(second)).toBe(503);
+      expect(gw.child.exitCode).toBeNull();
+      expect(gw.child.signalCode).toBeNull();
+      // A new store process opens the file again (SQLite rebuilds the short -shm): the gateway serves again.
+      let status = 503;
+      for (let i = 0; i < 200 && status !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = await get(second);
+      }
+      expect(status).toBe(200);
+      expect(await get(first)).toBe(200);
+      const logged = gw.lines
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { msg?: string; err?: string });
+      expect(
+        logged.some(
+          (l) =>
+            l.msg === 'request failed' &&
+            /the SQLite store process for \S+shm\.db died \(SIGBUS: its -shm file could not be written/.test(
+              l.err ?? '',
+            ),
+        ),
+      ).toBe(true);
+    } finally {
+      await gw.stop();
+    }
+    expect(gw.child.exitCode).toBe(0);
+  }, 40_000);
 
   it('--workers: a worker killed by SIGBUS (a -shm file that cannot be written) is logged and replaced, and the others serve', async () => {
     const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'sigbus'])).stdout
@@ -721,7 +766,7 @@ it.skipIf(!redisBin)(
         expect(code).toBe(0);
         expect(stderr.trim().split('\n'), workers).toEqual([
           expect.stringMatching(
-            /^modelpub: warning: Redis at redis:\/\/127\.0\.0\.1:\d+ runs with appendonly no: .*set appendonly yes \(docs\/quota\.md\)$/,
+            /^modelpub: warning: Redis at redis:\/\/127\.0\.0\.1:\d+ runs with appendonly no and no snapshots: .*set appendonly yes \(docs\/quota\.md\)$/,
           ),
         ]);
       }

@@ -93,7 +93,7 @@ export async function openGateway(o: HandlerOptions): Promise<Gateway> {
     o.logLevel === 'silent'
       ? null
       : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
-  const store = o.storeInstance ?? (await openStore(o.store));
+  const store = o.storeInstance ?? (await openStore(o.store, { isolate: true }));
   for (const line of store.warnings ?? []) log?.warn(redactUrls(line));
   const keys = new KeyCache(store);
   const quota = new QuotaLimiter(store, { limit: o.quota });

@@ -21,9 +21,10 @@ const ACCEPTED =
  *   given (default 'modelpub:'); no other query option is taken.
  * - `memory:`: this process only.
  * Throws UsageError for a URL of any other form, and with mustExist for an sqlite file that does not exist (commands
- * that only read or change existing keys must not create a store at a mistyped path).
+ * that only read or change existing keys must not create a store at a mistyped path). With isolate, an sqlite store
+ * runs in a child process (sqlite-child.ts): what a serving gateway wants.
  */
-export async function openStore(url: string, { mustExist = false } = {}): Promise<QuotaStore> {
+export async function openStore(url: string, { mustExist = false, isolate = false } = {}): Promise<QuotaStore> {
   if (url === 'memory:') {
     const { memoryStore } = await import('./memory.js');
     return memoryStore();
@@ -39,8 +40,11 @@ export async function openStore(url: string, { mustExist = false } = {}): Promis
       throw new UsageError(
         `Store "${url}": there is no such file (\`modelpub keys create --store ${url}\` makes one).`,
       );
-    const { sqliteStore } = await import('./sqlite.js');
-    return sqliteStore({ path: file }).catch((e: Error) => {
+    // A serving gateway runs SQLite in a child process, which a SIGBUS on its -shm file kills instead of the gateway.
+    const open = isolate
+      ? (await import('./sqlite-child.js')).isolatedSqliteStore
+      : (await import('./sqlite.js')).sqliteStore;
+    return open({ path: file }).catch((e: Error) => {
       throw new Error(`Store "${url}": ${e.message}`, { cause: e });
     });
   }

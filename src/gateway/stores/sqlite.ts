@@ -32,6 +32,11 @@ export interface SqliteStoreOptions {
   path: string;
   /** How long to wait for another process's write lock before failing, in ms. Default 5000. */
   busyTimeoutMs?: number;
+  /**
+   * The file this gateway opened first, when the store is opened again in a new process (sqlite-child.ts): a file
+   * deleted or replaced in between is then still noticed.
+   */
+  identity?: { dev: number; ino: number };
 }
 
 async function loadDriver(): Promise<typeof BetterSqlite3> {
@@ -144,7 +149,7 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
   // no other process and no restart will ever see, so every take would count quota nowhere. Checked by one stat(2)
   // per store call (a take is about one per lease; key lookups are cached); once seen, every call fails until a
   // restart (fail closed), each failed request logging why.
-  const identity = file === ':memory:' ? null : statSync(file);
+  const identity = file === ':memory:' ? null : (opts.identity ?? statSync(file));
   let lost: StoreDataLostError | null = null;
   const present = () => {
     if (identity === null) return;
