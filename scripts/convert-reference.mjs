@@ -6,10 +6,12 @@
 //   node scripts/convert-reference.mjs [--reference ../shared/reference] [--data data]
 //
 // Deterministic: no clock, no randomness, everything sorted, so two runs give byte-identical files.
-// It deletes and rewrites only what it owns: data/models/*.yaml, the data/measurements/{speed,benchmarks,prices}/
-// <source-id>.jsonl files of the sources below, data/sources.yaml, data/metrics.yaml and data/site.yaml.
-// data/overrides/ and anything else under data/ is left alone. Model ids are kept stable: an existing
-// data/models/<slug>.yaml keeps its id; new slugs get ids after the current maximum, in slug order.
+// It writes only what it owns: data/models/*.yaml, the data/measurements/{speed,benchmarks,prices}/<source-id>.jsonl
+// files of the sources below, data/offers/<provider>.jsonl, data/providers.yaml, data/sources.yaml,
+// data/metrics.yaml (and data/site.yaml where there is none). In those, records a maintainer marked `maintained` are
+// kept and win over the import, conflicts go to stderr (exit 0); a hand edit outside any marked record stops it before
+// it writes anything (exit 3). Model ids are kept stable: an existing data/models/<slug>.yaml keeps its id; new slugs
+// get ids after the current maximum, in slug order. See data/README.md.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -757,13 +759,6 @@ class Writer {
   }
 }
 
-function removeFiles(dir, keep) {
-  if (!fs.existsSync(dir)) return;
-  for (const name of fs.readdirSync(dir).sort()) {
-    if (keep(name)) fs.rmSync(path.join(dir, name));
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Conversion
 
@@ -914,6 +909,144 @@ function readExistingIds(modelsDir) {
     ids.set(slug, id);
   }
   return ids;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Maintained records (data/README.md, "Maintained records")
+
+/**
+ * What the import wrote, file by file (a short hash of each record): how it tells a hand edit outside marked records
+ * from its own output. A dot-file, which validate and build never read.
+ */
+const MANIFEST = '.import-manifest.json';
+
+/** Hand edits outside any marked record: the import stops before writing anything (exit code 3). */
+class Refused extends Error {}
+
+/** 8 hex digits of sha256 over each record no maintainer marked, sorted: what the import wrote in a file. */
+const fingerprints = (rows) =>
+  [...new Set(rows.filter((r) => r?.maintained === undefined).map((r) => sha256(canonicalJson(r)).slice(0, 8)))]
+    .sort()
+    .join('');
+/** Records no maintainer marked that the import did not write as they are: edited or added by hand. */
+function handEdits(rows, written) {
+  const known = new Set(written.match(/.{8}/g) ?? []);
+  return rows.filter((r) => r?.maintained === undefined && !known.has(sha256(canonicalJson(r)).slice(0, 8))).length;
+}
+
+/** A value as a conflict message quotes it: JSON, cut to 80 characters. */
+const shown = (v) => {
+  const text = JSON.stringify(v) ?? 'nothing';
+  return text.length <= 80 ? text : `${text.slice(0, 77)}...`;
+};
+
+/**
+ * The maintainer's record laid over the import's: the fields it marks (all of them for `maintained: true`) are the
+ * maintainer's, the rest the import's. Where both set a field to different values, the maintainer's is kept and the
+ * conflict is reported.
+ */
+function overlay(imported, mine, where, conflicts) {
+  const fields =
+    mine.maintained === true ? Object.keys(mine).filter((k) => k !== 'maintained' && k !== 'private') : mine.maintained;
+  for (const f of fields)
+    if (f in imported && canonicalJson(imported[f]) !== canonicalJson(mine[f] ?? null))
+      conflicts.push(`${where}: ${f}: kept the maintainer's ${shown(mine[f])}; the import has ${shown(imported[f])}`);
+  if (mine.maintained === true) return mine;
+  const out = {};
+  for (const [k, v] of Object.entries(imported))
+    if (!fields.includes(k) || k in mine) out[k] = fields.includes(k) ? mine[k] : v;
+  for (const f of fields) if (!(f in out) && f in mine) out[f] = mine[f];
+  const { provenance, ...rest } = out;
+  return { ...rest, maintained: mine.maintained, provenance, ...(mine.private ? { private: mine.private } : {}) };
+}
+
+/** The records of a data file: a model file's one record, a YAML file's list, a JSON Lines file's rows. */
+function readRecords(dataDir, rel, kind, list) {
+  const text = fs.readFileSync(path.join(dataDir, rel), 'utf8');
+  try {
+    if (kind === 'model') return [YAML.parse(text) ?? {}];
+    if (kind === 'list') return YAML.parse(text)?.[list] ?? [];
+  } catch (err) {
+    throw new Error(`data/${rel}: cannot parse it to keep what maintainers wrote: ${err.message}`);
+  }
+  return text.split('\n').flatMap((line, i) => {
+    if (!line.trim()) return [];
+    try {
+      return [JSON.parse(line)];
+    } catch (err) {
+      throw new Error(`data/${rel}:${i + 1}: cannot parse it to keep what maintainers wrote: ${err.message}`);
+    }
+  });
+}
+
+/** Every file under the data folder that `owned` says the import writes (the ones there now). */
+function ownedFiles(dataDir, owned) {
+  const out = [];
+  const walk = (rel) => {
+    const dir = path.join(dataDir, rel);
+    if (!fs.existsSync(dir)) return;
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory() && child.split('/').length < 3) walk(child);
+      else if (e.isFile() && owned(child)) out.push(child);
+    }
+  };
+  walk('');
+  return out.sort();
+}
+
+/**
+ * Lays what maintainers marked in the files the import owns over the import's `plan`, reports conflicts, and refuses
+ * (Refused) when a file holds a record no maintainer marked that the import did not write (the manifest's hashes): a
+ * hand edit the next write would revert. Returns what to remove (the import's own files it no longer writes) and what was kept.
+ */
+function applyMaintained(dataDir, plan, owned) {
+  const manifestFile = path.join(dataDir, MANIFEST);
+  const manifest = fs.existsSync(manifestFile) ? readJson(manifestFile) : null;
+  const edited = [];
+  const conflicts = [];
+  const remove = [];
+  let kept = 0;
+  for (const rel of ownedFiles(dataDir, owned)) {
+    const kind = rel.startsWith('models/') ? 'model' : rel.endsWith('.yaml') ? 'list' : 'jsonl';
+    const list = kind === 'list' ? rel.slice(0, -'.yaml'.length) : undefined;
+    const rows = readRecords(dataDir, rel, kind, list);
+    const hand = manifest ? handEdits(rows, manifest[rel] ?? '') : 0;
+    if (hand) edited.push(`${rel} (${hand} record${hand === 1 ? '' : 's'})`);
+    const mine = rows.filter((r) => r?.maintained !== undefined);
+    const f = plan.get(rel);
+    if (!mine.length) {
+      if (!f) remove.push(rel);
+      continue;
+    }
+    kept += mine.length;
+    if (!f) {
+      // The import no longer writes this file (or never did): the maintainers' records stay, alone.
+      plan.set(rel, { kind, list, rows: mine, untouched: mine.length === rows.length });
+      continue;
+    }
+    if (kind === 'model') {
+      const [m] = mine;
+      f.rows = [overlay(f.rows[0], m, `data/${rel}`, conflicts)];
+      f.untouched = m.maintained === true;
+      continue;
+    }
+    const at = new Map(f.key ? f.rows.map((r, i) => [f.key(r), i]) : []);
+    for (const m of mine) {
+      const i = f.key ? at.get(f.key(m)) : undefined;
+      if (i === undefined) f.rows.push(m);
+      else f.rows[i] = overlay(f.rows[i], m, `data/${rel}: ${list ? `${list} ` : ''}${shown(f.key(m))}`, conflicts);
+    }
+  }
+  if (edited.length)
+    throw new Refused(
+      `refused, nothing written: changed by hand since the import wrote them, outside any record marked \`maintained\`:\n${edited
+        .map((rel) => `  data/${rel}\n`)
+        .join(
+          '',
+        )}Mark what a maintainer wrote (maintained: true, or maintained: [field, ...]; data/README.md) or undo it, then run again.`,
+    );
+  return { kept, conflicts, remove, unchecked: !manifest };
 }
 
 function convert(opts) {
@@ -1216,64 +1349,89 @@ function convert(opts) {
     });
   }
 
-  // Write ---------------------------------------------------------------------------------------
-  const ownedIds = new Set(sources.map((s) => s.id));
-  removeFiles(modelsDir, (name) => name.endsWith('.yaml'));
-  for (const kind of ['speed', 'benchmarks', 'prices']) {
-    removeFiles(
-      path.join(opts.data, 'measurements', kind),
-      (name) => name.endsWith('.jsonl') && ownedIds.has(name.slice(0, -'.jsonl'.length)),
+  // Write: what the import owns, with what maintainers marked laid over it ----------------------------
+  const byTuple = (f) => (a, b) => cmpTuple(f(a), f(b));
+  const plan = new Map(); // data-relative path -> { kind, rows, key?, sort, list? }
+  plan.set('sources.yaml', {
+    kind: 'list',
+    list: 'sources',
+    key: (s) => s.id,
+    rows: sources,
+    sort: byTuple((s) => [s.id]),
+  });
+  plan.set('metrics.yaml', {
+    kind: 'list',
+    list: 'metrics',
+    key: (m) => m.key,
+    rows: [...metrics.values()],
+    sort: byTuple((m) => [m.key]),
+  });
+  plan.set('providers.yaml', {
+    kind: 'list',
+    list: 'providers',
+    key: (p) => p.id,
+    rows: providers,
+    sort: byTuple((p) => [p.id]),
+  });
+  for (const [slug, record] of modelFiles) plan.set(`models/${slug}.yaml`, { kind: 'model', rows: [record] });
+  const jsonl = (rel, rows, key, sort) => plan.set(rel, { kind: 'jsonl', rows, key, sort });
+  const offerKey = (o) => `${o.provider}/${o.provider_model_id}`;
+  for (const [id, rows] of offerRows)
+    jsonl(
+      `offers/${id}.jsonl`,
+      rows,
+      offerKey,
+      byTuple((o) => [o.model, o.provider_model_id]),
     );
+  const bySeen = (at) => byTuple((r) => [r.model, r[at], r.provenance.evidence_sha256]);
+  jsonl('measurements/prices/models-dev.jsonl', priceRows, (r) => r.model, bySeen('observed_at'));
+  for (const [id, rows] of benchRows)
+    jsonl(
+      `measurements/benchmarks/${id}.jsonl`,
+      rows,
+      null,
+      byTuple((r) => [r.model, r.metric, r.eval_date, r.value, r.provenance.evidence_sha256]),
+    );
+  for (const [id, rows] of speedRows) {
+    if (rows.length) jsonl(`measurements/speed/${id}.jsonl`, rows, null, bySeen('measured_at'));
+    else notes.push(`no speed rows for ${id}: none of its rows is matched to a catalog model, so no file is written`);
   }
-  removeFiles(
-    path.join(opts.data, 'offers'),
-    (name) => name.endsWith('.jsonl') && providerIds.has(name.slice(0, -'.jsonl'.length)),
-  );
+  // Every file of the kinds the import writes: what it wrote before, and what a maintainer may have added beside it.
+  const ownedIds = new Set(sources.map((s) => s.id));
+  const owned = (rel) => {
+    const [top, kind, name, more] = rel.split('/');
+    if (more !== undefined) return false;
+    if (['sources.yaml', 'metrics.yaml', 'providers.yaml'].includes(rel)) return true;
+    if (top === 'models') return kind.endsWith('.yaml') && name === undefined;
+    if (top === 'offers') return name === undefined && kind.endsWith('.jsonl') && providerIds.has(kind.slice(0, -6));
+    return (
+      top === 'measurements' &&
+      ['speed', 'benchmarks', 'prices'].includes(kind) &&
+      name?.endsWith('.jsonl') &&
+      ownedIds.has(name.slice(0, -6))
+    );
+  };
+  const maintained = applyMaintained(opts.data, plan, owned);
 
   const w = new Writer(opts.data);
-  w.write('site.yaml', yamlText({ name: 'modelpub', url: 'https://modelpub.dev', schema_version: '1.0.0' }), 1);
-  w.write('sources.yaml', yamlText({ sources }), sources.length);
-  const metricList = [...metrics.values()].sort((a, b) => cmp(a.key, b.key));
-  w.write('metrics.yaml', yamlText({ metrics: metricList }), metricList.length);
-  for (const [slug, record] of modelFiles) w.write(`models/${slug}.yaml`, yamlText(record), 1);
-  w.write('providers.yaml', yamlText({ providers }), providers.length);
-  for (const [id, rows] of [...offerRows].sort((a, b) => cmp(a[0], b[0]))) {
-    rows.sort((a, b) => cmpTuple([a.model, a.provider_model_id], [b.model, b.provider_model_id]));
-    w.write(`offers/${id}.jsonl`, jsonlText(rows), rows.length);
+  // site.yaml is the maintainers' (its schema_version follows the API): written only where there is none.
+  if (!fs.existsSync(path.join(opts.data, 'site.yaml')))
+    w.write('site.yaml', yamlText({ name: 'modelpub', url: 'https://modelpub.dev', schema_version: '1.0.0' }), 1);
+  for (const rel of maintained.remove) fs.rmSync(path.join(opts.data, rel));
+  const manifest = {};
+  for (const [rel, f] of [...plan].sort((a, b) => cmp(a[0], b[0]))) {
+    if (f.untouched) continue;
+    const rows = f.sort ? [...f.rows].sort(f.sort) : f.rows;
+    const text =
+      f.kind === 'model' ? yamlText(rows[0]) : f.kind === 'list' ? yamlText({ [f.list]: rows }) : jsonlText(rows);
+    w.write(rel, text, rows.length);
   }
-
-  priceRows.sort((a, b) =>
-    cmpTuple(
-      [a.model, a.observed_at, a.provenance.evidence_sha256],
-      [b.model, b.observed_at, b.provenance.evidence_sha256],
-    ),
-  );
-  w.write('measurements/prices/models-dev.jsonl', jsonlText(priceRows), priceRows.length);
-  for (const [id, rows] of [...benchRows].sort((a, b) => cmp(a[0], b[0]))) {
-    rows.sort((a, b) =>
-      cmpTuple(
-        [a.model, a.metric, a.eval_date, a.value, a.provenance.evidence_sha256],
-        [b.model, b.metric, b.eval_date, b.value, b.provenance.evidence_sha256],
-      ),
-    );
-    w.write(`measurements/benchmarks/${id}.jsonl`, jsonlText(rows), rows.length);
-  }
-  for (const [id, rows] of [...speedRows].sort((a, b) => cmp(a[0], b[0]))) {
-    if (!rows.length) {
-      notes.push(`no speed rows for ${id}: none of its rows is matched to a catalog model, so no file is written`);
-      continue;
-    }
-    rows.sort((a, b) =>
-      cmpTuple(
-        [a.model, a.measured_at, a.provenance.evidence_sha256],
-        [b.model, b.measured_at, b.provenance.evidence_sha256],
-      ),
-    );
-    w.write(`measurements/speed/${id}.jsonl`, jsonlText(rows), rows.length);
-  }
+  for (const [rel, f] of [...plan].sort((a, b) => cmp(a[0], b[0]))) manifest[rel] = fingerprints(f.rows);
+  fs.writeFileSync(path.join(opts.data, MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
 
   return {
     w,
+    maintained,
     modelCount: modelFiles.length,
     coerced,
     dropped,
@@ -1296,6 +1454,7 @@ function main() {
   }
   const {
     w,
+    maintained,
     modelCount,
     coerced,
     dropped,
@@ -1350,11 +1509,17 @@ function main() {
     `speed rows dropped: ${speedDropped.unmatched} unmatched, ${speedDropped.unknownSlug} unknown slug, ${speedDropped.error} with an error code, ${speedDropped.invalid} with invalid numbers`,
   );
   for (const n of notes) console.log(`note: ${n}`);
+  if (maintained.unchecked)
+    console.log(`note: no data/${MANIFEST} (a first import): hand edits could not be checked; it is written now`);
+  console.log(
+    `maintained records kept: ${maintained.kept}; conflicts (the maintainer's value kept): ${maintained.conflicts.length}${maintained.conflicts.length ? ', on stderr' : ''}`,
+  );
+  for (const c of maintained.conflicts) console.error(`conflict: ${c}`);
 }
 
 try {
   main();
 } catch (err) {
   console.error(`convert-reference: ${err.message}`);
-  process.exitCode = 1;
+  process.exitCode = err instanceof Refused ? 3 : 1;
 }

@@ -1,11 +1,11 @@
 // scripts/convert-reference.mjs on a hand-made reference snapshot (the shape of ../shared/reference): runs, dated
 // snapshots, sentinels, reseller prices and display names, then a build of what it wrote.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { build } from '../src/pipeline/build.js';
 import { ROOT } from './helpers/cli.js';
 import { withTemp } from './helpers/fixture.js';
@@ -324,6 +324,124 @@ describe('convert-reference on a hand-made snapshot', () => {
     expect((await model('gpt-5-latest')).snapshots).toEqual(['gpt-5']);
     expect(await model('gpt-5')).toMatchObject({ status: 'active' });
     expect((await model('gpt-5')).deprecation_date).toBeUndefined();
+  });
+
+  it('keeps what a maintainer wrote across a re-import: a model, an offer, a price, a benchmark row, an edited description', async () => {
+    const tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-maintained-'));
+    try {
+      const reference = path.join(tmp, 'reference');
+      const dir = path.join(tmp, 'data');
+      await writeReference(reference);
+      const convert = () =>
+        spawnSync(
+          process.execPath,
+          [path.join(ROOT, 'scripts/convert-reference.mjs'), '--reference', reference, '--data', dir],
+          {
+            encoding: 'utf8',
+          },
+        );
+      expect(convert().status).toBe(0);
+      const at = (rel: string) => path.join(dir, rel);
+      const append = async (rel: string, row: object) =>
+        writeFile(at(rel), `${await readFile(at(rel), 'utf8')}${JSON.stringify(row)}\n`);
+      const prov = (source: string) => ({ source, evidence_sha256: 'a'.repeat(64) });
+      // The description of an imported model, marked as the maintainer's.
+      const gpt5 = parseYaml(await readFile(at('models/gpt-5.yaml'), 'utf8'));
+      const description = { ...gpt5.description, en: 'Written by a maintainer.' };
+      await writeFile(at('models/gpt-5.yaml'), stringifyYaml({ ...gpt5, description, maintained: ['description'] }));
+      // A model of the maintainer's own, with an offer, a price and a benchmark row.
+      await writeFile(
+        at('models/house-model.yaml'),
+        stringifyYaml({ ...gpt5, id: 99, name: 'House Model', maintained: true, provenance: prov('models-dev') }),
+      );
+      const offer = {
+        model: 'house-model',
+        provider: 'groq',
+        provider_model_id: 'house/model',
+        first_party: false,
+        input_price_per_million: 0.5,
+        output_price_per_million: 1,
+        updated_at: '2025-03-01',
+        maintained: true,
+        provenance: prov('models-dev'),
+      };
+      await append('offers/groq.jsonl', offer);
+      const price = {
+        model: 'house-model',
+        lane: 'verified',
+        input_per_million: 0.5,
+        output_per_million: 1,
+        first_party: false,
+        observed_at: '2025-03-01T00:00:00Z',
+        offer: { provider: 'groq', provider_model_id: 'house/model' },
+        maintained: true,
+        provenance: prov('models-dev'),
+      };
+      await append('measurements/prices/models-dev.jsonl', price);
+      const result = {
+        model: 'house-model',
+        metric: 'aider-polyglot.pass-rate-2',
+        lane: 'verified',
+        value: 42,
+        confidence: 1,
+        eval_date: '2025-03-01',
+        run: { id: 'house-run', variant: null, settings: {} },
+        maintained: true,
+        provenance: prov('aider'),
+      };
+      await append('measurements/benchmarks/aider.jsonl', result);
+      const before = await readFile(at('models/house-model.yaml'), 'utf8');
+
+      const again = convert();
+      expect(again.status, again.stderr).toBe(0);
+      expect(again.stderr).toBe(
+        `conflict: data/models/gpt-5.yaml: description: kept the maintainer's ${JSON.stringify(description).slice(0, 77)}...; the import has ${JSON.stringify(gpt5.description).slice(0, 77)}...\n`,
+      );
+      expect(again.stdout).toContain(
+        "maintained records kept: 5; conflicts (the maintainer's value kept): 1, on stderr",
+      );
+      const reread = parseYaml(await readFile(at('models/gpt-5.yaml'), 'utf8'));
+      expect(reread).toEqual({ ...gpt5, description, maintained: ['description'] });
+      expect(await readFile(at('models/house-model.yaml'), 'utf8')).toBe(before);
+      const lines = async (rel: string) =>
+        (await readFile(at(rel), 'utf8'))
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l));
+      expect(await lines('offers/groq.jsonl')).toContainEqual(offer);
+      expect(await lines('measurements/prices/models-dev.jsonl')).toContainEqual(price);
+      expect(await lines('measurements/benchmarks/aider.jsonl')).toContainEqual(result);
+      // All of it validates and builds, and the marker itself is never published.
+      await withTemp(async (out) => {
+        const r = await build({ dataDir: dir, outDir: out });
+        const detail = JSON.parse(
+          await readFile(path.join(r.releaseDir, 'api/v1/models/house-model/en.all.public.benchmarks.json'), 'utf8'),
+        ).data;
+        expect(detail.name).toBe('House Model');
+        expect(detail.benchmarks.map((b: { value: number }) => b.value)).toContain(42);
+        const gpt = JSON.parse(
+          await readFile(path.join(r.releaseDir, 'api/v1/models/gpt-5/en.all.public.benchmarks.json'), 'utf8'),
+        );
+        expect(gpt.data.description).toBe('Written by a maintainer.');
+        expect(JSON.stringify(gpt)).not.toContain('"maintained"');
+      });
+
+      // An edit outside any marked record is refused before anything is written: exit code 3, each file named.
+      const groq = await readFile(at('offers/groq.jsonl'), 'utf8');
+      await writeFile(
+        at('offers/groq.jsonl'),
+        groq.replace('"input_price_per_million":1,', '"input_price_per_million":1.5,'),
+      );
+      const edited = await readFile(at('offers/groq.jsonl'), 'utf8');
+      expect(edited).not.toBe(groq);
+      const refused = convert();
+      expect(refused.status).toBe(3);
+      expect(refused.stderr).toContain('refused, nothing written');
+      expect(refused.stderr).toContain('  data/offers/groq.jsonl (1 record)\n');
+      expect(await readFile(at('offers/groq.jsonl'), 'utf8')).toBe(edited);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
   });
 
   it('builds: one run per row, the sentinel sample out of the average, the reseller 0/0 as no price', async () => {

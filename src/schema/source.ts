@@ -113,6 +113,25 @@ export const PrivateFields = z.strictObject({
   notes: z.string().optional(),
 });
 
+/**
+ * A record kind the import (scripts/convert-reference.mjs) writes and a maintainer may also write. `maintained: true`
+ * marks a record a maintainer wrote or owns whole; a list of fields marks the fields a maintainer set in an imported
+ * record. The import never deletes or rewrites what is marked, and reports where it would set another value
+ * (data/README.md, "Maintained records").
+ */
+function maintainable<S extends z.core.$ZodLooseShape>(shape: S) {
+  const fields = Object.keys(shape).filter((k) => k !== 'private') as [string, ...string[]];
+  return z.strictObject({
+    ...shape,
+    maintained: z
+      .union([z.literal(true), z.array(z.enum(fields)).min(1, 'list at least one field, or write true')])
+      .optional()
+      .describe(
+        'Written by a maintainer: true for the whole record, or the fields a maintainer set; the import keeps them and reports a conflict',
+      ),
+  });
+}
+
 /** Where a record comes from: a source declared in data/sources.yaml and the hash of the evidence it rests on. */
 export const Provenance = z.strictObject({
   source: z.string().min(1),
@@ -120,7 +139,7 @@ export const Provenance = z.strictObject({
 });
 export type Provenance = z.infer<typeof Provenance>;
 
-export const Source = z.strictObject({
+export const Source = maintainable({
   id: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a lowercase identifier'),
   name: NameText(),
   url: HttpUrl,
@@ -149,7 +168,7 @@ export const SiteFile = z.strictObject({
 });
 export type SiteFile = z.infer<typeof SiteFile>;
 
-export const Metric = z.strictObject({
+export const Metric = maintainable({
   key: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a lowercase identifier'),
   label: NameText(),
   benchmark: NameText(),
@@ -242,7 +261,7 @@ const Lifecycle = {
 };
 
 /** data/models/<slug>.yaml: the slug is the file name and is never repeated inside. */
-export const ModelRecord = z.strictObject({
+export const ModelRecord = maintainable({
   id: z.number().int().positive('must be a positive integer'),
   name: NameText(),
   // The list filter takes developers as a comma list of names up to 100 characters (developer=OpenAI,Anthropic).
@@ -274,7 +293,7 @@ const Measurement = {
 };
 
 /** data/measurements/speed/*.jsonl: one test run per line. */
-export const SpeedRun = z.strictObject({
+export const SpeedRun = maintainable({
   ...Measurement,
   tokens_per_second: Bounded(LIMITS.tokens_per_second, 'tokens per second'),
   first_token_latency_ms: Bounded(LIMITS.first_token_latency_ms, 'ms (a day)'),
@@ -302,7 +321,7 @@ export const BenchmarkRun = z.strictObject({
 export type BenchmarkRun = z.infer<typeof BenchmarkRun>;
 
 /** data/measurements/benchmarks/*.jsonl: one metric value per line. */
-export const BenchmarkResult = z.strictObject({
+export const BenchmarkResult = maintainable({
   ...Measurement,
   /** null: the source reports one run (a model's values of one source and eval_date form it). */
   run: BenchmarkRun.nullable().default(null),
@@ -315,7 +334,7 @@ export const BenchmarkResult = z.strictObject({
 export type BenchmarkResult = z.infer<typeof BenchmarkResult>;
 
 /** data/measurements/prices/*.jsonl: one price observation per line, USD per million tokens. */
-export const PriceObservation = z.strictObject({
+export const PriceObservation = maintainable({
   ...Measurement,
   input_per_million: Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens'),
   output_per_million: Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens'),
@@ -331,7 +350,7 @@ export const PriceObservation = z.strictObject({
 export type PriceObservation = z.infer<typeof PriceObservation>;
 
 /** data/providers.yaml: a company or endpoint that serves models through an API. */
-export const ProviderRecord = z.strictObject({
+export const ProviderRecord = maintainable({
   id: ProviderId.describe("Stable identifier, as an offer's `provider` and the list filter `provider=` write it"),
   name: NameText().describe('Display name: "Amazon Bedrock"'),
   api: HttpUrl.nullable()
@@ -381,7 +400,7 @@ const CostKey = z.string().regex(/^[a-z0-9][a-z0-9_]*$/, 'must be a lowercase ke
 export const OfferStatus = z.enum(['alpha', 'beta', 'deprecated']);
 
 /** data/offers/<provider>.jsonl: one provider's listing of one model, with its price card and limits; one per line. */
-export const OfferRecord = z.strictObject({
+export const OfferRecord = maintainable({
   model: Slug.describe('The slug of the model offered (a file in models/)'),
   provider: ProviderId.describe('The id of the provider, declared in providers.yaml'),
   provider_model_id: NameText().describe(
