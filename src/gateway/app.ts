@@ -19,6 +19,7 @@ import {
 import type { QueryLane } from '../schema/api.js';
 import { redactUrls } from '../redact.js';
 import { composedEncoded, composeList, composedCached } from './compose.js';
+import { isHealthPath, serveHealth, type Health } from './health.js';
 import { createMcpHandler, MCP_PATH } from './mcp.js';
 import { negotiateEncoding } from './negotiate.js';
 import { isOpen, serveOpen } from './open.js';
@@ -73,9 +74,11 @@ export interface GatewayDeps {
   fingerprint(key: string): string;
   /** Called when a request failed to read the publication or the store: e.g. look for a new publication now. */
   onUnavailable?(): void;
+  /** What GET /healthz checks; without it, /healthz is a path like any other (404). */
+  health?: Health;
 }
 
-type Route = 'preflight' | RouteKind | 'mcp' | 'other';
+type Route = 'preflight' | RouteKind | 'mcp' | 'healthz' | 'other';
 interface ParsedUrl {
   route: Route;
   result: ParseResult | 'bad_request';
@@ -204,6 +207,10 @@ export function createHandler(d: GatewayDeps) {
     if (req.headers.host === undefined && req.httpVersionMinor === 1 && req.httpVersionMajor === 1)
       return sendProblem(res, req, 'bad_request', ['connection', 'close'], { detail: NO_HOST });
     const rawUrl = req.url ?? '/';
+    if (d.health && isHealthPath(rawUrl)) {
+      x.route = 'healthz';
+      return serveHealth(req, res, d.health);
+    }
     if (rawUrl === MCP_PATH || rawUrl.startsWith(`${MCP_PATH}?`)) {
       x.route = 'mcp';
       return mcp(req, res, x);
@@ -318,7 +325,7 @@ export function createHandler(d: GatewayDeps) {
   }
 
   function logged(x: Exchange, status: number): void {
-    if (!d.log) return;
+    if (!d.log || x.route === 'healthz') return; // a probe every few seconds is not a request of the API
     // The answer is sent by then; a failing log call must not touch the response (nor become an unhandled rejection).
     try {
       d.log.info({

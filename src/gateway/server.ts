@@ -133,6 +133,10 @@ export async function openGateway(o: HandlerOptions): Promise<Gateway> {
     log: log as RequestLog | null,
     fingerprint,
     onUnavailable: pollEarly,
+    health: {
+      revision: () => current?.revision ?? null,
+      pingStore: () => store.ping().catch((e: Error) => Promise.reject(new Error(redactUrls(e.message)))),
+    },
   });
   let closing: Promise<void> | null = null;
   const close = async () => {

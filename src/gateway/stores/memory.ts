@@ -60,6 +60,7 @@ export function memoryStore(): QuotaStore {
       if (taken > 0) counts.set(slot(keyId, day), before + taken);
       return { taken, granted: before + taken };
     },
+    async ping() {},
     async release(keyId, day, units) {
       checkDay(day);
       checkUnits(units);

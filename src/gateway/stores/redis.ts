@@ -351,6 +351,10 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
       checkDay(day);
       return Number((await client.get(k.quota(keyId, day))) ?? 0);
     },
+    async ping() {
+      if (lost) throw lost;
+      if ((await client.get(k.generation)) !== generation) throw (lost = lostError());
+    },
     close: closeAll,
   };
 }

@@ -120,6 +120,7 @@ export async function isolatedSqliteStore(opts: SqliteStoreOptions): Promise<Quo
     take: (keyId, day, want, limit) => call('take', keyId, day, want, limit),
     release: (keyId, day, units) => call('release', keyId, day, units),
     granted: (keyId, day) => call('granted', keyId, day),
+    ping: () => call('ping'),
     async close() {
       if (closed) return;
       const c = child;

@@ -132,6 +132,7 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
       'UPDATE quota SET granted = max(0, granted - ?) WHERE key_id = ? AND day = ?',
     ),
     prune: db.prepare<[string]>('DELETE FROM quota WHERE day < ?'),
+    ping: db.prepare<[]>('SELECT count(*) FROM keys'),
   };
 
   const take = db.transaction((keyId: string, day: string, want: number, limit: number): TakeResult => {
@@ -209,6 +210,10 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
     async granted(keyId, day) {
       checkDay(day);
       return q.granted.get(keyId, day)?.granted ?? 0;
+    },
+    async ping() {
+      present();
+      q.ping.get();
     },
     async close() {
       if (db.open) db.close();

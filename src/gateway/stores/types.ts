@@ -52,6 +52,11 @@ export interface QuotaStore {
   release(keyId: string, day: string, units: number): Promise<void>;
   /** Units granted so far for the key on `day`; 0 if none. */
   granted(keyId: string, day: string): Promise<number>;
+  /**
+   * Resolves when the store answers and still holds what this process saw in it (GET /healthz); rejects with why
+   * not (out of reach, its data lost, the SQLite file deleted).
+   */
+  ping(): Promise<void>;
 
   close(): Promise<void>;
 }
