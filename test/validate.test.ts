@@ -824,3 +824,185 @@ describe('data/README.md', () => {
     await readFile(path.join(ROOT, 'data/models', `${file.overrides[0]!.model}.yaml`)); // the model exists
   });
 });
+
+describe('offers, providers and lifecycle: each rule', () => {
+  const PROVIDERS = `providers:\n  - id: groq\n    name: Groq\n    api: https://api.groq.example/v1\n    provenance:\n      source: lab\n      evidence_sha256: "${HASH(800)}"\n`;
+  const offer = (extra: Record<string, unknown> = {}) => ({
+    model: 'alpha',
+    provider: 'groq',
+    provider_model_id: 'alpha-1',
+    first_party: false,
+    input_price_per_million: 1,
+    output_price_per_million: 2,
+    updated_at: '2025-01-05',
+    provenance: prov(700),
+    ...extra,
+  });
+  /** Errors (formatted) or, when the data is valid, its warnings; smallCatalog with providers.yaml and `files`. */
+  async function check(files: Record<string, string>): Promise<{ errors: string[]; warnings: string[] }> {
+    return withTemp(async (dir) => {
+      await writeFixture(dir, { ...smallCatalog(), files: { 'providers.yaml': PROVIDERS, ...files } });
+      try {
+        return { errors: [], warnings: (await loadAndValidate(dir)).warnings.map(formatIssue) };
+      } catch (e) {
+        if (!(e instanceof ValidationError)) throw e;
+        return { errors: e.issues.map(formatIssue), warnings: [] };
+      }
+    });
+  }
+
+  it('two offers (one first-party), a tier, a mode and an unpriced offer are valid, sorted and typed as written', async () => {
+    await withTemp(async (dir) => {
+      const rows = jsonl(
+        offer({
+          provider_model_id: 'alpha-big',
+          tiers: [{ above_context_tokens: 200000, input_price_per_million: 2, output_price_per_million: 4 }],
+          modes: { fast: { input_price_per_million: 6, output_price_per_million: 30 } },
+          cache_read_price_per_million: 0.1,
+        }),
+        offer({ provider: 'lab-cloud', provider_model_id: 'alpha', first_party: true }),
+        offer({ model: 'beta', input_price_per_million: null, output_price_per_million: null }),
+      );
+      const labCloud = `  - id: lab-cloud\n    name: Lab Cloud\n    doc: https://lab.example/docs\n    provenance:\n      source: lab\n      evidence_sha256: "${HASH(801)}"\n`;
+      await writeFixture(dir, {
+        ...smallCatalog(),
+        files: { 'providers.yaml': PROVIDERS + labCloud, 'offers/groq.jsonl': rows },
+      });
+      const data = await loadAndValidate(dir);
+      expect(data.warnings).toEqual([]);
+      expect(data.providers.map((p) => [p.id, p.api, p.doc])).toEqual([
+        ['groq', 'https://api.groq.example/v1', null],
+        ['lab-cloud', null, 'https://lab.example/docs'],
+      ]);
+      expect(data.offers.map((o) => [o.model, o.provider, o.provider_model_id, o.first_party])).toEqual([
+        ['alpha', 'groq', 'alpha-big', false],
+        ['alpha', 'lab-cloud', 'alpha', true],
+        ['beta', 'groq', 'alpha-1', false],
+      ]);
+      expect(data.offers[0]).toMatchObject({
+        cache_write_price_per_million: null,
+        tiers: [{ above_context_tokens: 200000, cache_read_price_per_million: null }],
+        modes: { fast: { input_price_per_million: 6, output_price_per_million: 30 } },
+        other_prices: {},
+        status: null,
+      });
+      expect(data.offers[2]).toMatchObject({ input_price_per_million: null, output_price_per_million: null });
+    });
+  });
+
+  it('an unknown provider or model in an offer, and a provider listing one id twice, are errors', async () => {
+    const { errors } = await check({
+      'offers/groq.jsonl': jsonl(offer({ provider: 'nope' }), offer({ model: 'ghost' }), offer()),
+    });
+    expect(errors).toEqual([
+      'offers/groq.jsonl:2: offer "groq/alpha-1": model: unknown model "ghost": no data/models/ghost.yaml',
+      'offers/groq.jsonl:1: offer "nope/alpha-1": provider: unknown provider "nope": declare it in providers.yaml',
+      'offers/groq.jsonl:3: offer "groq/alpha-1": provider_model_id: groq already has an offer of this id at offers/groq.jsonl:2: one offer per provider and provider_model_id',
+    ]);
+  });
+
+  it('a negative price, on the card, in a tier or a mode, is an error', async () => {
+    const { errors } = await check({
+      'offers/groq.jsonl': jsonl(
+        offer({
+          cache_write_price_per_million: -1,
+          tiers: [{ above_context_tokens: 10, input_price_per_million: -2 }],
+          modes: { fast: { output_price_per_million: -3 } },
+        }),
+      ),
+    });
+    expect(errors).toEqual([
+      'offers/groq.jsonl:1: cache_write_price_per_million: cannot be negative',
+      'offers/groq.jsonl:1: tiers[0].input_price_per_million: cannot be negative',
+      'offers/groq.jsonl:1: modes.fast.output_price_per_million: cannot be negative',
+    ]);
+  });
+
+  it('tier thresholds that do not ascend are an error', async () => {
+    const tier = (n: number) => ({ above_context_tokens: n, input_price_per_million: 2 });
+    const { errors } = await check({
+      'offers/groq.jsonl': jsonl(offer({ tiers: [tier(200000), tier(128000), tier(128000)] })),
+    });
+    expect(errors).toEqual([
+      'offers/groq.jsonl:1: offer "groq/alpha-1": tiers[1].above_context_tokens: 128000 is not above the tier before it (200000): tier thresholds ascend',
+      'offers/groq.jsonl:1: offer "groq/alpha-1": tiers[2].above_context_tokens: 128000 is not above the tier before it (128000): tier thresholds ascend',
+    ]);
+  });
+
+  it("a price's offer that does not exist, or offers another model, is an error", async () => {
+    const price = (model: string, id: string) => ({
+      model,
+      lane: 'verified',
+      input_per_million: 1,
+      output_per_million: 2,
+      observed_at: '2025-01-05T00:00:00Z',
+      offer: { provider: 'groq', provider_model_id: id },
+      provenance: prov(710),
+    });
+    const { errors } = await check({
+      'offers/groq.jsonl': jsonl(offer()),
+      'measurements/prices/linked.jsonl': jsonl(
+        price('alpha', 'alpha-1'),
+        price('alpha', 'missing'),
+        price('beta', 'alpha-1'),
+      ),
+    });
+    expect(errors).toEqual([
+      'measurements/prices/linked.jsonl:2: offer: unknown offer "groq/missing": no such offer in offers/',
+      'measurements/prices/linked.jsonl:3: offer: offer "groq/alpha-1" is an offer of "alpha", not of "beta"',
+    ]);
+  });
+
+  it('a link to a missing model and a link cycle are errors, at the line of the link', async () => {
+    const links = (...slugs: string[]) => `lane: verified\nsnapshots:\n${slugs.map((s) => `  - ${s}`).join('\n')}`;
+    const { errors } = await check({
+      'models/loop-a.yaml': modelYaml(51, { lane: links('loop-b') }),
+      'models/loop-b.yaml': modelYaml(52, { lane: links('gamma', 'loop-a') }),
+      'models/lost.yaml': modelYaml(53, { lane: links('nowhere') }),
+      'models/self.yaml': modelYaml(54, { lane: links('self') }),
+    });
+    expect(errors).toEqual([
+      'models/lost.yaml:24: model "lost": snapshots[0]: unknown model "nowhere": no data/models/nowhere.yaml',
+      'models/loop-b.yaml:25: model "loop-b": snapshots[1]: alias and snapshot links form a cycle: loop-a -> loop-b -> loop-a',
+      'models/self.yaml:24: model "self": snapshots[0]: alias and snapshot links form a cycle: self -> self',
+    ]);
+  });
+
+  it('a retirement date before the deprecation date, and an unknown successor, are errors', async () => {
+    const { errors } = await check({
+      'models/old.yaml': modelYaml(61, {
+        lane: 'lane: verified\nstatus: retired\ndeprecation_date: 2025-06-01\nretirement_date: 2025-05-31\nsuccessor: newer',
+      }),
+      'models/fine.yaml': modelYaml(62, {
+        lane: 'lane: verified\nstatus: deprecated\ndeprecation_date: 2025-06-01\nretirement_date: 2025-06-01\nsuccessor: alpha',
+      }),
+      'models/selfish.yaml': modelYaml(63, { lane: 'lane: verified\nsuccessor: selfish' }),
+    });
+    expect(errors).toEqual([
+      'models/old.yaml:26: model "old": successor: unknown successor "newer": no data/models/newer.yaml',
+      'models/selfish.yaml:23: model "selfish": successor: a model is not its own successor',
+      'models/old.yaml:25: model "old": retirement_date: 2025-05-31 is before the deprecation_date 2025-06-01: a model is retired after it is deprecated',
+    ]);
+  });
+
+  it('warns about a cache-read price above the input price and about each cost key outside the card', async () => {
+    const { errors, warnings } = await check({
+      'offers/groq.jsonl': jsonl(
+        offer({
+          cache_read_price_per_million: 1.5,
+          tiers: [{ above_context_tokens: 1000, input_price_per_million: 2, cache_read_price_per_million: 0.2 }],
+          modes: { fast: { input_price_per_million: 3, cache_read_price_per_million: 4 } },
+          other_prices: { request: 0.01, cached_input: 0.1 },
+        }),
+      ),
+    });
+    expect(errors).toEqual([]);
+    const card = 'input, output, cache_read, cache_write, reasoning, input_audio, output_audio';
+    expect(warnings).toEqual([
+      'offers/groq.jsonl:1: offer "groq/alpha-1": cache_read_price_per_million: 1.5 is above the input price 1: a cache read costs less than input (swapped, or a typo?)',
+      'offers/groq.jsonl:1: offer "groq/alpha-1": modes.fast.cache_read_price_per_million: 4 is above the input price 3: a cache read costs less than input (swapped, or a typo?)',
+      `offers/groq.jsonl:1: offer "groq/alpha-1": other_prices.request: "request" is no price of the card (${card}): published as written`,
+      `offers/groq.jsonl:1: offer "groq/alpha-1": other_prices.cached_input: "cached_input" is no price of the card (${card}): published as written`,
+    ]);
+  });
+});

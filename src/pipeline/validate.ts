@@ -18,6 +18,7 @@ import {
   SpeedRun,
   type DisplayOverride,
   type Metric,
+  PRICE_FIELDS,
   type ProviderRecord,
   type Source,
 } from '../schema/source.js';
@@ -181,11 +182,18 @@ const rules: Rule[] = [
   uniqueSlugs,
   uniqueModelIds,
   knownReferences,
+  knownOffers,
+  ascendingTiers,
+  knownLinks,
+  knownSuccessors,
+  retirementAfterDeprecation,
   noFutureObservations,
   oneDeciderPerRunGroup,
   oneValuePerRun,
   tidyNames,
   plausibleValues,
+  cacheReadBelowInput,
+  costKeysOnTheCard,
 ];
 
 /** Validate a loaded tree; throws ValidationError listing every problem. */
@@ -372,6 +380,132 @@ function knownReferences(c: Context): void {
     );
   for (const { value, file, line } of [...c.speed, ...c.benchmarks, ...c.prices] as Located<Reference>[])
     check(value, { file, line });
+  for (const { value, file, line } of c.offers) check(value, { file, line, record: offerName(value) });
+}
+
+/** An offer as problems name it: `offer "groq/openai/gpt-oss-120b"`, its provider and the id a client sends there. */
+const offerName = (o: { provider: string; provider_model_id: string }) =>
+  `offer ${quoted(`${o.provider}/${o.provider_model_id}`)}`;
+
+/**
+ * Every offer names a provider of providers.yaml, and a provider lists a provider_model_id once; a price's offer
+ * exists and is an offer of that price's model.
+ */
+function knownOffers(c: Context): void {
+  const providers = namesIn(c.tree.providers, 'providers', 'id') ?? new Set<string>();
+  const offers = new Map<string, Located<OfferRecord>>();
+  for (const r of c.offers) {
+    const o = r.value;
+    const at = { file: r.file, line: r.line, record: offerName(o) };
+    if (!providers.has(o.provider))
+      c.errors.push({
+        ...at,
+        field: 'provider',
+        message: `unknown provider ${quoted(o.provider)}: declare it in providers.yaml`,
+      });
+    const key = `${o.provider}\u0000${o.provider_model_id}`;
+    const first = offers.get(key);
+    if (first)
+      c.errors.push({
+        ...at,
+        field: 'provider_model_id',
+        message: `${o.provider} already has an offer of this id at ${first.file}:${first.line}: one offer per provider and provider_model_id`,
+      });
+    else offers.set(key, r);
+  }
+  for (const { value: p, file, line } of c.prices) {
+    if (!p.offer) continue;
+    const o = offers.get(`${p.offer.provider}\u0000${p.offer.provider_model_id}`)?.value;
+    const name = offerName(p.offer);
+    if (!o) c.errors.push({ file, line, field: 'offer', message: `unknown ${name}: no such offer in offers/` });
+    else if (o.model !== p.model)
+      c.errors.push({
+        file,
+        line,
+        field: 'offer',
+        message: `${name} is an offer of ${quoted(o.model)}, not of ${quoted(p.model)}`,
+      });
+  }
+}
+
+/** A tier's prices apply above its threshold, so thresholds ascend: a tier at or below the one before is never reached. */
+function ascendingTiers(c: Context): void {
+  for (const { value: o, file, line } of c.offers)
+    o.tiers.forEach((t, i) => {
+      const before = o.tiers[i - 1]?.above_context_tokens;
+      if (before !== undefined && t.above_context_tokens <= before)
+        c.errors.push({
+          file,
+          line,
+          record: offerName(o),
+          field: `tiers[${i}].above_context_tokens`,
+          message: `${t.above_context_tokens} is not above the tier before it (${before}): tier thresholds ascend`,
+        });
+    });
+}
+
+/** An alias's snapshots are models of the data, and following alias -> snapshot never leads back to where it began. */
+function knownLinks(c: Context): void {
+  const bySlug = new Map(c.models.map((m) => [m.slug, m]));
+  const at = (m: ModelEntry, i: number) => ({
+    file: m.file,
+    line: modelLine(c, m, ['snapshots', i]),
+    record: `model "${m.slug}"`,
+    field: `snapshots[${i}]`,
+  });
+  for (const m of c.models)
+    m.snapshots.forEach((s, i) => {
+      if (!bySlug.has(s) && !c.invalidSlugs.has(s))
+        c.errors.push({ ...at(m, i), message: `unknown model ${quoted(s)}: no data/models/${s}.yaml` });
+    });
+  // Depth-first along the links; an edge back to a model on the current path closes a cycle, reported where written.
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (m: ModelEntry) => {
+    state.set(m.slug, 'open');
+    path.push(m.slug);
+    m.snapshots.forEach((s, i) => {
+      const next = bySlug.get(s);
+      if (!next) return;
+      if (state.get(s) === 'open') {
+        const cycle = [...path.slice(path.indexOf(s)), s].join(' -> ');
+        c.errors.push({ ...at(m, i), message: `alias and snapshot links form a cycle: ${cycle}` });
+      } else if (!state.has(s)) visit(next);
+    });
+    path.pop();
+    state.set(m.slug, 'done');
+  };
+  for (const m of c.models) if (!state.has(m.slug)) visit(m);
+}
+
+/** A successor is another model of the data. */
+function knownSuccessors(c: Context): void {
+  const slugs = new Set(c.models.map((m) => m.slug));
+  for (const m of c.models) {
+    const s = m.successor;
+    if (s === null || (slugs.has(s) && s !== m.slug) || c.invalidSlugs.has(s)) continue;
+    c.errors.push({
+      file: m.file,
+      line: modelLine(c, m, ['successor']),
+      record: `model "${m.slug}"`,
+      field: 'successor',
+      message:
+        s === m.slug ? 'a model is not its own successor' : `unknown successor ${quoted(s)}: no data/models/${s}.yaml`,
+    });
+  }
+}
+
+/** A model is retired after it is deprecated, or on the same day; not before. */
+function retirementAfterDeprecation(c: Context): void {
+  for (const m of c.models)
+    if (m.deprecation_date !== null && m.retirement_date !== null && m.retirement_date < m.deprecation_date)
+      c.errors.push({
+        file: m.file,
+        line: modelLine(c, m, ['retirement_date']),
+        record: `model "${m.slug}"`,
+        field: 'retirement_date',
+        message: `${m.retirement_date} is before the deprecation_date ${m.deprecation_date}: a model is retired after it is deprecated`,
+      });
 }
 
 /** An observation time (an instant, toInstant) and where it is written, for a problem about it. */
@@ -562,6 +696,47 @@ function duplicates<T extends { file: string }>(
     if (prev) issues.push({ file: t.file, line: line?.(t), message: msg(k, prev, t) });
     else first.set(k, t);
   }
+}
+
+/**
+ * Reading a prompt from the cache costs less than reading it anew: a cache-read price above the input price of the
+ * same card, tier or mode is most likely two prices swapped or a typo.
+ */
+function cacheReadBelowInput(c: Context): void {
+  for (const { value: o, file, line } of c.offers) {
+    type Card = { input_price_per_million: number | null; cache_read_price_per_million: number | null };
+    const cards: [string, Card][] = [
+      ['', o],
+      ...o.tiers.map((t, i): [string, Card] => [`tiers[${i}].`, t]),
+      ...Object.entries(o.modes).map(([name, m]): [string, Card] => [`modes.${name}.`, m]),
+    ];
+    for (const [prefix, p] of cards)
+      if (p.cache_read_price_per_million !== null && p.input_price_per_million !== null)
+        if (p.cache_read_price_per_million > p.input_price_per_million)
+          c.warnings.push({
+            file,
+            line,
+            record: offerName(o),
+            field: `${prefix}cache_read_price_per_million`,
+            message: `${p.cache_read_price_per_million} is above the input price ${p.input_price_per_million}: a cache read costs less than input (swapped, or a typo?)`,
+          });
+  }
+}
+
+/**
+ * A cost the card has no field for (request, citation, cached_input) is published as written in other_prices, with a
+ * unit and meaning only its source knows: a client cannot compare it across offers. Often a card price misnamed.
+ */
+function costKeysOnTheCard(c: Context): void {
+  for (const { value: o, file, line } of c.offers)
+    for (const key of Object.keys(o.other_prices))
+      c.warnings.push({
+        file,
+        line,
+        record: offerName(o),
+        field: `other_prices.${key}`,
+        message: `${quoted(key)} is no price of the card (${PRICE_FIELDS.map((f) => f.replace('_price_per_million', '')).join(', ')}): published as written`,
+      });
 }
 
 /** Dates and instants in the data, normalized to the API's ISO form (UTC, milliseconds). */
