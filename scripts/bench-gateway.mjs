@@ -21,7 +21,7 @@
 // repository itself. The report gives sqlite / baseline per repetition (the paired ratios). The baseline reads the
 // same publication unless --baseline-pub names one its own build wrote.
 //
-// Each `modelpub serve` runs as `npx modelpub serve` does: node with the flags of its bin/modelpub.js's #! line.
+// Each `modelpub serve` runs as `./bin/modelpub.js serve` does: node with the flags of its bin/modelpub.js's #! line.
 // --gateway-node-flags adds node (V8) options after those, e.g. "--memory-reducer" to measure without the launcher's
 // "--no-memory-reducer" (the last one given wins).
 //
