@@ -1171,8 +1171,8 @@ function convert(opts) {
         tool_call: m.tool_call === true,
         structured_output: typeof m.structured_output === 'boolean' ? m.structured_output : null,
         attachment: m.attachment === true,
-        // Unknown (null) temperature support is published as false: the catalog does not claim it.
-        temperature: m.temperature === true,
+        // Unknown temperature support stays unknown (null), not false.
+        temperature: typeof m.temperature === 'boolean' ? m.temperature : null,
         open_weights: m.open_weights === true,
         knowledge_cutoff: m.knowledge_cutoff ?? null,
       },
@@ -1478,7 +1478,7 @@ function main() {
     `models: ${modelCount}; release dates given as YYYY-MM: ${coerced.releaseMonth.length}; last_updated as YYYY-MM: ${coerced.updatedMonth.length}`,
   );
   if (coerced.temperature.length)
-    console.log(`temperature unknown, written as false: ${coerced.temperature.join(', ')}`);
+    console.log(`temperature unknown, written as null: ${coerced.temperature.join(', ')}`);
   if (coerced.maxOutput.length) console.log(`max_output_tokens unknown, written as 0: ${coerced.maxOutput.join(', ')}`);
   if (coerced.droppedModalities.length)
     console.log(`modalities outside text|image|audio|video|pdf dropped: ${coerced.droppedModalities.join('; ')}`);
