@@ -209,7 +209,10 @@ export const CapabilityDeclaration = z.strictObject({
   tool_call: z.boolean(),
   structured_output: z.boolean().nullable(),
   attachment: z.boolean(),
-  temperature: z.boolean().nullable().describe('Whether the temperature parameter is accepted; null: the source does not say'),
+  temperature: z
+    .boolean()
+    .nullable()
+    .describe('Whether the temperature parameter is accepted; null: the source does not say'),
   open_weights: z.boolean(),
   knowledge_cutoff: z
     .string()
