@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ensureCompiled, ROOT } from './helpers/cli.js';
+import { tracked } from './helpers/children.js';
 
 const onPath = (name: string) =>
   (process.env.PATH ?? '').split(path.delimiter).some((dir) => dir && existsSync(path.join(dir, name)));
@@ -22,13 +23,15 @@ interface Run {
 }
 
 /** Runs node with `args` in the repository; the stack of a failure is printed (MODELPUB_DEBUG). */
-function run(args: string[], timeoutMs: number): Promise<Run> {
+function run(args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
-      cwd: ROOT,
-      env: { ...process.env, MODELPUB_DEBUG: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = tracked(
+      spawn(process.execPath, args, {
+        cwd: ROOT,
+        env: { ...process.env, MODELPUB_DEBUG: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -37,11 +40,8 @@ function run(args: string[], timeoutMs: number): Promise<Run> {
     child.stderr.on('data', (d) => {
       stderr += d;
     });
-    // SIGTERM lets the script stop the servers it started.
-    const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {
-      clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
   });
@@ -58,10 +58,19 @@ beforeAll(async () => {
   ensureCompiled();
   dir = mkdtempSync(path.join(tmpdir(), 'modelpub-bench-test-'));
   data = path.join(dir, 'data');
-  const gen = await run(
-    ['scripts/synthetic-catalog.mjs', '--out', data, '--models', '8', '--metrics', '3', '--speed', '50', '--seed', '2'],
-    30_000,
-  );
+  const gen = await run([
+    'scripts/synthetic-catalog.mjs',
+    '--out',
+    data,
+    '--models',
+    '8',
+    '--metrics',
+    '3',
+    '--speed',
+    '50',
+    '--seed',
+    '2',
+  ]);
   expect(gen.code, failure(gen)).toBe(0);
 });
 
@@ -72,26 +81,23 @@ afterAll(() => {
 describe('benchmark scripts at a tiny size', () => {
   it('bench-build measures the reference data twice, a synthetic catalog and its incremental rebuild', async () => {
     const out = path.join(dir, 'build-results');
-    const r = await run(
-      [
-        'scripts/bench-build.mjs',
-        '--models',
-        '10',
-        '--metrics',
-        '3',
-        '--speed',
-        '100',
-        '--repeat',
-        '2',
-        '--data',
-        data,
-        '--root',
-        path.join(dir, 'build-root'),
-        '--out',
-        out,
-      ],
-      120_000,
-    );
+    const r = await run([
+      'scripts/bench-build.mjs',
+      '--models',
+      '10',
+      '--metrics',
+      '3',
+      '--speed',
+      '100',
+      '--repeat',
+      '2',
+      '--data',
+      data,
+      '--root',
+      path.join(dir, 'build-root'),
+      '--out',
+      out,
+    ]);
     expect(r.code, failure(r)).toBe(0);
     expect(r.stdout).toMatch(/reference \(.*\/\), median of 2 +\d+\.\d s/);
     expect(r.stdout).toMatch(/synthetic 10×3×100 +\d+\.\d s/);
@@ -114,15 +120,12 @@ describe('benchmark scripts at a tiny size', () => {
     expect(incremental.reported.kept).toBeGreaterThan(0);
     // The working folder is removed without --keep.
     expect(existsSync(path.join(dir, 'build-root'))).toBe(false);
-  }, 150_000);
+  });
 
   it('bench-compression-build pairs builds with and without representations, full and incremental', async () => {
     const scratch = path.join(dir, 'compression-scratch');
     mkdirSync(scratch);
-    const r = await run(
-      ['scripts/bench-compression-build.mjs', '--runs', '1', '--data', data, '--scratch', scratch],
-      120_000,
-    );
+    const r = await run(['scripts/bench-compression-build.mjs', '--runs', '1', '--data', data, '--scratch', scratch]);
     expect(r.code, failure(r)).toBe(0);
     const medians = [
       ...r.stdout.matchAll(/^median wall: with ([\d.]+) s, without ([\d.]+) s; median of the paired ratios ([\d.]+)/gm),
@@ -131,10 +134,10 @@ describe('benchmark scripts at a tiny size', () => {
     for (const m of medians) for (const x of m.slice(1)) expect(Number(x), m[0]).toBeGreaterThan(0);
     expect(r.stdout).toMatch(/^incremental build after one description change/m);
     expect(readdirSync(scratch)).toEqual([]); // its folders are removed
-  }, 150_000);
+  });
 
   it('bench-publish publishes a tiny build to file:// and s3rver, again, and after one description changed', async () => {
-    const r = await run(['scripts/bench-publish.mjs', '--tiny', '--root', path.join(dir, 'publish-root')], 120_000);
+    const r = await run(['scripts/bench-publish.mjs', '--tiny', '--root', path.join(dir, 'publish-root')]);
     expect(r.code, failure(r)).toBe(0);
     // Its table: | phase | target | objects | bytes | manifest + pointer | seconds |
     const rows = [
@@ -155,51 +158,48 @@ describe('benchmark scripts at a tiny size', () => {
     expect(results, r.stdout).toBeDefined();
     expect(JSON.parse(readFileSync(results!, 'utf8')).rows).toHaveLength(6);
     rmSync(results!);
-  }, 150_000);
+  });
 
   it.skipIf(missingTools.length > 0)(
     'bench-gateway loads every server, composed lists and a baseline checkout, and reports paired ratios',
     async () => {
       const pub = path.join(dir, 'pub');
-      const build = await run([BIN, 'build', '--data', data, '--out', pub, '--quiet'], 60_000);
+      const build = await run([BIN, 'build', '--data', data, '--out', pub, '--quiet']);
       expect(build.code, failure(build)).toBe(0);
 
       const servers = ['nginx', 'bare', 'bare-hdr', 'bare-quota', 'sqlite', 'sqlite-w2'];
       if (haveRedis) servers.push('redis', 'redis-w2');
       else console.warn('redis-server not installed: the gateway benchmark runs without its Redis servers');
       const out = path.join(dir, 'gateway-results');
-      const r = await run(
-        [
-          'scripts/bench-gateway.mjs',
-          '--pub',
-          pub,
-          '--out',
-          out,
-          '--only',
-          servers.join(','),
-          '--reps',
-          '1',
-          '--duration',
-          '1',
-          '--warmup',
-          '0',
-          '--settle',
-          '0',
-          '--keys',
-          '2',
-          '--mix-size',
-          '300',
-          '--connections',
-          '4',
-          '--threads',
-          '1',
-          '--profile',
-          // This checkout as its own baseline: the before-and-after machinery runs without compiling another commit.
-          '--baseline-checkout',
-          ROOT,
-        ],
-        150_000,
-      );
+      const r = await run([
+        'scripts/bench-gateway.mjs',
+        '--pub',
+        pub,
+        '--out',
+        out,
+        '--only',
+        servers.join(','),
+        '--reps',
+        '1',
+        '--duration',
+        '1',
+        '--warmup',
+        '0',
+        '--settle',
+        '0',
+        '--keys',
+        '2',
+        '--mix-size',
+        '300',
+        '--connections',
+        '4',
+        '--threads',
+        '1',
+        '--profile',
+        // This checkout as its own baseline: the before-and-after machinery runs without compiling another commit.
+        '--baseline-checkout',
+        ROOT,
+      ]);
       expect(r.code, failure(r)).toBe(0);
       expect(r.stdout).toMatch(/^server +req\/s +p50 ms +p99 ms/m);
       expect(r.stdout).toMatch(/^goals:/m);
@@ -222,6 +222,5 @@ describe('benchmark scripts at a tiny size', () => {
       expect(results.pairedWithBaseline).toHaveLength(1);
       expect(results.profile.top.length).toBeGreaterThan(0);
     },
-    180_000,
   );
 });

@@ -57,7 +57,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
   hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}/`;
-}, 120_000);
+});
 afterAll(async () => {
   await new Promise((r) => host?.close(r));
   await rm(tmp, { recursive: true, force: true });

@@ -22,6 +22,7 @@ import { BIN, ROOT, ensureCompiled } from './helpers/cli.js';
 import { metric, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
 import { ajvErrors, compileCommitted } from './helpers/schemas.js';
 import { fingerprint, readAll, readTree, sha256 } from './helpers/tree.js';
+import { tracked } from './helpers/children.js';
 
 /** Parsed JSON; `any` by default because the tests walk published bodies freely (their shape is checked by ajv). */
 // biome-ignore lint/suspicious/noExplicitAny: see above.
@@ -929,10 +930,12 @@ describe('atomic switch', () => {
       const r1 = await build({ dataDir: small, outDir });
       const before = fingerprint(await readTree(outDir));
 
-      const child = spawn(process.execPath, [BIN, 'build', '--data', big, '--out', outDir, '--quiet'], {
-        cwd: ROOT,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
+      const child = tracked(
+        spawn(process.execPath, [BIN, 'build', '--data', big, '--out', outDir, '--quiet'], {
+          cwd: ROOT,
+          stdio: ['ignore', 'ignore', 'pipe'],
+        }),
+      );
       let stderr = '';
       child.stderr!.on('data', (d) => {
         stderr += d;
@@ -941,9 +944,8 @@ describe('atomic switch', () => {
         child.on('exit', (code, signal) => resolve([code, signal])),
       );
       let staging: string | undefined;
-      const deadline = Date.now() + 30_000;
       // Wait until the child is writing bodies: a staging folder with files in it.
-      while (Date.now() < deadline && child.exitCode === null) {
+      while (child.exitCode === null) {
         staging = (await readdir(outDir)).find((n) => n.startsWith('.staging-'));
         if (staging && (await readdir(path.join(outDir, staging), { recursive: true }).catch(() => [])).length > 200)
           break;

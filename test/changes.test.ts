@@ -400,7 +400,7 @@ describe('the feed over many publications', () => {
           .sort(),
       );
     });
-  }, 120_000);
+  });
 });
 
 describe('modelpub diff and build on the command line', () => {

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tracked } from './helpers/children.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const checker = path.resolve(root, '../shared/conformance/check.mjs');
@@ -32,10 +33,12 @@ describe.skipIf(!hasChecker)('conformance checker against modelpub serve (defaul
       [cli, 'build', '--data', path.join(root, 'data'), '--out', path.join(tmp, 'dist'), '--quiet'],
       { stdio: 'pipe' },
     );
-    server = spawn(
-      'node',
-      [cli, 'serve', '--dir', path.join(tmp, 'dist'), '--port', '0', '--store', store(), '--log', 'silent'],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
+    server = tracked(
+      spawn(
+        'node',
+        [cli, 'serve', '--dir', path.join(tmp, 'dist'), '--port', '0', '--store', store(), '--log', 'silent'],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      ),
     );
     url = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -46,7 +49,7 @@ describe.skipIf(!hasChecker)('conformance checker against modelpub serve (defaul
       });
       server!.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
     });
-  }, 180_000);
+  });
   afterAll(async () => {
     server?.kill('SIGTERM');
     if (tmp) await rm(tmp, { recursive: true, force: true });
@@ -68,7 +71,7 @@ describe.skipIf(!hasChecker)('conformance checker against modelpub serve (defaul
     expect(failures).toEqual([]);
     expect(out.trim().split('\n').at(-1)).toMatch(/^\d+ passed, 0 failed$/);
     expect(code).toBe(0);
-  }, 180_000);
+  });
 
   it('issue 26 on the default data: the catalog holds all 674 models of the default lane in each locale, each its detail with every include; a filter gives what the details say', async () => {
     const release = path.join(tmp, 'dist', 'current');
@@ -112,5 +115,5 @@ describe.skipIf(!hasChecker)('conformance checker against modelpub serve (defaul
       .map((m) => m.slug);
     expect(expected.length).toBeGreaterThan(20);
     expect(slugs).toEqual(expected);
-  }, 120_000);
+  });
 });

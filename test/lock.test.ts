@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clearStaleStaging, lockOutDir } from '../src/pipeline/publish.js';
 import { ROOT, ensureCompiled } from './helpers/cli.js';
+import { tracked } from './helpers/children.js';
 
 let publishJs: string;
 beforeAll(() => {
@@ -26,10 +27,12 @@ afterEach(async () => {
 
 /** A node process running `code` (an ES module) with lockOutDir imported; resolves with its stdout once it exits. */
 function run(code: string): { child: ReturnType<typeof spawn>; output: Promise<string> } {
-  const child = spawn(
-    process.execPath,
-    ['--input-type=module', '-e', `const { lockOutDir } = await import(${JSON.stringify(publishJs)});\n${code}`],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+  const child = tracked(
+    spawn(
+      process.execPath,
+      ['--input-type=module', '-e', `const { lockOutDir } = await import(${JSON.stringify(publishJs)});\n${code}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    ),
   );
   let text = '';
   child.stdout!.on('data', (d: Buffer) => (text += d));
@@ -93,7 +96,7 @@ describe('lockOutDir', () => {
       for (let i = 1; i < held.length; i++)
         expect(held[i]!.from, `round ${round}`).toBeGreaterThanOrEqual(held[i - 1]!.to);
     }
-  }, 60_000);
+  });
 
   it('a second build in this process is refused, also through a link to the folder; after unlock the lock is free', async () => {
     const out = await tempDir();

@@ -24,6 +24,7 @@ import type { RemoteTarget } from '../src/publish/targets/types.js';
 import { ensureCompiled, runCli } from './helpers/cli.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
 import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
+import { until } from './helpers/wait.js';
 
 interface Built {
   revision: string;
@@ -105,7 +106,7 @@ beforeAll(async () => {
   hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}/`;
   store = await openStore('memory:');
   key = (await createKey(store, 'origin test')).key;
-}, 120_000);
+});
 afterAll(async () => {
   await store?.close();
   await new Promise((r) => host?.close(r));
@@ -199,8 +200,7 @@ describe('over http:// (a static server over a file:// remote)', () => {
       const target = fileTarget(pathToFileURL(remoteDir).href);
       await publishTo(target, builds.B);
       const switched = async (revision: string) => {
-        for (let i = 0; i < 100 && own.publication().revision !== revision; i++)
-          await new Promise((r) => setTimeout(r, 50));
+        await until(() => own.publication().revision === revision);
         return own.publication().revision;
       };
       expect(await switched(builds.B.revision)).toBe(builds.B.revision);
@@ -239,7 +239,7 @@ describe('over s3:// (s3rver, path style)', () => {
   beforeAll(async () => {
     Object.assign(process.env, S3_ENV); // the gateway in this process takes its credentials from the chain
     s3 = await startS3();
-  }, 60_000);
+  });
   afterAll(async () => {
     await s3?.stop();
     process.env = savedEnv;
@@ -260,9 +260,8 @@ describe('over s3:// (s3rver, path style)', () => {
         const objectGets = s3.requests.filter((q) => q.method === 'GET' && q.key.startsWith('site/objects/'));
         expect(objectGets.map((q) => q.key)).toContain(`site/${objectKey(entryOf(builds.A, rel).sha256)}`);
         await publishTo(target, builds.B);
-        // The switch loads the new manifest from s3rver: seconds on a loaded machine, so up to 20 s.
-        for (let i = 0; i < 400 && gw.publication().revision !== builds.B.revision; i++)
-          await new Promise((res) => setTimeout(res, 50));
+        // The switch loads the new manifest from s3rver: seconds on a loaded machine.
+        await until(() => gw.publication().revision === builds.B.revision);
         const after = await getWithKey(`${gw.url}/api/v1/models/alpha`);
         expect([after.status, after.headers.get('x-publication-revision')]).toEqual([200, builds.B.revision]);
         expect(await after.text()).toContain('alpha, described again.');
@@ -272,7 +271,7 @@ describe('over s3:// (s3rver, path style)', () => {
     } finally {
       await target.close();
     }
-  }, 60_000);
+  });
 
   it('serve --origin s3:// with --endpoint through the CLI; --endpoint with an http origin is refused', async () => {
     ensureCompiled();
@@ -299,5 +298,5 @@ describe('over s3:// (s3rver, path style)', () => {
     expect(none.stderr).toContain(
       `at s3://${s3.bucket}/nothing-here: s3://${s3.bucket}/nothing-here/current.json is missing: nothing has been published there`,
     );
-  }, 60_000);
+  });
 });

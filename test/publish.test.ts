@@ -80,7 +80,7 @@ beforeAll(async () => {
       ]),
     };
   }
-}, 120_000);
+});
 afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });

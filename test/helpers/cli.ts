@@ -4,6 +4,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tracked } from './children.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(ROOT, 'bin/modelpub.js');
@@ -64,9 +65,11 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
 }
 
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, CI: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return tracked(
+    spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, CI: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
 }

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT } from './cli.js';
 import { freePort } from './redis.js';
+import { tracked } from './children.js';
+import { tick } from './wait.js';
 
 export const NGINX_MISSING = 'nginx not installed: the static-host tests of publish were skipped';
 
@@ -61,12 +63,13 @@ http {
 }
 `;
   await writeFile(path.join(tmp, 'nginx.conf'), conf);
-  const child = spawn(bin, ['-p', tmp, '-e', path.join(tmp, 'error.log'), '-c', path.join(tmp, 'nginx.conf')], {
-    stdio: 'ignore',
-  });
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline && child.exitCode === null && !(await listening(port)))
-    await new Promise((r) => setTimeout(r, 50));
+  const child = tracked(
+    spawn(bin, ['-p', tmp, '-e', path.join(tmp, 'error.log'), '-c', path.join(tmp, 'nginx.conf')], {
+      stdio: 'ignore',
+    }),
+  );
+  // Until it listens or exits (a port taken, a bad configuration), however long that takes on a loaded machine.
+  while (child.exitCode === null && !(await listening(port))) await tick(50);
   if (child.exitCode !== null || !(await listening(port))) {
     child.kill('SIGKILL');
     const log = await readFile(path.join(tmp, 'error.log'), 'utf8').catch(() => '');

@@ -22,6 +22,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { QuotaLimiter } from '../../src/gateway/quota.js';
 import { openStore } from '../../src/gateway/stores/index.js';
+import { tracked } from './children.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -92,9 +93,11 @@ export function startWorker(
   limit: number,
   n: number | string = 0,
 ): Worker {
-  const child = spawn(process.execPath, [script, mode, storeUrl, keyId, String(limit), String(n)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = tracked(
+    spawn(process.execPath, [script, mode, storeUrl, keyId, String(limit), String(n)], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
   const lines: string[] = [];
   const waiters: { match: (l: string) => boolean; resolve: (l: string) => void }[] = [];
   let stderr = '';

@@ -6,6 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { tracked } from './children.js';
+import { tick } from './wait.js';
 
 export const REDIS_MISSING = 'redis-server not installed: Redis store tests skipped';
 
@@ -77,13 +79,15 @@ export async function startRedis(o: RedisServerOptions = {}): Promise<RedisServe
   if (!bin) throw new Error(REDIS_MISSING);
   const dir = await mkdtemp(path.join(tmpdir(), 'modelpub-redis-'));
   const launch = (port: number) =>
-    spawn(
-      bin,
-      [
-        ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir],
-        ...['--appendonly', o.appendonly ? 'yes' : 'no', ...(o.args ?? [])],
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+    tracked(
+      spawn(
+        bin,
+        [
+          ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir],
+          ...['--appendonly', o.appendonly ? 'yes' : 'no', ...(o.args ?? [])],
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      ),
     );
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
@@ -91,9 +95,8 @@ export async function startRedis(o: RedisServerOptions = {}): Promise<RedisServe
     let output = '';
     child.stdout?.on('data', (d) => (output += d));
     child.stderr?.on('data', (d) => (output += d));
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && child.exitCode === null && !(await ping(port)))
-      await new Promise((r) => setTimeout(r, 50));
+    // Until it answers or exits (a port taken since freePort()), however long that takes on a loaded machine.
+    while (child.exitCode === null && !(await ping(port))) await tick(50);
     if (child.exitCode === null && (await ping(port))) {
       return {
         url: `redis://127.0.0.1:${port}`,
@@ -104,8 +107,7 @@ export async function startRedis(o: RedisServerOptions = {}): Promise<RedisServe
           child.kill('SIGKILL');
           await exited(child);
           child = launch(port);
-          const until = Date.now() + 10_000;
-          while (Date.now() < until && !(await ping(port))) await new Promise((r) => setTimeout(r, 50));
+          while (child.exitCode === null && !(await ping(port))) await tick(50);
         },
         async stop() {
           child.kill('SIGCONT');

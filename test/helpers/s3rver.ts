@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT } from './cli.js';
+import { tracked } from './children.js';
 
 export const S3_ENV = {
   AWS_ACCESS_KEY_ID: 'S3RVER',
@@ -42,10 +43,12 @@ export interface S3Server {
 
 export async function startS3(bucket = 'modelpub'): Promise<S3Server> {
   const dir = await mkdtemp(path.join(tmpdir(), 'modelpub-s3rver-'));
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--openssl-legacy-provider', path.join(ROOT, 'test/helpers/s3rver-child.mjs'), dir, bucket],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  const child: ChildProcess = tracked(
+    spawn(
+      process.execPath,
+      ['--openssl-legacy-provider', path.join(ROOT, 'test/helpers/s3rver-child.mjs'), dir, bucket],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    ),
   );
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
