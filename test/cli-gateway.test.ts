@@ -12,7 +12,7 @@ import { smallCatalog, withTemp, writeFixture } from './helpers/fixture.js';
 import { REDIS_MISSING, redisServerPath, startRedis } from './helpers/redis.js';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { until } from './helpers/wait.js';
+import { tick, until } from './helpers/wait.js';
 
 let tmp: string;
 let out: string;
@@ -569,11 +569,10 @@ describe('SQLite store faults', () => {
       expect(gw.child.signalCode).toBeNull();
       // A new store process opens the file again (SQLite rebuilds the short -shm): the gateway serves again.
       let status = 503;
-      for (let i = 0; i < 200 && status !== 200; i++) {
-        await new Promise((r) => setTimeout(r, 100));
+      while (status !== 200) {
+        await tick(100);
         status = await get(second);
       }
-      expect(status).toBe(200);
       expect(await get(first)).toBe(200);
       const logged = gw.lines
         .filter((l) => l.startsWith('{'))
@@ -591,7 +590,7 @@ describe('SQLite store faults', () => {
       await gw.stop();
     }
     expect(gw.child.exitCode).toBe(0);
-  }, 40_000);
+  });
 
   it('--workers: a worker killed by SIGBUS (a -shm file that cannot be written) is logged and replaced, and the others serve', async () => {
     const key = (await runCli(['keys', 'create', '--store', store(), '--label', 'sigbus'])).stdout

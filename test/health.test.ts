@@ -15,7 +15,7 @@ beforeAll(async () => {
   tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-health-'));
   await writeFixture(path.join(tmp, 'data'), smallCatalog());
   await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'dist') });
-}, 60_000);
+});
 afterAll(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
