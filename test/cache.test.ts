@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManifestIndex } from '../src/gateway/manifest-index.js';
-import { BodyCache, ByteCache, Doorkeeper } from '../src/gateway/publication.js';
+import { BodyCache, ByteCache, Doorkeeper } from '../src/gateway/caches.js';
 import { SendBuffers } from '../src/gateway/send-buffers.js';
 
 const cache = (max: number) => new ByteCache<string>(max, (v) => v.length);

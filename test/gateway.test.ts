@@ -14,7 +14,7 @@ import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { parseRequest } from '../src/schema/requests.js';
 import { detailFile, listFile, packedRepresentations, REPRESENTATIONS_FILE } from '../src/publication/layout.js';
-import { composedCached, searchOrder } from '../src/gateway/compose.js';
+import { ArtifactView, composerOf } from '../src/gateway/compose.js';
 import { loadedArtifact } from '../src/gateway/artifact.js';
 import type { ManifestEntry } from '../src/publication/files.js';
 import { SORTS, INCLUDES } from '../src/schema/api.js';
@@ -435,9 +435,9 @@ describe('composed answers', () => {
     // Cached from its second request on: a page asked for once is not kept.
     const parsed = parseRequest('/api/v1/models', new URL(url, 'http://x').searchParams);
     if (!parsed.ok || parsed.request.kind !== 'list') throw new Error('a list request');
-    expect(composedCached(gw.publication(), parsed.request)).toBeUndefined();
+    expect(composerOf(gw.publication()).cached(parsed.request)).toBeUndefined();
     const again = await at(url);
-    expect(composedCached(gw.publication(), parsed.request)).toBeDefined();
+    expect(composerOf(gw.publication()).cached(parsed.request)).toBeDefined();
     expect(Buffer.from(await again.arrayBuffer()).equals(body)).toBe(true);
     expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
     const cached = await at(url);
@@ -507,9 +507,9 @@ describe('composed answers', () => {
       await request(gw, u, { headers: { 'accept-encoding': 'identity', 'x-api-key': own } }); // cached from its second request on
       const parsed = parseRequest('/api/v1/models', new URL(u, 'http://x').searchParams);
       if (!parsed.ok || parsed.request.kind !== 'list') throw new Error('a list request');
-      const f = composedCached(gw.publication(), parsed.request)!;
+      const f = composerOf(gw.publication()).cached(parsed.request)!;
       expect(r.headers.get('etag'), u).toBe(`"${f.entry.sha256.slice(0, 32)}"`);
-      const a = await gw.publication().artifact({ lane: 'verified', displayOnly: false });
+      const a = await composerOf(gw.publication()).artifact({ lane: 'verified', displayOnly: false });
       return { validator: f.entry.sha256, withoutRules: a.validatorPrefix.copy().update(f.entry.path).digest('hex') };
     };
     const plain = await composed('/api/v1/models?page_size=4');
@@ -518,7 +518,8 @@ describe('composed answers', () => {
     expect(searched.validator).not.toBe(searched.withoutRules);
     // Last-Modified too: an answer with q is no older than its rules, so If-Modified-Since with the artifact's time
     // (all an older gateway's answer carried) gets the new bytes, not a 304. Without q, the artifact's time.
-    const artifactTime = (await gw.publication().artifact({ lane: 'verified', displayOnly: false })).lastModified;
+    const artifactTime = (await composerOf(gw.publication()).artifact({ lane: 'verified', displayOnly: false }))
+      .lastModified;
     const since = (u: string) =>
       request(gw, u, {
         headers: { 'accept-encoding': 'identity', 'x-api-key': own, 'if-modified-since': artifactTime },
@@ -538,20 +539,22 @@ describe('composed answers', () => {
       zeta: search('zeta ultra', 'zeta-ultra', 'zeta ultra\nzeta-ultra\n'),
     };
     const order = ['about', 'tongyi', 'zeta'];
-    const a = loadedArtifact(
-      {
-        publicationRevision: 'r',
-        schemaVersion: '1.0.0',
-        attribution: null,
-        orders: Object.fromEntries(SORTS.map((k) => [k, order])),
-        models,
-      } as never,
-      { sha256: '0'.repeat(64), last_modified: '2026-01-01T00:00:00.000Z' } as ManifestEntry,
-      null,
+    const a = new ArtifactView(
+      loadedArtifact(
+        {
+          publicationRevision: 'r',
+          schemaVersion: '1.0.0',
+          attribution: null,
+          orders: Object.fromEntries(SORTS.map((k) => [k, order])),
+          models,
+        } as never,
+        { sha256: '0'.repeat(64), last_modified: '2026-01-01T00:00:00.000Z' } as ManifestEntry,
+        null,
+      ),
     );
-    expect(searchOrder(a, '千问', 'zh', 'popular')).toEqual(['tongyi', 'about']);
-    expect(searchOrder(a, 'ltra', 'en', 'popular')).toEqual(['zeta', 'about']);
-    expect(searchOrder(a, 'ultra', 'en', 'popular')).toEqual(['zeta', 'about']); // from a word's start: tier 2 as well
+    expect(a.search('千问', 'zh', 'popular')).toEqual(['tongyi', 'about']);
+    expect(a.search('ltra', 'en', 'popular')).toEqual(['zeta', 'about']);
+    expect(a.search('ultra', 'en', 'popular')).toEqual(['zeta', 'about']); // from a word's start: tier 2 as well
   });
   it('answers a page past the end with 200 and no models', async () => {
     const r = await (await get('/api/v1/models?page=99')).json();

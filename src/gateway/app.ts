@@ -13,18 +13,19 @@ import {
   routeOf,
   type ApiRequest,
   type InvalidParam,
+  type ListRequest,
   type ParseResult,
   type RouteKind,
 } from '../schema/requests.js';
 import type { QueryLane } from '../schema/api.js';
 import { redactUrls } from '../redact.js';
-import { composedEncoded, composeList, composedCached } from './compose.js';
+import { type ComposedFile, composerOf } from './compose.js';
 import { isHealthPath, serveHealth, type Health } from './health.js';
 import { createMcpHandler, MCP_PATH } from './mcp.js';
 import { negotiateEncoding } from './negotiate.js';
 import { isOpen, serveOpen } from './open.js';
 import { ALLOW, notModified, rateHeaders, responseHeaders, sendPreflight, sendProblem } from './http.js';
-import type { ComposedFile, FileInfo, Publication } from './publication.js';
+import type { FileInfo, Publication } from './publication.js';
 import type { Admission } from './quota.js';
 import { SendBuffers } from './send-buffers.js';
 
@@ -150,7 +151,7 @@ interface Exchange {
   started: number;
   /** What the steps found so far: they take it from here, so that the common path allocates no closures. */
   key: string;
-  result: ParseResult | null;
+  parsed: ParsedUrl | null;
   /** Once admitted: whose unit it spent, and the admission (a request that then fails gets its unit back). */
   keyId: string | undefined;
   admission: Admission | undefined;
@@ -174,7 +175,7 @@ export function createHandler(d: GatewayDeps) {
       tool: undefined,
       started: d.log ? performance.now() : 0,
       key: '',
-      result: null,
+      parsed: null,
       keyId: undefined,
       admission: undefined,
       pub: null,
@@ -196,103 +197,155 @@ export function createHandler(d: GatewayDeps) {
     else logged(x, status);
   };
 
-  // The steps, in order: connection, method, route, key, parameters, quota, resolve, respond.
+  // The steps, in order. Before the key each returns an answer or undefined (the next step's turn); from the key on,
+  // each hands the next its input through next(), waiting only when that input is not at hand.
 
   function answer(x: Exchange): Answered {
-    const { req, res } = x;
-    // node:http gives a response its socket only when the answers before it are sent: without one, it waits.
-    if (res.socket === null && queuedBehind(req, res) > MAX_QUEUED_PER_CONNECTION)
-      return sendProblem(res, req, 'too_many_pipelined', ['connection', 'close']);
-    // node:http's own check (requireHostHeader) answers a bare 400 without CORS headers or a problem body.
+    return (
+      tooManyPipelined(x) ??
+      missingHost(x) ??
+      health(x) ??
+      toMcp(x) ??
+      methodNotAllowed(x) ??
+      badTarget(x) ??
+      preflight(x) ??
+      openAnswer(x) ??
+      lookUpKey(x)
+    );
+  }
+
+  /** node:http gives a response its socket only when the answers before it are sent: without one, it waits. */
+  function tooManyPipelined(x: Exchange): Answered | undefined {
+    if (x.res.socket === null && queuedBehind(x.req, x.res) > MAX_QUEUED_PER_CONNECTION)
+      return sendProblem(x.res, x.req, 'too_many_pipelined', ['connection', 'close']);
+  }
+
+  /** node:http's own check (requireHostHeader) answers a bare 400 without CORS headers or a problem body. */
+  function missingHost(x: Exchange): Answered | undefined {
+    const { req } = x;
     if (req.headers.host === undefined && req.httpVersionMinor === 1 && req.httpVersionMajor === 1)
-      return sendProblem(res, req, 'bad_request', ['connection', 'close'], { detail: NO_HOST });
-    const rawUrl = req.url ?? '/';
-    if (d.health && isHealthPath(rawUrl)) {
+      return sendProblem(x.res, req, 'bad_request', ['connection', 'close'], { detail: NO_HOST });
+  }
+
+  /** GET /healthz: no key, no quota (gateway/health.ts). */
+  function health(x: Exchange): Answered | undefined {
+    if (d.health && isHealthPath(x.req.url ?? '/')) {
       x.route = 'healthz';
-      return serveHealth(req, res, d.health);
+      return serveHealth(x.req, x.res, d.health);
     }
+  }
+
+  function toMcp(x: Exchange): Answered | undefined {
+    const rawUrl = x.req.url ?? '/';
     if (rawUrl === MCP_PATH || rawUrl.startsWith(`${MCP_PATH}?`)) {
       x.route = 'mcp';
-      return mcp(req, res, x);
+      return mcp(x.req, x.res, x);
     }
-    const method = req.method ?? '';
-    const preflight = method === 'OPTIONS';
-    if (!preflight && method !== 'GET' && method !== 'HEAD')
-      return sendProblem(res, req, 'method_not_allowed', ['allow', ALLOW]);
+  }
 
+  function methodNotAllowed(x: Exchange): Answered | undefined {
+    const method = x.req.method;
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS')
+      return sendProblem(x.res, x.req, 'method_not_allowed', ['allow', ALLOW]);
+  }
+
+  /** Parses the target; a target too long, unreadable, or of no path this API has is answered here. */
+  function badTarget(x: Exchange): Answered | undefined {
+    const { req, res } = x;
+    const rawUrl = req.url ?? '/';
     if (rawUrl.length > MAX_URL_LENGTH) return sendProblem(res, req, 'uri_too_long');
     const parsed = urls.get(rawUrl);
     x.route = parsed.route;
-    // A preflight is for one of the two operations' paths; a path that does not exist is 404 for OPTIONS too.
-    if (parsed.result === 'bad_request') return sendProblem(res, req, preflight ? 'not_found' : 'bad_request');
-    if (preflight ? !parsed.preflight : !parsed.result.ok && parsed.result.status === 404) {
+    x.parsed = parsed;
+    // A preflight is for one of the operations' paths; a path that does not exist is 404 for OPTIONS too.
+    const isPreflight = req.method === 'OPTIONS';
+    if (parsed.result === 'bad_request') return sendProblem(res, req, isPreflight ? 'not_found' : 'bad_request');
+    if (isPreflight ? !parsed.preflight : !parsed.result.ok && parsed.result.status === 404) {
       return sendProblem(res, req, 'not_found', [], {
         detail: parsed.route === 'detail' && parsed.preflight ? NOT_A_SLUG : NO_PATH,
       });
     }
-    if (preflight) {
-      x.route = 'preflight';
-      return sendPreflight(res);
-    }
+  }
 
-    // The OpenAPI document and /docs need no key: neither does being told of a bad parameter there.
-    const r = parsed.result;
-    if (!r.ok && r.status === 400 && parsed.route === 'openapi')
-      return sendProblem(res, req, 'invalid_parameter', [], { invalid: r.invalid });
-    if (r.ok && isOpen(r.request)) return serveOpen(req, res, d.publication(), r.request);
+  function preflight(x: Exchange): Answered | undefined {
+    if (x.req.method !== 'OPTIONS') return undefined;
+    x.route = 'preflight';
+    return sendPreflight(x.res);
+  }
 
-    const key = req.headers['x-api-key'];
-    if (typeof key !== 'string' || key === '') return sendProblem(res, req, 'missing_api_key');
+  /** The OpenAPI document and /docs need no key: neither does being told of a bad parameter there. */
+  function openAnswer(x: Exchange): Answered | undefined {
+    const r = x.parsed!.result as ParseResult;
+    if (!r.ok && r.status === 400 && x.route === 'openapi')
+      return sendProblem(x.res, x.req, 'invalid_parameter', [], { invalid: r.invalid });
+    if (r.ok && isOpen(r.request)) return serveOpen(x.req, x.res, d.publication(), r.request);
+  }
+
+  function lookUpKey(x: Exchange): Answered {
+    const key = x.req.headers['x-api-key'];
+    if (typeof key !== 'string' || key === '') return sendProblem(x.res, x.req, 'missing_api_key');
     x.key = key;
-    x.result = parsed.result;
     return next(key.length <= 256 ? d.keys.lookup(key) : null, x, withOwner);
   }
 
+  /** The key's owner, then the parameters: a bad parameter is told only to a known key, and counts against nothing. */
   function withOwner(x: Exchange, owner: KeyRecordLike | null): Answered {
-    const { req, res, result } = x;
+    const { req, res } = x;
     // A key's id is `k_` + its fingerprint: no second hash on the common path.
     if (d.log) x.keyPrint = owner ? owner.id.slice(2) : d.fingerprint(x.key);
     if (!owner) return sendProblem(res, req, 'invalid_api_key');
-    if (!result!.ok)
-      return sendProblem(res, req, 'invalid_parameter', [], result!.status === 400 ? { invalid: result!.invalid } : {});
+    const result = x.parsed!.result as ParseResult;
+    if (!result.ok)
+      return sendProblem(res, req, 'invalid_parameter', [], result.status === 400 ? { invalid: result.invalid } : {});
     x.keyId = owner.id;
     return next(d.quota.admit(owner.id), x, admitted);
   }
 
   function admitted(x: Exchange, a: Admission): Answered {
-    const { req, res } = x;
     if (!a.ok)
-      return sendProblem(res, req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
+      return sendProblem(x.res, x.req, 'quota_exceeded', [...rateHeaders(a), 'retry-after', String(a.resetSeconds)]);
     x.admission = a;
-    const request = (x.result as Extract<ParseResult, { ok: true }>).request as ApiRequest;
+    return resolve(x);
+  }
+
+  /**
+   * The file that answers, prebuilt or composed, and the coding it is sent in: negotiated once, here. A composed
+   * answer can be sent in any coding, a stored body in those it has; nothing acceptable is answered in identity
+   * (docs/api.md "Compressed responses").
+   */
+  function resolve(x: Exchange): Answered {
+    const request = (x.parsed!.result as Extract<ParseResult, { ok: true }>).request as ApiRequest;
     const pub = (x.pub = d.publication());
     const file = (x.file = pub.prebuilt(request));
+    if (file === null && request.kind !== 'list') return notPrebuilt(x, request);
+    if (file === null || file.encoded !== null)
+      x.coding = negotiateEncoding(x.req.headers['accept-encoding']) ?? 'identity';
     if (file === null) {
-      if (request.kind === 'detail')
-        return sendProblem(res, req, 'not_found', rateHeaders(a), { detail: notInLane(request.lane) });
-      if (request.kind === 'changes') return sendProblem(res, req, 'resync_required', rateHeaders(a));
-      if (request.kind !== 'list')
-        return sendProblem(res, req, 'not_found', rateHeaders(a), {
-          detail: 'This publication was built before this path.',
-        });
-      x.coding = negotiateEncoding(req.headers['accept-encoding']) ?? 'identity';
-      return next(composedCached(pub, request) ?? composeList(pub, request), x, withComposed);
+      const composer = composerOf(pub);
+      return next(composer.cached(request as ListRequest) ?? composer.compose(request as ListRequest), x, withComposed);
     }
-    if (file.encoded !== null) {
-      // Nothing acceptable (null) is answered in identity (docs/api.md "Compressed responses").
-      const coding = (x.coding = negotiateEncoding(req.headers['accept-encoding']) ?? 'identity');
-      if (coding !== 'identity')
-        return next(pub.cachedEncoded(file, coding) ?? pub.encodedBody(file, coding), x, withBody);
-    }
-    return next(pub.cachedBody(file) ?? pub.body(file), x, withBody);
+    // A 304 needs no body: none is read for it.
+    if (notModified(x.req, file)) return unchanged(x);
+    if (x.coding !== 'identity')
+      return next(pub.cachedEncoded(file, x.coding) ?? pub.encodedBody(file, x.coding), x, send);
+    return next(pub.cachedBody(file) ?? pub.body(file), x, send);
+  }
+
+  /** A request the publication has no file for: a slug not in the lane, a revision the feed no longer keeps. */
+  function notPrebuilt(x: Exchange, request: ApiRequest): number {
+    const rate = rateHeaders(x.admission!);
+    if (request.kind === 'detail')
+      return sendProblem(x.res, x.req, 'not_found', rate, { detail: notInLane(request.lane) });
+    if (request.kind === 'changes') return sendProblem(x.res, x.req, 'resync_required', rate);
+    return sendProblem(x.res, x.req, 'not_found', rate, { detail: 'This publication was built before this path.' });
   }
 
   function withComposed(x: Exchange, f: ComposedFile | { invalid: InvalidParam[] }): number {
     if ('invalid' in f) return refused(x, f.invalid);
     x.file = f;
+    if (notModified(x.req, f)) return unchanged(x);
     // Compressed only when it is sent: a 304 needs no body.
-    if (x.coding !== 'identity' && !notModified(x.req, f)) return respond(x, composedEncoded(x.pub!, f, x.coding));
-    return respond(x, f.body);
+    return send(x, x.coding === 'identity' ? f.body : composerOf(x.pub!).encoded(f, x.coding));
   }
 
   /** A 400 known only once admitted (a filter's developer the publication does not have): not counted. */
@@ -302,22 +355,17 @@ export function createHandler(d: GatewayDeps) {
     return sendProblem(x.res, x.req, 'invalid_parameter', [], { invalid });
   }
 
-  function withBody(x: Exchange, body: Buffer): number {
-    return respond(x, body);
+  function unchanged(x: Exchange): number {
+    x.res.writeHead(304, responseHeaders(x.pub!, x.file!, x.admission!, x.coding, null));
+    x.res.end();
+    return 304;
   }
 
-  function respond(x: Exchange, body: Buffer | readonly Buffer[]): number {
+  function send(x: Exchange, body: Buffer | readonly Buffer[]): number {
     const { req, res } = x;
-    const pub = x.pub!;
     const f = x.file!;
-    const a = x.admission!;
-    if (notModified(req, f)) {
-      res.writeHead(304, responseHeaders(pub, f, a, x.coding, null));
-      res.end();
-      return 304;
-    }
     const whole = Buffer.isBuffer(body);
-    res.writeHead(200, responseHeaders(pub, f, a, x.coding, whole ? body.length : f.entry.bytes));
+    res.writeHead(200, responseHeaders(x.pub!, f, x.admission!, x.coding, whole ? body.length : f.entry.bytes));
     if (req.method === 'HEAD') res.end();
     else if (whole) res.end(body);
     else sendBuffers.end(res, body, f.entry.bytes);

@@ -1,30 +1,14 @@
 // A lane's list artifact as the gateway holds it: what the build wrote (orders, per-model items, sections and search
-// text) plus what the gateway derives from it once, when the artifact is first needed.
+// text) plus the validators every composed answer starts from, made once when it is loaded. What composing derives
+// from it on first use (item pieces, the search index) is the composer's (compose.ts).
 import { createHash, type Hash } from 'node:crypto';
-import type { ArtifactModel, ManifestEntry } from '../publication/files.js';
+import type { ManifestEntry } from '../publication/files.js';
 import type { ArtifactAsRead } from '../publication/reader.js';
-import type { Include } from '../schema/api.js';
 import { httpDate } from './validators.js';
 
-/** A model's list item as UTF-8, a comma in front: whole, and without its closing brace (compose.ts splices sections in). */
-export interface ItemPieces {
-  full: Buffer;
-  open: Buffer;
-}
-
-/** An artifact as the gateway holds it: the file's content, and what is derived from it once (on first use). */
+/** An artifact as the gateway holds it: the file's content, its manifest entry and validators. */
 export interface LoadedArtifact extends Omit<ArtifactAsRead, 'attribution'> {
   entry: ManifestEntry;
-  /** Each model's item as UTF-8 pieces (compose.ts), by locale then slug, made on first use. */
-  items: Map<string, Map<string, ItemPieces>>;
-  /** Each model's sections as UTF-8 pieces (sectionsJson, a comma in front), by slug, made on first use. */
-  sections: Map<string, Record<Include, Buffer>>;
-  /** What search reads of each model, by slug, made on first use (compose.ts searchOrder): its name and slug as
-   * letters and digits only, whole and from each word on (each after a line feed), and its search fields as the
-   * build wrote them (folded name, slug and text per locale). */
-  searchIndex: Map<string, { name: string; slug: string; fromWords: string; search: ArtifactModel['search'] }>;
-  /** The developers of its models, sorted (compose.ts developersOf), made on first use. */
-  developers?: string[];
   /** The artifact's Last-Modified as an HTTP date. */
   lastModified: string;
   /** The artifact's attribution as JSON, as every page carries it. */
@@ -51,9 +35,6 @@ export function loadedArtifact(
   return {
     ...raw,
     entry,
-    items: new Map(),
-    sections: new Map(),
-    searchIndex: new Map(),
     lastModified: httpDate(entry.last_modified),
     attributionJson,
     validatorPrefix,

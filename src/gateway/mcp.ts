@@ -24,7 +24,7 @@ import {
 import type { ModelDetail } from '../schema/api.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { type ComparisonRow, MCP_DEFAULT_PAGE_SIZE, MCP_TOOLS, type McpToolName } from '../schema/mcp.js';
-import { composedCached, composeList } from './compose.js';
+import { composerOf } from './compose.js';
 import { CORS_HEADERS, sendProblem } from './http.js';
 import type { Publication } from './publication.js';
 import type { Admission } from './quota.js';
@@ -223,7 +223,8 @@ async function answerOf(pub: Publication, request: ApiRequest): Promise<Answer> 
   let body: Buffer;
   if (file !== null) body = pub.cachedBody(file) ?? (await pub.body(file));
   else if (request.kind === 'list') {
-    const f = composedCached(pub, request) ?? (await composeList(pub, request));
+    const composer = composerOf(pub);
+    const f = composer.cached(request) ?? (await composer.compose(request));
     if ('invalid' in f) return { kind: 'invalid', invalid: f.invalid };
     body = Buffer.concat(f.body);
   } else return { kind: request.kind === 'changes' ? 'gone' : 'not_found' };

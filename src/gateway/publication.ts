@@ -1,13 +1,13 @@
 // One loaded publication: its manifest (path -> sha256, size, revision, Last-Modified), its metadata, and access to
 // bodies through a bounded cache shared by all publications (keyed by sha256, so an unchanged body stays cached
 // across a switch). A request takes one Publication object at its start and uses only it: never a mix of two.
+// What composing list answers keeps (artifacts, pages, searches) is the composer's (compose.ts), one per publication.
 import { createHash } from 'node:crypto';
 import { validateHeaderValue } from 'node:http';
 import type { ManifestEntry, PublicationMeta } from '../publication/files.js';
-import { artifactFile, fileFor, laneVariantKey, pageCount, type LaneVariant } from '../publication/layout.js';
+import { fileFor, laneVariantKey, pageCount } from '../publication/layout.js';
 import type { ApiRequest } from '../schema/requests.js';
-import { parseArtifact } from '../publication/reader.js';
-import { loadedArtifact, type LoadedArtifact } from './artifact.js';
+import type { BodyCache } from './caches.js';
 import { type EncodedPair, ManifestIndex, RepresentationIndex } from './manifest-index.js';
 import { codedEtag, etagOf, httpDate } from './validators.js';
 import type { Origin } from './origins/types.js';
@@ -23,144 +23,9 @@ export interface FileInfo {
   /** Its stored representations; null for a body the publication has none of (built before them, or composed). */
   encoded: EncodedPair | null;
 }
-/** A composed list page: its envelope and the items' shared bytes, sent one after the other (entry.bytes long). */
-export interface ComposedFile extends FileInfo {
-  body: readonly Buffer[];
-}
-
-/** One cached value; `hit` gives it a second chance at eviction. */
-interface CacheSlot<V> {
-  value: V;
-  readonly bytes: number;
-  hit: boolean;
-}
-
-/**
- * Values by key within a byte budget. Eviction is second-chance (CLOCK): a hit only sets a flag, so the request
- * path never reorders the map; eviction walks from the oldest insertion and re-queues entries hit since last time.
- */
-export class ByteCache<V> {
-  private map = new Map<string, CacheSlot<V>>();
-  private bytes = 0;
-  /** sizeOf: what an entry costs, key included (keys can be client-chosen, e.g. a search query). */
-  constructor(
-    readonly maxBytes: number,
-    private readonly sizeOf: (v: V, key: string) => number,
-  ) {}
-  get(key: string): V | undefined {
-    const slot = this.map.get(key);
-    if (slot === undefined) return undefined;
-    slot.hit = true;
-    return slot.value;
-  }
-  set(key: string, value: V): void {
-    const bytes = this.sizeOf(value, key);
-    if (bytes > this.maxBytes || this.map.has(key)) return;
-    this.map.set(key, { value, bytes, hit: false });
-    this.bytes += bytes;
-    while (this.bytes > this.maxBytes) {
-      const [k, e] = this.map.entries().next().value!;
-      this.map.delete(k);
-      // The entry being added is never the one evicted (when every older entry was hit, the walk clears their flags
-      // and comes round to it before the oldest of them); the loop ends since it fits the budget on its own.
-      if (e.hit || k === key) {
-        e.hit = false;
-        this.map.set(k, e);
-      } else {
-        this.bytes -= e.bytes;
-      }
-    }
-  }
-  get size(): number {
-    return this.bytes;
-  }
-}
-
-/**
- * Which keys were offered recently, as fingerprints in a fixed table (no allocation per key, nothing for the
- * collector to trace). A cache that admits a value only on its key's second offer lets one-off values die young:
- * cached at once, a page asked for once is promoted to the old generation and evicted later, and under a stream of
- * one-off composed pages that garbage made V8's heap grow to several times the live data.
- * A collision only admits a value early; an overwritten slot only delays one.
- */
-export class Doorkeeper {
-  private readonly seen: Uint32Array;
-  constructor(slotsLog2 = 18) {
-    this.seen = new Uint32Array(1 << slotsLog2);
-  }
-  /** True when `key` (or a key with the same fingerprint) was offered before; remembers it either way. */
-  offer(key: string): boolean {
-    let h = 0x811c9dc5; // FNV-1a over UTF-16 code units
-    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-    const slot = h & (this.seen.length - 1);
-    const print = (Math.imul(h, 0x9e3779b1) | 1) >>> 0; // never 0, the empty slot; unsigned, as the table reads back
-    if (this.seen[slot] === print) return true;
-    this.seen[slot] = print;
-    return false;
-  }
-}
-
-/**
- * Bodies by sha256, shared by every publication a gateway loads (an unchanged body stays cached across a switch).
- * Requests that miss on the same body share one read: at start-up, or when the publication outgrows --cache-mb, a
- * popular body is asked for by many connections before its first read is back.
- */
-export class BodyCache extends ByteCache<Buffer> {
-  private readonly reading = new Map<string, Promise<Buffer>>();
-  constructor(maxBytes: number) {
-    super(maxBytes, (b) => b.length);
-  }
-
-  /**
-   * The cached body, or the read in flight for it, or a new read by `read` (cached once it succeeds). Many paths, in
-   * one publication or several, have the same bytes: a read in flight may be another path's, or an older
-   * publication's, and fail for its own reasons (a host that switched that path, a pruned release). A request that
-   * joined such a read and saw it fail reads for itself.
-   */
-  load(sha256: string, read: () => Promise<Buffer>): Promise<Buffer> {
-    const cached = this.get(sha256);
-    if (cached !== undefined) return Promise.resolve(cached);
-    const shared = this.reading.get(sha256);
-    if (shared !== undefined) return shared.catch(() => this.readInto(sha256, read));
-    const own = this.readInto(sha256, read).finally(() => this.reading.delete(sha256));
-    this.reading.set(sha256, own);
-    return own;
-  }
-
-  private async readInto(sha256: string, read: () => Promise<Buffer>): Promise<Buffer> {
-    const body = await read();
-    this.set(sha256, body);
-    return body;
-  }
-}
-
-const COMPOSED_CACHE_BYTES = 16 << 20;
-/**
- * What a composed page holds on its own: its chunk list and its envelope, one buffer of its own that the first and
- * last chunks view (the items are shared with every other page and with the artifact).
- */
-const composedCost = (f: ComposedFile) => 8 * f.body.length + f.body[0]!.buffer.byteLength + 64;
-const SEARCH_CACHE_BYTES = 4 << 20;
-
 export class Publication {
   private infos = new Map<string, FileInfo>();
   private prebuiltFiles = new WeakMap<ApiRequest, FileInfo | null>();
-  private artifacts = new Map<string, Promise<LoadedArtifact>>();
-  /** Composed answers (q, other page sizes), by canonical request: within a byte budget, dropped with the publication. */
-  readonly composed = new ByteCache<ComposedFile>(
-    COMPOSED_CACHE_BYTES,
-    (f, key) => composedCost(f) + 2 * key.length + 512,
-  );
-  /** Composed answers are cached from their second request on (see Doorkeeper). */
-  readonly composedSeen = new Doorkeeper();
-  /** Composed answers compressed (br or gzip), by coding and canonical request, from their second request on. */
-  readonly composedEncoded = new ByteCache<Buffer>(COMPOSED_CACHE_BYTES, (b, key) => b.length + 2 * key.length + 128);
-  readonly composedEncodedSeen = new Doorkeeper(16);
-  /** Search results (ordered slugs) by lane, variant, locale, sort and query: a query's pages and includes share one. */
-  readonly searches = new ByteCache<string[]>(
-    SEARCH_CACHE_BYTES,
-    (order, key) => 200 + 2 * key.length + 8 * order.length,
-  );
 
   private constructor(
     readonly id: string,
@@ -277,24 +142,10 @@ export class Publication {
     }
   }
 
-  /** The parsed list artifact of a lane and display variant (loaded once per publication). */
-  artifact(variant: LaneVariant): Promise<LoadedArtifact> {
-    const path = artifactFile(variant);
-    let p = this.artifacts.get(path);
-    if (!p) {
-      p = (async () => {
-        const entry = this.entries.get(path);
-        if (!entry) throw new Error(`publication ${this.revision} has no ${path}`);
-        const raw = await this.origin.read(this.id, entry);
-        return loadedArtifact(
-          parseArtifact(raw, `publication ${this.revision}: ${path}`),
-          entry,
-          this.meta.attribution,
-        );
-      })();
-      p.catch(() => this.artifacts.delete(path));
-      this.artifacts.set(path, p);
-    }
-    return p;
+  /** A file's bytes, read from the origin and checked, not cached: what is parsed once and kept (list artifacts). */
+  async read(entry: ManifestEntry): Promise<Buffer> {
+    const bytes = await this.origin.read(this.id, entry);
+    this.checkBytes(bytes, entry);
+    return bytes;
   }
 }
