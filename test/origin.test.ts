@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/gateway/keys.js';
-import { type GatewayOptions, startGateway, type RunningGateway } from '../src/gateway/server.js';
+import { type Gateway, type HandlerOptions, openGateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
@@ -25,6 +25,7 @@ import { ensureCompiled, runCli } from './helpers/cli.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
 import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
 import { until } from './helpers/wait.js';
+import { request } from './helpers/request.js';
 
 interface Built {
   revision: string;
@@ -45,11 +46,10 @@ const fetched = new Map<string, number>();
 const publishTo = (target: RemoteTarget, b: Built) =>
   publish({ from: b.dir, target, keep: 3, concurrency: 4, say: () => {}, progress: null });
 
-const gatewayOn = (origin: string, extra: Partial<GatewayOptions> = {}) =>
-  startGateway({
+/** The gateway's handler over an origin, called in-process (helpers/request.ts). */
+const gatewayOn = (origin: string, extra: Partial<HandlerOptions> = {}) =>
+  openGateway({
     origin,
-    port: 0,
-    host: '127.0.0.1',
     store: 'memory:',
     storeInstance: store,
     quota: 100_000,
@@ -60,7 +60,8 @@ const gatewayOn = (origin: string, extra: Partial<GatewayOptions> = {}) =>
   });
 
 // Identity asked for: these tests count the origin's reads of each body's own object (fetch would accept br, gzip).
-const getWithKey = (url: string) => fetch(url, { headers: { 'x-api-key': key, 'accept-encoding': 'identity' } });
+const getWithKey = (gw: Gateway, target: string) =>
+  request(gw, target, { headers: { 'x-api-key': key, 'accept-encoding': 'identity' } });
 const entryOf = (b: Built, rel: string) => b.manifest.files.find((f) => f.path === rel)!;
 
 beforeAll(async () => {
@@ -114,7 +115,7 @@ afterAll(async () => {
 });
 
 describe('over http:// (a static server over a file:// remote)', () => {
-  let gw: RunningGateway;
+  let gw: Gateway;
   beforeAll(async () => {
     gw = await gatewayOn(hostUrl);
   });
@@ -125,7 +126,7 @@ describe('over http:// (a static server over a file:// remote)', () => {
   it('serves the live publication: pointer, manifest, then each body as the object its hash names', async () => {
     expect(gw.publication().id).toMatch(new RegExp(`^${builds.A.revision}/[0-9a-f]{64}$`));
     const rel = detailFile({ slug: 'alpha', locale: 'ru', lane: 'verified', displayOnly: false, include: ['pricing'] });
-    const r = await getWithKey(`${gw.url}/api/v1/models/alpha?locale=ru&include=pricing`);
+    const r = await getWithKey(gw, `/api/v1/models/alpha?locale=ru&include=pricing`);
     expect(r.status).toBe(200);
     expect(r.headers.get('x-publication-revision')).toBe(builds.A.revision);
     expect(Buffer.from(await r.arrayBuffer()).equals(await readFile(path.join(builds.A.dir, rel)))).toBe(true);
@@ -133,7 +134,7 @@ describe('over http:// (a static server over a file:// remote)', () => {
     const { sha256 } = entryOf(builds.A, rel);
     expect(fetched.get(`/${objectKey(sha256)}`)).toBe(1);
     expect([...fetched.keys()].filter((p) => p.includes('api/v1'))).toEqual([]);
-    const list = await getWithKey(`${gw.url}/api/v1/models?q=alpha&page_size=3`);
+    const list = await getWithKey(gw, `/api/v1/models?q=alpha&page_size=3`);
     expect((await list.json()).data.models.map((m: { slug: string }) => m.slug)).toEqual(['alpha']);
   });
 
@@ -146,7 +147,7 @@ describe('over http:// (a static server over a file:// remote)', () => {
       include: ['benchmarks', 'pricing'],
     });
     const rs = await Promise.all(
-      Array.from({ length: 24 }, () => getWithKey(`${gw.url}/api/v1/models/gamma?include=pricing,benchmarks`)),
+      Array.from({ length: 24 }, () => getWithKey(gw, `/api/v1/models/gamma?include=pricing,benchmarks`)),
     );
     const want = await readFile(path.join(builds.A.dir, rel));
     for (const r of rs) {
@@ -162,14 +163,14 @@ describe('over http:// (a static server over a file:// remote)', () => {
     const good = await readFile(file);
     await writeFile(file, '{"tampered":true}');
     try {
-      const r = await getWithKey(`${gw.url}/api/v1/models/beta?locale=zh`);
+      const r = await getWithKey(gw, `/api/v1/models/beta?locale=zh`);
       expect(r.status).toBe(503);
       expect(r.headers.get('content-type')).toBe('application/problem+json');
       expect(await r.text()).not.toContain('tampered');
     } finally {
       await writeFile(file, good);
     }
-    expect((await getWithKey(`${gw.url}/api/v1/models/beta?locale=zh`)).status).toBe(200);
+    expect((await getWithKey(gw, `/api/v1/models/beta?locale=zh`)).status).toBe(200);
   });
 
   it('refuses a damaged br representation object with 503 (the origin verifies it: the publication does not hash again)', async () => {
@@ -179,7 +180,7 @@ describe('over http:// (a static server over a file:// remote)', () => {
     const good = await readFile(file);
     await writeFile(file, brotliCompressSync('{"tampered":true}'));
     const ask = () =>
-      fetch(`${gw.url}/api/v1/models/beta?locale=ru`, { headers: { 'x-api-key': key, 'accept-encoding': 'br' } });
+      request(gw, '/api/v1/models/beta?locale=ru', { headers: { 'x-api-key': key, 'accept-encoding': 'br' } });
     try {
       const r = await ask();
       expect(r.status).toBe(503);
@@ -190,8 +191,8 @@ describe('over http:// (a static server over a file:// remote)', () => {
     const again = await ask();
     expect(again.status).toBe(200);
     expect(again.headers.get('content-encoding')).toBe('br');
-    // fetch decodes br: the body read is the identity bytes the good representation holds
-    expect(Buffer.from(await again.arrayBuffer()).equals(brotliDecompressSync(good))).toBe(true);
+    // the bytes sent are the good representation's: they decode to its identity bytes
+    expect(brotliDecompressSync(Buffer.from(await again.arrayBuffer())).equals(brotliDecompressSync(good))).toBe(true);
   });
 
   it('switches when the pointer moves (a publish, then a rollback), and only then', async () => {
@@ -204,12 +205,12 @@ describe('over http:// (a static server over a file:// remote)', () => {
         return own.publication().revision;
       };
       expect(await switched(builds.B.revision)).toBe(builds.B.revision);
-      const r = await getWithKey(`${own.url}/api/v1/models/alpha`);
+      const r = await getWithKey(own, `/api/v1/models/alpha`);
       expect(r.headers.get('x-publication-revision')).toBe(builds.B.revision);
       expect(await r.text()).toContain('alpha, described again.');
       await rollback({ target, revision: builds.A.revision, say: () => {} });
       expect(await switched(builds.A.revision)).toBe(builds.A.revision);
-      expect(await (await getWithKey(`${own.url}/api/v1/models/alpha`)).text()).not.toContain('described again');
+      expect(await (await getWithKey(own, `/api/v1/models/alpha`)).text()).not.toContain('described again');
     } finally {
       await own.close();
     }
@@ -254,7 +255,7 @@ describe('over s3:// (s3rver, path style)', () => {
       const gw = await gatewayOn(url, { originOptions: o, pollMs: 100 });
       try {
         const rel = detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: false, include: [] });
-        const r = await getWithKey(`${gw.url}/api/v1/models/alpha`);
+        const r = await getWithKey(gw, `/api/v1/models/alpha`);
         expect(r.status).toBe(200);
         expect(Buffer.from(await r.arrayBuffer()).equals(await readFile(path.join(builds.A.dir, rel)))).toBe(true);
         const objectGets = s3.requests.filter((q) => q.method === 'GET' && q.key.startsWith('site/objects/'));
@@ -262,7 +263,7 @@ describe('over s3:// (s3rver, path style)', () => {
         await publishTo(target, builds.B);
         // The switch loads the new manifest from s3rver: seconds on a loaded machine.
         await until(() => gw.publication().revision === builds.B.revision);
-        const after = await getWithKey(`${gw.url}/api/v1/models/alpha`);
+        const after = await getWithKey(gw, `/api/v1/models/alpha`);
         expect([after.status, after.headers.get('x-publication-revision')]).toEqual([200, builds.B.revision]);
         expect(await after.text()).toContain('alpha, described again.');
       } finally {
