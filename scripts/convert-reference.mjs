@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-// Converts the reference snapshot (catalog.json, offers.json, lifecycle.json, benchmarks.json, speed-tests.json;
-// see its README.md)
-// into the project's default source data under data/.
+// Converts the reference snapshot (catalog.json, offers.json, lifecycle.json, benchmarks.json, speed-tests.json,
+// price-history.json; see its README.md) into the project's default source data under data/.
 //
 //   node scripts/convert-reference.mjs [--reference ../shared/reference] [--data data]
 //
 // Deterministic: no clock, no randomness, everything sorted, so two runs give byte-identical files.
 // It writes only what it owns: data/models/*.yaml, the data/measurements/{speed,benchmarks,prices}/<source-id>.jsonl
-// files of the sources below, data/offers/<provider>.jsonl, data/providers.yaml, data/sources.yaml,
+// files of the sources below, data/offers/<provider>.jsonl,
+// data/price-history/{models-dev,genai-prices}.jsonl, data/providers.yaml, data/sources.yaml,
 // data/metrics.yaml (and data/site.yaml where there is none). In those, records a maintainer marked `maintained` are
 // kept and win over the import, conflicts go to stderr (exit 0); a hand edit outside any marked record stops it before
 // it writes anything (exit 3). Model ids are kept stable: an existing data/models/<slug>.yaml keeps its id; new slugs
@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
+import { HISTORY_DIR, cardOfModelsDev, priceHistory } from './convert-price-history.mjs';
 
 const SCRIPT_DIR = path.dirname(fileURLToPath(import.meta.url));
 
@@ -248,6 +249,7 @@ const SOURCE_META = {
   // too few to time. The build leaves such samples out of the tokens/s averages (sources.yaml declares the value).
   'thefastest.ai': { id: 'thefastest-ai', name: 'thefastest.ai', tokensPerSecondSentinel: 999 },
   'llmperf-leaderboard': { id: 'llmperf-leaderboard', name: 'LLMPerf leaderboard' },
+  'genai-prices': { id: 'genai-prices', name: 'genai-prices' },
 };
 /** Only these licences are treated as allowing redistribution; anything else (NOASSERTION included) is not. */
 const REDISTRIBUTABLE_LICENCES = new Set(['MIT', 'Apache-2.0', 'BSD-2-Clause', 'BSD-3-Clause', 'CC-BY-4.0', 'CC0-1.0']);
@@ -765,62 +767,12 @@ class Writer {
 // ---------------------------------------------------------------------------------------------
 // Offers, providers and lifecycle (offers.json, lifecycle.json)
 
-/** offers.json cost keys -> the price card's fields; any other key is kept as written in other_prices. */
-const PRICE_KEYS = {
-  input: 'input_price_per_million',
-  output: 'output_price_per_million',
-  cache_read: 'cache_read_price_per_million',
-  cache_write: 'cache_write_price_per_million',
-  reasoning: 'reasoning_price_per_million',
-  input_audio: 'input_audio_price_per_million',
-  output_audio: 'output_audio_price_per_million',
-};
-/** The keys a tier or a mode restates (models.dev's schema has no others there). */
-const TOKEN_PRICE_KEYS = ['input', 'output', 'cache_read', 'cache_write'];
-
-function price(value, where) {
-  if (!isFiniteNumber(value) || value < 0) throw new Error(`${where}: ${JSON.stringify(value)} is not a price`);
-  return value;
-}
-
-/** The four token prices of a tier or mode, as card fields; a key outside them is an error (the card has no place). */
-function tokenPrices(cost, where, skip = []) {
-  for (const k of Object.keys(cost))
-    if (!skip.includes(k) && !TOKEN_PRICE_KEYS.includes(k))
-      throw new Error(`${where}: unknown key ${JSON.stringify(k)}`);
-  return Object.fromEntries(
-    TOKEN_PRICE_KEYS.filter((k) => k in cost).map((k) => [PRICE_KEYS[k], price(cost[k], `${where}.${k}`)]),
-  );
-}
-
 /** A positive token limit, or null: models.dev writes 0 (or nothing) where it does not know one. */
 const limit = (v) => (Number.isInteger(v) && v > 0 ? v : null);
 
 /** One offers.json row as an OfferRecord (src/schema/source.ts); the evidence is the row itself. */
 function offerRecord(row) {
   const where = `offers.json ${row.provider}/${row.provider_model_id}`;
-  const card = {};
-  const other = {};
-  let tiers = [];
-  for (const [k, v] of Object.entries(row.cost ?? {})) {
-    if (k === 'tiers') {
-      tiers = v.map((t, i) => {
-        const at = `${where} cost.tiers[${i}]`;
-        if ((t.tier?.type ?? 'context') !== 'context' || !Number.isInteger(t.tier?.size))
-          throw new Error(`${at}: not a context tier: ${JSON.stringify(t.tier)}`);
-        return { above_context_tokens: t.tier.size, ...tokenPrices(t, at, ['tier']) };
-      });
-      tiers.sort((a, b) => a.above_context_tokens - b.above_context_tokens);
-    } else if (PRICE_KEYS[k]) card[PRICE_KEYS[k]] = price(v, `${where} cost.${k}`);
-    else other[k] = price(v, `${where} cost.${k}`);
-  }
-  const modes = {};
-  for (const name of Object.keys(row.modes ?? {}).sort()) {
-    const m = row.modes[name];
-    const extra = Object.keys(m).filter((k) => k !== 'cost');
-    if (extra.length) throw new Error(`${where} modes.${name}: unexpected ${extra.join(', ')}`);
-    modes[name] = tokenPrices(m.cost ?? {}, `${where} modes.${name}.cost`);
-  }
   const updated = normalizeDate(row.last_updated) ?? normalizeDate(row.release_date);
   if (!updated) throw new Error(`${where}: neither last_updated nor release_date is a date`);
   if (row.status !== null && !['alpha', 'beta', 'deprecated'].includes(row.status))
@@ -830,10 +782,7 @@ function offerRecord(row) {
     provider: row.provider,
     provider_model_id: row.provider_model_id,
     first_party: row.first_party === true,
-    ...Object.fromEntries(Object.values(PRICE_KEYS).flatMap((f) => (f in card ? [[f, card[f]]] : []))),
-    ...(tiers.length ? { tiers } : {}),
-    ...(Object.keys(modes).length ? { modes } : {}),
-    ...(Object.keys(other).length ? { other_prices: Object.fromEntries(Object.entries(other).sort()) } : {}),
+    ...cardOfModelsDev(row.cost, row.modes, where),
     context_window_tokens: limit(row.limit?.context),
     max_input_tokens: limit(row.limit?.input),
     max_output_tokens: limit(row.limit?.output),
@@ -1064,7 +1013,21 @@ function convert(opts) {
   const notes = [];
 
   // Sources -------------------------------------------------------------------------------------
-  const sourceBlocks = { 'models.dev': catalog.source, ...benchmarks.sources, ...speed.sources };
+  const history = readJson(path.join(opts.reference, 'price-history.json'));
+  const genai = history.sources.genai_prices;
+  const sourceBlocks = {
+    'models.dev': catalog.source,
+    ...benchmarks.sources,
+    ...speed.sources,
+    'genai-prices': {
+      repo: genai.repository,
+      commit: genai.commit,
+      licence: genai.licence,
+      licence_holder: genai.copyright,
+    },
+  };
+  if (history.sources.models_dev_git.commit !== catalog.source.commit)
+    throw new Error('price-history.json cites a different models.dev commit than catalog.json');
   if (benchmarks.sources['models.dev'] && benchmarks.sources['models.dev'].commit !== catalog.source.commit) {
     throw new Error('benchmarks.json cites a different models.dev commit than catalog.json');
   }
@@ -1396,6 +1359,10 @@ function convert(opts) {
     if (rows.length) jsonl(`measurements/speed/${id}.jsonl`, rows, null, bySeen('measured_at'));
     else notes.push(`no speed rows for ${id}: none of its rows is matched to a catalog model, so no file is written`);
   }
+  // Dated prices: one file per source; other files under price-history/ are a maintainer's.
+  const historyOut = priceHistory(history, offersRef.offers, evidence);
+  for (const [id, rows] of Object.entries(historyOut.records))
+    jsonl(`${HISTORY_DIR}/${id}.jsonl`, rows, (r) => `${r.provider}/${r.provider_model_id}/${r.effective_from}`, null);
   // Every file of the kinds the import writes: what it wrote before, and what a maintainer may have added beside it.
   const ownedIds = new Set(sources.map((s) => s.id));
   const owned = (rel) => {
@@ -1404,6 +1371,8 @@ function convert(opts) {
     if (['sources.yaml', 'metrics.yaml', 'providers.yaml'].includes(rel)) return true;
     if (top === 'models') return kind.endsWith('.yaml') && name === undefined;
     if (top === 'offers') return name === undefined && kind.endsWith('.jsonl') && providerIds.has(kind.slice(0, -6));
+    if (top === HISTORY_DIR)
+      return name === undefined && kind.endsWith('.jsonl') && kind.slice(0, -6) in historyOut.records;
     return (
       top === 'measurements' &&
       ['speed', 'benchmarks', 'prices'].includes(kind) &&
@@ -1443,6 +1412,7 @@ function convert(opts) {
     snapshots,
     runStats,
     sentinelSamples,
+    history: historyOut.counts,
   };
 }
 
@@ -1466,6 +1436,7 @@ function main() {
     snapshots,
     runStats,
     sentinelSamples,
+    history,
   } = convert(opts);
   const summary = new Map();
   for (const [rel, count] of w.counts) {
@@ -1507,6 +1478,10 @@ function main() {
   for (const d of dropped.ambiguous) console.log(`  ${d}`);
   console.log(
     `speed rows dropped: ${speedDropped.unmatched} unmatched, ${speedDropped.unknownSlug} unknown slug, ${speedDropped.error} with an error code, ${speedDropped.invalid} with invalid numbers`,
+  );
+  console.log(
+    `price history: ${history.emptyDropped} row${history.emptyDropped === 1 ? '' : 's'} with an empty range left out (${history.emptyShortLived} of them short-lived); ` +
+      `${history.genaiTierLost.length} genai-prices tiered prices of keys without a card field kept at their base price only`,
   );
   for (const n of notes) console.log(`note: ${n}`);
   if (maintained.unchecked)

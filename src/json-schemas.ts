@@ -20,6 +20,7 @@ import {
   ModelRecord,
   OfferRecord,
   OverridesFile,
+  PriceHistoryRecord,
   PriceObservation,
   ProvidersFile,
   SiteFile,
@@ -55,6 +56,11 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
   },
   ProvidersFile: { schema: ProvidersFile, io: 'input', description: 'data/providers.yaml' },
   OfferRecord: { schema: OfferRecord, io: 'input', description: 'one line of data/offers/<provider>.jsonl' },
+  PriceHistoryRecord: {
+    schema: PriceHistoryRecord,
+    io: 'input',
+    description: "one line of data/price-history/*.jsonl: an offer's price over a range of days",
+  },
   // published files
   ListResponse: { schema: ListResponse, io: 'output', description: 'GET /api/v1/models: api/v1/list/**.json' },
   DetailResponse: {

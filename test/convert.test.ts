@@ -168,6 +168,63 @@ async function writeReference(dir: string) {
       offer('deepseek-r1-0528', 'groq', 'deepseek-r1-0528', false, null),
     ],
   });
+  const mdRow = (from: string, to: string | null, cost: unknown, flags: Record<string, boolean> = {}) => ({
+    catalog_slug: 'gpt-5',
+    provider: 'openai',
+    source_path: 'providers/openai/models/gpt-5.toml',
+    effective_from: from,
+    effective_to: to,
+    cost,
+    modes: null,
+    precision: 'commit_date',
+    first_seen: false,
+    short_lived: false,
+    likely_correction: false,
+    ...flags,
+  });
+  const genai = (
+    provider: string,
+    id: string,
+    match: string,
+    from: string | null,
+    to: string | null,
+    prices: unknown,
+  ) => ({
+    catalog_slug: 'gpt-5',
+    provider,
+    genai_prices_id: id,
+    match,
+    effective_from: from,
+    effective_to: to,
+    announced_future: false,
+    prices,
+    precision: 'announced',
+  });
+  await put('price-history.json', {
+    sources: {
+      models_dev_git: { repository: 'anomalyco/models.dev', commit: COMMIT },
+      genai_prices: {
+        repository: 'pydantic/genai-prices',
+        commit: 'd'.repeat(40),
+        licence: 'MIT',
+        copyright: 'Pydantic',
+      },
+    },
+    models_dev_git: [
+      mdRow('2025-06-10', '2025-07-01', { input: 2, output: 8 }, { first_seen: true }),
+      mdRow('2025-07-01', '2025-07-01', { input: 9, output: 9 }, { short_lived: true }),
+      mdRow('2025-07-01', '2025-07-02', { input: 20, output: 80 }, { short_lived: true }),
+      mdRow('2025-07-02', null, { input: 1.25, output: 10, cached_input: 0.1 }, { likely_correction: true }),
+    ],
+    genai_prices: [
+      genai('openai', 'gpt-5', 'catalog_model_id_or_slug', null, '2025-06-10', {
+        input_mtok: { base: 10, tiers: [{ start: 272000, price: 20 }] },
+        output_mtok: 40,
+        web_searches_kcount: { base: 10, tiers: [{ start: 272000, price: 12 }] },
+      }),
+      genai('groq', 'openai/gpt-5', 'offer_provider_model_id', '2025-06-10', null, { input_mtok: 1, output_mtok: 8 }),
+    ],
+  });
   const life = (slug: string, status: string | null, snapshots: string[] | null = null) => ({
     catalog_slug: slug,
     status,
@@ -442,6 +499,59 @@ describe('convert-reference on a hand-made snapshot', () => {
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }
+  });
+
+  it('writes dated prices per source: models.dev rows by file, genai-prices rows by first-party offer or offer id', async () => {
+    const md = await rows('price-history/models-dev.jsonl');
+    // The empty range is left out; the short-lived row is kept with its flag (the build leaves it out).
+    expect(
+      md.map((r) => [r.effective_from, r.effective_to, r.input_price_per_million, r.short_lived ?? false]),
+    ).toEqual([
+      ['2025-06-10', '2025-07-01', 2, false],
+      ['2025-07-01', '2025-07-02', 20, true],
+      ['2025-07-02', null, 1.25, false],
+    ]);
+    expect(md[0]).toMatchObject({ model: 'gpt-5', provider: 'openai', provider_model_id: 'gpt-5', first_seen: true });
+    expect(md[2]).toMatchObject({
+      other_prices: { cached_input: 0.1 },
+      likely_correction: true,
+      precision: 'commit_date',
+    });
+    const gp = await rows('price-history/genai-prices.jsonl');
+    expect(gp).toEqual([
+      {
+        model: 'gpt-5',
+        provider: 'groq',
+        provider_model_id: 'openai/gpt-5',
+        effective_from: '2025-06-10',
+        effective_to: null,
+        input_price_per_million: 1,
+        output_price_per_million: 8,
+        precision: 'announced',
+        provenance: { source: 'genai-prices', evidence_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      },
+      {
+        model: 'gpt-5',
+        provider: 'openai',
+        provider_model_id: 'gpt-5',
+        effective_from: null,
+        effective_to: '2025-06-10',
+        input_price_per_million: 10,
+        output_price_per_million: 40,
+        tiers: [{ above_context_tokens: 272000, input_price_per_million: 20 }],
+        other_prices: { web_searches_kcount: 10 },
+        precision: 'announced',
+        provenance: { source: 'genai-prices', evidence_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      },
+    ]);
+    const sources = parseYaml(await readFile(path.join(data, 'sources.yaml'), 'utf8')).sources;
+    expect(sources.find((s: { id: string }) => s.id === 'genai-prices')).toMatchObject({
+      license: 'MIT',
+      redistributable: true,
+    });
+    expect(out).toContain(
+      'price history: 1 row with an empty range left out (1 of them short-lived); 1 genai-prices tiered',
+    );
   });
 
   it('builds: one run per row, the sentinel sample out of the average, the reseller 0/0 as no price', async () => {

@@ -19,6 +19,7 @@ const EXPECTED = [
   'ModelRecord',
   'OfferRecord',
   'OverridesFile',
+  'PriceHistoryRecord',
   'PriceObservation',
   'Problem',
   'ProvidersFile',

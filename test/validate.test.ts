@@ -364,12 +364,12 @@ const CASES: Record<string, Case> = {
         'models/epsilon.json': '{}\n',
       },
       expected: [
-        'models/epsilon.json: unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
-        'notes.txt: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/',
-        'override/gamma.yaml: unexpected file: override/ is not a folder of the data (models/, overrides/, measurements/, offers/); it probably belongs in overrides/',
-        'overrides.yaml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/; it probably belongs in overrides/',
-        'site.yml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/; did you mean site.yaml?',
-        'speed.jsonl: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/; it probably belongs in measurements/speed/',
+        'models/epsilon.json: unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, dated prices price-history/*.jsonl, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
+        'notes.txt: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/, price-history/',
+        'override/gamma.yaml: unexpected file: override/ is not a folder of the data (models/, overrides/, measurements/, offers/, price-history/); it probably belongs in overrides/',
+        'overrides.yaml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/, price-history/; it probably belongs in overrides/',
+        'site.yml: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/, price-history/; did you mean site.yaml?',
+        'speed.jsonl: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/, price-history/; it probably belongs in measurements/speed/',
       ],
     },
   'two values of one metric in one run: a run id, or without one, a source and a day': {
@@ -459,8 +459,8 @@ describe('validation reports each kind of problem precisely', () => {
         await fh.close();
       }
       expect(await problems(dir)).toEqual([
-        'models/snapshot.tar: unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
-        'snapshot.tar: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/',
+        'models/snapshot.tar: unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, dated prices price-history/*.jsonl, measurements are measurements/{speed,benchmarks,prices}/*.jsonl',
+        'snapshot.tar: unexpected file: the top of the data folder holds only site.yaml, sources.yaml, metrics.yaml, providers.yaml, documentation (.md) and the folders models/, overrides/, measurements/, offers/, price-history/',
       ]);
     });
   });
@@ -1003,6 +1003,77 @@ describe('offers, providers and lifecycle: each rule', () => {
       'offers/groq.jsonl:1: offer "groq/alpha-1": modes.fast.cache_read_price_per_million: 4 is above the input price 3: a cache read costs less than input (swapped, or a typo?)',
       `offers/groq.jsonl:1: offer "groq/alpha-1": other_prices.request: "request" is no price of the card (${card}): published as written`,
       `offers/groq.jsonl:1: offer "groq/alpha-1": other_prices.cached_input: "cached_input" is no price of the card (${card}): published as written`,
+    ]);
+  });
+});
+
+describe('dated prices (price-history/*.jsonl)', () => {
+  const offerLine = (model: string, id: string) =>
+    JSON.stringify({
+      model,
+      provider: 'acme',
+      provider_model_id: id,
+      first_party: true,
+      updated_at: '2025-01-01',
+      provenance: prov(900),
+    });
+  const row = (from: string | null, to: string | null, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      model: 'alpha',
+      provider: 'acme',
+      provider_model_id: 'alpha-1',
+      effective_from: from,
+      effective_to: to,
+      input_price_per_million: 1,
+      output_price_per_million: 2,
+      precision: 'announced',
+      provenance: prov(901),
+      ...extra,
+    });
+  const files = (lines: string[]) => ({
+    'providers.yaml': `providers:\n  - id: acme\n    name: Acme\n    provenance:\n      source: lab\n      evidence_sha256: "${HASH(902)}"\n`,
+    'offers/acme.jsonl': `${offerLine('alpha', 'alpha-1')}\n${offerLine('beta', 'beta-1')}\n`,
+    'price-history/manual.jsonl': `${lines.join('\n')}\n`,
+  });
+
+  it('a maintainer-added history is valid: a start-less first price, a gap, a current price, an announced future one', async () => {
+    expect(
+      await issuesWith(
+        files([
+          row(null, '2025-01-01'),
+          row('2025-02-01', '2099-01-01'),
+          row('2099-01-01', null, { announced_future: true }),
+          row('2025-01-01', null, { provenance: prov(903, 'closed') }), // another source may overlap
+        ]),
+      ),
+    ).toEqual([]);
+  });
+
+  it('an empty range, overlapping ranges of one offer and source, an unannounced future start and an unknown offer are named at their lines', async () => {
+    const f = 'price-history/manual.jsonl';
+    expect(
+      await issuesWith(
+        files([
+          row('2025-01-01', '2025-01-01'),
+          row(null, '2025-03-01'),
+          row('2025-02-01', '2025-04-01'),
+          row('2025-05-01', null),
+          row('2025-06-01', '2025-07-01'),
+          row('2205-01-01', null, { provider_model_id: 'alpha-2' }),
+          row('2025-01-01', null, { model: 'beta', provenance: prov(904, 'closed') }),
+        ]),
+      ),
+    ).toEqual([
+      `${f}:6: provider_model_id: no offer acme/alpha-2 in offers/acme.jsonl: a dated price belongs to an offer`,
+      `${f}:7: model: the offer acme/alpha-1 is of "alpha", not "beta"`,
+      `${f}:1: effective_to: 2025-01-01 is not after effective_from 2025-01-01: the range holds no day (effective_to is exclusive)`,
+      `${f}:3: effective_from: overlaps ${f}:2 (no start to 2025-03-01), a price of the same offer acme/alpha-1 from the same source (lab)`,
+      `${f}:5: effective_from: overlaps ${f}:4 (2025-05-01 to no end), a price of the same offer acme/alpha-1 from the same source (lab)`,
+      expect.stringMatching(
+        new RegExp(
+          `^${f}:6: effective_from: 2205-01-01 is after \\d{4}-\\d\\d-\\d\\d, tomorrow: a future start needs announced_future: true`,
+        ),
+      ),
     ]);
   });
 });

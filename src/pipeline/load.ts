@@ -30,6 +30,8 @@ export interface LoadedTree {
   benchmarks: JsonlRecord[];
   prices: JsonlRecord[];
   offers: JsonlRecord[];
+  /** price-history/*.jsonl: offers' dated prices. */
+  priceHistory: JsonlRecord[];
   /** sha256 over every input file's name and bytes: the default revision id derives from it. */
   digest: string;
   issues: SourceIssue[];
@@ -54,6 +56,7 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     benchmarks: [],
     prices: [],
     offers: [],
+    priceHistory: [],
     digest: '',
     issues: [],
   };
@@ -69,9 +72,10 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     if (file.endsWith('.md') && (atTop || (FOLDERS as readonly string[]).includes(top!))) continue;
     const yaml = file.endsWith('.yaml') || file.endsWith('.yml');
     const offers = top === 'offers' && kind !== undefined && !file.slice('offers/'.length).includes('/');
+    const history = top === 'price-history' && kind !== undefined && !file.slice('price-history/'.length).includes('/');
     const jsonl =
       file.endsWith('.jsonl') &&
-      (offers || (top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '')));
+      (offers || history || (top === 'measurements' && (MEASUREMENT_KINDS as readonly string[]).includes(kind ?? '')));
     // A file that is not data is named from its first bytes only: it may be anything, of any size.
     if (atTop ? !TOP_FILES.includes(file) : !(FOLDERS as readonly string[]).includes(top!)) {
       const where = atTop
@@ -86,7 +90,7 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     if (!yaml && !jsonl) {
       tree.issues.push({
         file,
-        message: `unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}`,
+        message: `unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, dated prices price-history/*.jsonl, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}`,
       });
       continue;
     }
@@ -115,7 +119,12 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
       else if (top === 'overrides') tree.overrides.push(y);
       else tree.issues.push({ file, message: `${top} are JSON Lines (.jsonl), not YAML` });
     } else {
-      parseJsonl(file, text, offers ? tree.offers : tree[kind as (typeof MEASUREMENT_KINDS)[number]], tree.issues);
+      const into = offers
+        ? tree.offers
+        : history
+          ? tree.priceHistory
+          : tree[kind as (typeof MEASUREMENT_KINDS)[number]];
+      parseJsonl(file, text, into, tree.issues);
     }
   }
   for (const [name, y] of [
@@ -208,7 +217,7 @@ function specialKind(e: { isFIFO(): boolean; isSocket(): boolean; isCharacterDev
 }
 
 const TOP_FILES = ['site.yaml', 'sources.yaml', 'metrics.yaml', 'providers.yaml'];
-const FOLDERS = ['models', 'overrides', 'measurements', 'offers'] as const;
+const FOLDERS = ['models', 'overrides', 'measurements', 'offers', 'price-history'] as const;
 const FOLDER_LIST = FOLDERS.map((f) => `${f}/`).join(', ');
 
 /** The first 4 KiB of a file: enough for likelyHome(). */
@@ -239,15 +248,17 @@ function likelyHome(file: string, head4k: Buffer): string {
           ? 'models/'
           : undefined;
   } else if (name.endsWith('.jsonl') || name.endsWith('.json')) {
-    home = head.includes('"provider_model_id"')
-      ? 'offers/'
-      : name.includes('speed') || head.includes('"tokens_per_second"')
-        ? 'measurements/speed/'
-        : name.includes('bench') || head.includes('"metric"')
-          ? 'measurements/benchmarks/'
-          : name.includes('price') || head.includes('"input_per_million"')
-            ? 'measurements/prices/'
-            : undefined;
+    home = head.includes('"effective_from"')
+      ? 'price-history/'
+      : head.includes('"provider_model_id"')
+        ? 'offers/'
+        : name.includes('speed') || head.includes('"tokens_per_second"')
+          ? 'measurements/speed/'
+          : name.includes('bench') || head.includes('"metric"')
+            ? 'measurements/benchmarks/'
+            : name.includes('price') || head.includes('"input_per_million"')
+              ? 'measurements/prices/'
+              : undefined;
     if (home && name.endsWith('.json')) home += ' (as .jsonl, one record per line)';
   }
   return home && !file.startsWith(home) ? `; it probably belongs in ${home}` : '';

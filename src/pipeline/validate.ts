@@ -12,6 +12,7 @@ import {
   OfferRecord,
   ProvidersFile,
   OverridesFile,
+  PriceHistoryRecord,
   PriceObservation,
   SiteFile,
   SourcesFile,
@@ -23,6 +24,12 @@ import {
   type Source,
 } from '../schema/source.js';
 import { lineOf, type JsonlRecord, type LoadedTree, type YamlSource } from './load.js';
+import {
+  noOverlappingPrices,
+  noUnannouncedFuturePrices,
+  priceRangesNotEmpty,
+  pricesOfKnownOffers,
+} from './validate-history.js';
 
 export interface ModelEntry extends ModelRecord {
   slug: string;
@@ -40,6 +47,8 @@ export interface SourceData {
   providers: ProviderRecord[];
   /** Every offer, sorted by model, provider and provider_model_id. */
   offers: OfferRecord[];
+  /** Every dated price (price-history/), sorted by offer, source and start. */
+  priceHistory: PriceHistoryRecord[];
   overrides: DisplayOverride[];
   digest: string;
   /** The newest date found in the data: the default publication time, so that no clock enters the output. */
@@ -166,6 +175,7 @@ interface Context {
   /** null when providers.yaml is missing or fails its schema. */
   providers: ProviderRecord[] | null;
   offers: Located<OfferRecord>[];
+  priceHistory: Located<PriceHistoryRecord>[];
   overrides: OverrideAt[];
   errors: SourceIssue[];
   warnings: SourceIssue[];
@@ -194,6 +204,10 @@ const rules: Rule[] = [
   plausibleValues,
   cacheReadBelowInput,
   costKeysOnTheCard,
+  pricesOfKnownOffers,
+  priceRangesNotEmpty,
+  noOverlappingPrices,
+  noUnannouncedFuturePrices,
 ];
 
 /** Validate a loaded tree; throws ValidationError listing every problem. */
@@ -219,6 +233,14 @@ export function validateTree(tree: LoadedTree): SourceData {
     offers: values(c.offers).sort(
       (a, b) =>
         cmpStr(a.model, b.model) || cmpStr(a.provider, b.provider) || cmpStr(a.provider_model_id, b.provider_model_id),
+    ),
+    priceHistory: values(c.priceHistory).sort(
+      (a, b) =>
+        cmpStr(a.model, b.model) ||
+        cmpStr(a.provider, b.provider) ||
+        cmpStr(a.provider_model_id, b.provider_model_id) ||
+        cmpStr(a.provenance.source, b.provenance.source) ||
+        cmpStr(a.effective_from ?? '', b.effective_from ?? ''),
     ),
   };
 }
@@ -257,6 +279,7 @@ function parse(tree: LoadedTree): Context {
   const benchmarks = checkJsonl(BenchmarkResult, tree.benchmarks, errors);
   const prices = checkJsonl(PriceObservation, tree.prices, errors);
   const offers = checkJsonl(OfferRecord, tree.offers, errors);
+  const priceHistory = checkJsonl(PriceHistoryRecord, tree.priceHistory, errors);
   const providers = tree.providers && checkYaml(ProvidersFile, tree.providers, errors, nth('providers', 'provider'));
   const overrides: OverrideAt[] = [];
   for (const y of tree.overrides) {
@@ -277,6 +300,7 @@ function parse(tree: LoadedTree): Context {
     prices,
     providers: providers?.providers ?? null,
     offers,
+    priceHistory,
     overrides,
     errors,
     warnings: [],
@@ -378,7 +402,12 @@ function knownReferences(c: Context): void {
         record: `model "${m.slug}"`,
       },
     );
-  for (const { value, file, line } of [...c.speed, ...c.benchmarks, ...c.prices] as Located<Reference>[])
+  for (const { value, file, line } of [
+    ...c.speed,
+    ...c.benchmarks,
+    ...c.prices,
+    ...c.priceHistory,
+  ] as Located<Reference>[])
     check(value, { file, line });
   for (const { value, file, line } of c.offers) check(value, { file, line, record: offerName(value) });
 }

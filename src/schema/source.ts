@@ -464,3 +464,62 @@ export const DisplayOverride = z.strictObject({
 });
 export type DisplayOverride = z.infer<typeof DisplayOverride>;
 export const OverridesFile = z.strictObject({ overrides: z.array(DisplayOverride) });
+
+/** How sure an observation's effective_from is (docs/api.md): a vendor's stated date, a repository's, or a sighting. */
+export const PricePrecision = z.enum(['announced', 'commit_date', 'observed']);
+export type PricePrecision = z.infer<typeof PricePrecision>;
+
+/** An offer's price card as OfferRecord writes it: the seven price fields, tiers, modes and other_prices. */
+export const PriceCard = OfferRecord.pick({
+  input_price_per_million: true,
+  output_price_per_million: true,
+  cache_read_price_per_million: true,
+  cache_write_price_per_million: true,
+  reasoning_price_per_million: true,
+  input_audio_price_per_million: true,
+  output_audio_price_per_million: true,
+  tiers: true,
+  modes: true,
+  other_prices: true,
+});
+export type PriceCard = z.infer<typeof PriceCard>;
+
+/**
+ * data/price-history/<file>.jsonl: an offer's price card over a range of days, one per line. The source (provenance)
+ * is what it was read from; ranges of one offer and source do not overlap (validate).
+ */
+export const PriceHistoryRecord = maintainable({
+  model: Slug.describe('The slug of the model offered'),
+  provider: ProviderId.describe('The provider of the offer (offers/<provider>.jsonl)'),
+  provider_model_id: NameText().describe('The offer: the id a client sends to that provider'),
+  effective_from: IsoDate.nullable().describe(
+    'The first day the price is in force; null where the source gives no start (in force every day before effective_to)',
+  ),
+  effective_to: IsoDate.nullable()
+    .default(null)
+    .describe('The first day it is no longer in force (exclusive); null: still in force'),
+  ...PriceCard.shape,
+  precision: PricePrecision.describe(
+    'announced: the date the vendor states; commit_date: when the change reached the source repository; observed: when someone saw it',
+  ),
+  first_seen: z
+    .boolean()
+    .default(false)
+    .describe('The price when the source began listing the offer, not a price change nor a launch price'),
+  short_lived: z.boolean().default(false).describe('Replaced within 72 hours: left out of the published history'),
+  likely_correction: z
+    .boolean()
+    .default(false)
+    .describe('A heuristic says this row fixes an earlier value (a typo), not a price change'),
+  announced_future: z
+    .boolean()
+    .default(false)
+    .describe('Announced before it took effect: effective_from may lie after the day the source was read'),
+  removed: z
+    .boolean()
+    .default(false)
+    .describe('The source stopped listing the offer on effective_to: no price from it until its next row'),
+  provenance: Provenance,
+  private: PrivateFields.optional(),
+});
+export type PriceHistoryRecord = z.infer<typeof PriceHistoryRecord>;
