@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Writes schemas/<name>.schema.json from the zod schemas (src/json-schemas.ts, compiled to lib/ by tsc).
+// Writes schemas/<name>.schema.json from the zod schemas (src/json-schemas.ts, compiled to lib/ by tsc), and the field
+// reference of the source records, docs/data-reference.md (src/data-reference.ts).
 // Run through `npm run schemas`, which compiles first. Files of ours that no schema produces any more are removed.
 // test/schemas.test.ts fails when the committed files differ from what this writes.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -32,3 +33,9 @@ for (const name of await readdir(outDir)) {
   }
 }
 console.log(`schemas/: ${Object.keys(files).length} schemas, ${written} written, ${removed} removed`);
+
+const { dataReference } = await import('../lib/data-reference.js');
+const reference = path.join(root, 'docs', 'data-reference.md');
+const text = dataReference();
+if ((await readFile(reference, 'utf8').catch(() => null)) !== text) await writeFile(reference, text);
+console.log('docs/data-reference.md: the field reference of the source records');

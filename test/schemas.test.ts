@@ -2,7 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCALES } from '../src/schema/source.js';
+import { dataReference } from '../src/data-reference.js';
 import { jsonSchemas, schemaFiles } from '../src/json-schemas.js';
+
+const ROOT_DIR = path.resolve(import.meta.dirname, '..');
 import { SCHEMA_DIR, committedSchemas, createAjv } from './helpers/schemas.js';
 
 const EXPECTED = [
@@ -45,6 +48,18 @@ describe('JSON Schemas generated from zod', () => {
     for (const [name, text] of Object.entries(fresh)) {
       expect(readFileSync(path.join(SCHEMA_DIR, name), 'utf8'), `${hint} (schemas/${name} differs)`).toBe(text);
     }
+  });
+
+  it('docs/data-reference.md, the field reference of the source records, equals a fresh one (else `npm run schemas`)', () => {
+    const fresh = dataReference();
+    expect(readFileSync(path.join(ROOT_DIR, 'docs/data-reference.md'), 'utf8'), 'run `npm run schemas`').toBe(fresh);
+    // Every record kind the issue names, and every field of the offer's price card, has its row.
+    for (const kind of ['Model', 'Offer', 'Provider', 'Benchmark result', 'Speed sample'])
+      expect(fresh).toContain(`\n## ${kind}\n`);
+    for (const f of ['input', 'output', 'cache_read', 'cache_write', 'reasoning', 'input_audio', 'output_audio'])
+      expect(fresh).toContain(`| \`${f}_price_per_million\` |`);
+    expect(fresh).toContain('| `tiers[].above_context_tokens` |');
+    expect(fresh).toContain('| `modes.<name>.input_price_per_million` |');
   });
 
   it('files are pretty-printed, keys sorted at every level, with a trailing newline', () => {

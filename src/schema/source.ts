@@ -106,12 +106,14 @@ const Bounded = (max: number, unit: string) =>
 const TokenCount = Bounded(LIMITS.tokens, 'tokens').int('must be a whole number of tokens');
 
 /** Fields that may accompany any record and never reach the publication. */
-export const PrivateFields = z.strictObject({
-  internal_id: z.union([z.string(), z.number()]).optional(),
-  validator_input: z.unknown().optional(),
-  snapshot_ref: z.string().optional(),
-  notes: z.string().optional(),
-});
+export const PrivateFields = z
+  .strictObject({
+    internal_id: z.union([z.string(), z.number()]).optional().describe("An id in a maintainer's own systems"),
+    validator_input: z.unknown().optional().describe('What a checking tool was given, kept for audits'),
+    snapshot_ref: z.string().optional().describe('Where the evidence was archived'),
+    notes: z.string().optional().describe('Notes for maintainers'),
+  })
+  .describe('For maintainers only: never read by the build, never published');
 
 /**
  * A record kind the import (scripts/convert-reference.mjs) writes and a maintainer may also write. `maintained: true`
@@ -133,10 +135,14 @@ function maintainable<S extends z.core.$ZodLooseShape>(shape: S) {
 }
 
 /** Where a record comes from: a source declared in data/sources.yaml and the hash of the evidence it rests on. */
-export const Provenance = z.strictObject({
-  source: z.string().min(1),
-  evidence_sha256: Sha256Hex,
-});
+export const Provenance = z
+  .strictObject({
+    source: z.string().min(1).describe('The id of a source in sources.yaml: who states the record'),
+    evidence_sha256: Sha256Hex.describe(
+      'sha256 of the evidence the record rests on: the canonical JSON of the reference row, or of what a maintainer read',
+    ),
+  })
+  .describe('Where the record comes from');
 export type Provenance = z.infer<typeof Provenance>;
 
 export const Source = maintainable({
@@ -203,22 +209,23 @@ export const Modality = z.enum(CAPABILITY_MODALITIES);
 
 /** Capabilities as declared by the catalog; parsed into filterable keys by compute/capabilities.ts. */
 export const CapabilityDeclaration = z.strictObject({
-  input: z.array(Modality).min(1, 'declare at least one input modality'),
-  output: z.array(Modality).min(1, 'declare at least one output modality'),
-  reasoning: z.boolean(),
-  tool_call: z.boolean(),
-  structured_output: z.boolean().nullable(),
-  attachment: z.boolean(),
+  input: z.array(Modality).min(1, 'declare at least one input modality').describe('What the model accepts'),
+  output: z.array(Modality).min(1, 'declare at least one output modality').describe('What the model produces'),
+  reasoning: z.boolean().describe('Whether it reasons (thinks) before answering'),
+  tool_call: z.boolean().describe('Whether it calls tools (functions)'),
+  structured_output: z.boolean().nullable().describe('Whether it follows a JSON schema for its output; null: unknown'),
+  attachment: z.boolean().describe('Whether it accepts file attachments'),
   temperature: z
     .boolean()
     .nullable()
     .describe('Whether the temperature parameter is accepted; null: the source does not say'),
-  open_weights: z.boolean(),
+  open_weights: z.boolean().describe('Whether its weights are published'),
   knowledge_cutoff: z
     .string()
     .regex(/^\d{4}-\d{2}(-\d{2})?$/, 'must be YYYY-MM or YYYY-MM-DD')
     .refine(realMonthOrDay, 'must be YYYY-MM or YYYY-MM-DD, a real month or day')
-    .nullable(),
+    .nullable()
+    .describe('The month or day its training data ends; null: unknown'),
 });
 
 const Description = (l: string) =>
@@ -236,7 +243,11 @@ const Description = (l: string) =>
           `the ${l} description may not hold control or invisible characters but tabs and line breaks`,
         ),
     });
-export const LocalizedText = z.strictObject({ en: Description('en'), zh: Description('zh'), ru: Description('ru') });
+export const LocalizedText = z.strictObject({
+  en: Description('en').describe('In English'),
+  zh: Description('zh').describe('In Simplified Chinese'),
+  ru: Description('ru').describe('In Russian'),
+});
 
 /** Where a model stands in its life, by its developer's own listing (a reseller's status stays on that offer). */
 export const LIFECYCLE_STATUSES = ['active', 'beta', 'deprecated', 'retired'] as const;
@@ -265,23 +276,30 @@ const Lifecycle = {
 
 /** data/models/<slug>.yaml: the slug is the file name and is never repeated inside. */
 export const ModelRecord = maintainable({
-  id: z.number().int().positive('must be a positive integer'),
-  name: NameText(),
+  id: z
+    .number()
+    .int()
+    .positive('must be a positive integer')
+    .describe('Stable numeric id, unique among models: the highest in models/ plus one for a new model'),
+  name: NameText().describe('Display name as the developer writes it, without a vendor prefix'),
   // The list filter takes developers as a comma list of names up to 100 characters (developer=OpenAI,Anthropic).
   developer: NameText()
     .max(100)
-    .regex(/^[^,]*$/, 'must not contain a comma'),
-  release_date: IsoDate,
-  updated_at: IsoDate,
-  context_window_tokens: TokenCount,
-  max_output_tokens: TokenCount,
-  documentation_url: HttpUrl.nullable().default(null),
-  hub_url: HttpUrl.nullable().default(null),
-  /** Providers that serve this model; their count orders `sort=popular`. */
-  served_by: z.array(NameText()).default([]),
-  description: LocalizedText,
-  capabilities: CapabilityDeclaration,
-  lane: RecordLane.default('verified'),
+    .regex(/^[^,]*$/, 'must not contain a comma')
+    .describe('The company or lab that made the model (the list filter developer= matches it)'),
+  release_date: IsoDate.describe('When the model was released; may lie in the future (an announced model)'),
+  updated_at: IsoDate.describe('When the facts of this record were last observed to change'),
+  context_window_tokens: TokenCount.describe('Context window in tokens; 0: unknown'),
+  max_output_tokens: TokenCount.describe('Most output tokens per request; 0: unknown'),
+  documentation_url: HttpUrl.nullable().default(null).describe("The developer's page about the model"),
+  hub_url: HttpUrl.nullable().default(null).describe('Its Hugging Face page, for open weights'),
+  served_by: z
+    .array(NameText())
+    .default([])
+    .describe('Provider ids that serve the model; their count orders sort=popular'),
+  description: LocalizedText.describe('A paragraph about the model in each locale'),
+  capabilities: CapabilityDeclaration.describe('Modalities and features'),
+  lane: RecordLane.default('verified').describe('verified: from a primary source; provisional: second-hand'),
   ...Lifecycle,
   provenance: Provenance,
   private: PrivateFields.optional(),
@@ -289,8 +307,8 @@ export const ModelRecord = maintainable({
 export type ModelRecord = z.infer<typeof ModelRecord>;
 
 const Measurement = {
-  model: Slug,
-  lane: RecordLane,
+  model: Slug.describe('The slug of the model measured (a file in models/)'),
+  lane: RecordLane.describe('verified: measured by the source itself; provisional: a value it cites from elsewhere'),
   provenance: Provenance,
   private: PrivateFields.optional(),
 };
@@ -298,9 +316,13 @@ const Measurement = {
 /** data/measurements/speed/*.jsonl: one test run per line. */
 export const SpeedRun = maintainable({
   ...Measurement,
-  tokens_per_second: Bounded(LIMITS.tokens_per_second, 'tokens per second'),
-  first_token_latency_ms: Bounded(LIMITS.first_token_latency_ms, 'ms (a day)'),
-  measured_at: IsoInstant,
+  tokens_per_second: Bounded(LIMITS.tokens_per_second, 'tokens per second').describe(
+    "Output tokens per second of one request (the source's sentinel where it could not measure)",
+  ),
+  first_token_latency_ms: Bounded(LIMITS.first_token_latency_ms, 'ms (a day)').describe(
+    'Milliseconds from sending the request to the first token',
+  ),
+  measured_at: IsoInstant.describe('When the request was sent'),
 });
 export type SpeedRun = z.infer<typeof SpeedRun>;
 
@@ -316,10 +338,14 @@ const RunSettings = z.record(
  */
 export const BenchmarkRun = z.strictObject({
   /** Unique among the runs of a model in its source, e.g. Aider's dirname. */
-  id: z.string().min(1, 'a run needs an id'),
-  /** What sets the run apart, for people: "reasoning effort high, diff edit format". Published with each value. */
-  variant: z.string().min(1).nullable().default(null),
-  settings: RunSettings.default({}),
+  id: z.string().min(1, 'a run needs an id').describe("Unique among the model's runs in its source (Aider's dirname)"),
+  variant: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe('What sets the run apart, for people ("reasoning effort high, diff edit format"); published'),
+  settings: RunSettings.default({}).describe('The settings of the run as the source writes them (scalars)'),
 });
 export type BenchmarkRun = z.infer<typeof BenchmarkRun>;
 
@@ -327,23 +353,33 @@ export type BenchmarkRun = z.infer<typeof BenchmarkRun>;
 export const BenchmarkResult = maintainable({
   ...Measurement,
   /** null: the source reports one run (a model's values of one source and eval_date form it). */
-  run: BenchmarkRun.nullable().default(null),
-  metric: z.string().min(1),
-  value: z.number({ error: numberError }),
-  stderr: NonNegative().nullable().default(null),
-  confidence: z.number({ error: numberError }).min(0, 'confidence is in [0, 1]').max(1, 'confidence is in [0, 1]'),
-  eval_date: IsoDate,
+  run: BenchmarkRun.nullable().default(null).describe('The run the value belongs to; null: the source reports one run'),
+  metric: z.string().min(1).describe('The key of a metric in metrics.yaml'),
+  value: z.number({ error: numberError }).describe("The value in the metric's unit"),
+  stderr: NonNegative().nullable().default(null).describe('Standard error of the value, when the source states it'),
+  confidence: z
+    .number({ error: numberError })
+    .min(0, 'confidence is in [0, 1]')
+    .max(1, 'confidence is in [0, 1]')
+    .describe('How far the value is trusted, 0 to 1: 1 for a primary source'),
+  eval_date: IsoDate.describe('When the evaluation ran, or the source published it'),
 });
 export type BenchmarkResult = z.infer<typeof BenchmarkResult>;
 
 /** data/measurements/prices/*.jsonl: one price observation per line, USD per million tokens. */
 export const PriceObservation = maintainable({
   ...Measurement,
-  input_per_million: Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens'),
-  output_per_million: Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens'),
-  /** false: a reseller's listing, not the developer's own price. A reseller's 0/0 is published as no price. */
-  first_party: z.boolean().default(true),
-  observed_at: IsoInstant,
+  input_per_million: Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens').describe(
+    'USD per million input tokens',
+  ),
+  output_per_million: Bounded(LIMITS.usd_per_million_tokens, 'USD per million tokens').describe(
+    'USD per million output tokens',
+  ),
+  first_party: z
+    .boolean()
+    .default(true)
+    .describe("false: a reseller's listing, not the developer's own price (a reseller's 0/0 is no price)"),
+  observed_at: IsoInstant.describe('When the price was observed'),
   offer: z
     .strictObject({ provider: ProviderId, provider_model_id: NameText() })
     .nullable()
