@@ -44,7 +44,8 @@ const remoteUrl = (v: string): string => {
   }
   if (!u || !['http:', 'https:', 's3:', 'file:'].includes(u.protocol) || u.search || u.hash) {
     throw new InvalidArgumentError(
-      'the root `modelpub publish --to` wrote to (the folder holding current.json), without ?query or #fragment: https://HOST/PREFIX/, http://HOST/PREFIX/, s3://BUCKET/PREFIX or file:///PATH',
+      'the root `modelpub publish --to` wrote to (the folder holding current.json), without ?query or ' +
+        '#fragment: https://HOST/PREFIX/, http://HOST/PREFIX/, s3://BUCKET/PREFIX or file:///PATH',
     );
   }
   return v;
@@ -76,7 +77,8 @@ export function program(): Command {
       .addOption(
         new Option(
           '--previous <url>',
-          "continue from the live publication where `modelpub publish` wrote it (instead of --out's): https://HOST/PREFIX/, s3://BUCKET/PREFIX or file:///PATH",
+          "continue from the live publication where `modelpub publish` wrote it (instead of --out's): " +
+            'https://HOST/PREFIX/, s3://BUCKET/PREFIX or file:///PATH',
         ).argParser(remoteUrl),
       ),
   )
@@ -124,7 +126,8 @@ export function program(): Command {
       .addOption(
         new Option(
           '--origin <url>',
-          'where `modelpub publish` wrote (instead of --dir): https://HOST/PREFIX/ (a static host, public bucket or CDN), s3://BUCKET/PREFIX or file:///PATH',
+          'where `modelpub publish` wrote (instead of --dir): https://HOST/PREFIX/ (a static host, public ' +
+            'bucket or CDN), s3://BUCKET/PREFIX or file:///PATH',
         )
           .argParser(remoteUrl)
           .hideHelp(!remote),
@@ -190,7 +193,9 @@ export function program(): Command {
     .option('--quiet', 'no progress output')
     .addHelpText(
       'after',
-      '\nCredentials for s3:// come from the standard AWS chain only (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY,\nAWS_PROFILE and ~/.aws/), never from options. The remote layout: docs/publication.md.',
+      '\nCredentials for s3:// come from the standard AWS chain only (AWS_ACCESS_KEY_ID / ' +
+        'AWS_SECRET_ACCESS_KEY,\nAWS_PROFILE and ~/.aws/), never from options. The remote layout: ' +
+        'docs/publication.md.',
     )
     .action((o) => publishCommand(o));
   const keys = p.command('keys').description('manage API keys (stored as hashes only)');

@@ -14,6 +14,8 @@ import type { Gateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
+import { Stats } from '../src/schema/api.js';
+import { QUERY_PARAMETERS } from '../src/schema/requests.js';
 import { model, smallCatalog, writeFixture } from './helpers/fixture.js';
 import { gatewayOver, listen, request } from './helpers/request.js';
 import { ajvErrors, createAjv } from './helpers/schemas.js';
@@ -88,12 +90,19 @@ describe('OpenAPI document', () => {
       '/api/v1/models/{slug}',
       '/api/v1/metrics',
       '/api/v1/catalog',
+      '/api/v1/changes',
       '/api/v1/openapi.json',
     ]);
     const components = doc.components as Record<string, Record<string, Record<string, unknown>>>;
     expect(Object.keys(components.parameters!)).toEqual(
       expect.arrayContaining(['capabilities', 'developer', 'min_context_window', 'max_blended_price', 'open_weights']),
     );
+    // One text: each parameter's and field's description is its zod schema's .describe().
+    for (const [name, p] of Object.entries(components.parameters!))
+      expect(p.description, name).toBe(QUERY_PARAMETERS[name as keyof typeof QUERY_PARAMETERS].description);
+    const stats = components.schemas!.Stats as { properties: Record<string, { description?: string }> };
+    expect(stats.properties.total_tests!.description).toBe(Stats.shape.total_tests.description);
+    expect(Stats.shape.total_tests.description).toMatch(/test run/);
     // The publication's developers (lane all's), as the filter takes them.
     expect(components.parameters!.developer).toMatchObject({ schema: { items: { enum: ['Lab', 'OpenAI'] } } });
     // Real examples of this publication: the default list at page_size=2 is what the gateway answers for it.
@@ -137,6 +146,7 @@ describe('OpenAPI document', () => {
       'missing_api_key',
       'invalid_api_key',
       'not_found',
+      'resync_required',
       'method_not_allowed',
       'request_timeout',
       'uri_too_long',
@@ -157,6 +167,10 @@ describe('OpenAPI document', () => {
     let checked = 0;
     const metrics = schema('MetricsResponse');
     const catalog = schema('CatalogResponse');
+    const changes = schema('ChangesResponse');
+    const feed = await (await get('/api/v1/changes')).json();
+    expect(changes(feed), ajvErrors(changes)).toBe(true);
+    expect(changes({ ...feed, data: { ...feed.data, latest: undefined } })).toBe(false);
     for (const q of ['', '?locale=zh']) {
       const body = await (await get(`/api/v1/metrics${q}`)).json();
       expect(metrics(body), ajvErrors(metrics)).toBe(true);

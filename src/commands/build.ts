@@ -48,7 +48,8 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
   const mb = (n: number) => (n / 1e6).toFixed(1);
   console.log(`published revision ${r.revision} (${r.publishedAt}) at ${r.releaseDir}`);
   console.log(
-    `  ${r.files} files, ${r.stats.uniqueBodies} distinct bodies, ${mb(r.stats.bytesWritten)} MB written, ${r.stats.linkedFromPrevious} kept from the previous publication`,
+    `  ${r.files} files, ${r.stats.uniqueBodies} distinct bodies, ${mb(r.stats.bytesWritten)} MB written, ` +
+      `${r.stats.linkedFromPrevious} kept from the previous publication`,
   );
   if (r.compressed)
     console.log(

@@ -31,7 +31,8 @@ export async function diffCommand(o: DiffCommandOptions): Promise<boolean> {
   const changed = newRevision || !isEmptyDiff(diff);
   const summary =
     isEmptyDiff(diff) && newRevision
-      ? `no changes a reader sees, but a new revision (${wouldBe.dataRevision}): the data differs in fields the API does not show, or orders by (updated_at, served_by)`
+      ? `no changes a reader sees, but a new revision (${wouldBe.dataRevision}): the data differs in fields the API ` +
+        'does not show, or orders by (updated_at, served_by)'
       : summaryLine(diff);
   if (o.json) {
     const against = { revision: live.revision, where: redactUrl(live.where) };

@@ -41,7 +41,8 @@ export async function keysRevoke(o: { store: string; idOrKey: string }): Promise
     const k = await revokeKey(store, o.idOrKey, now);
     if (!k)
       throw new UsageError(
-        `no key ${o.idOrKey.trim().startsWith('mp_') ? 'matches the key given' : `has the id ${o.idOrKey.trim()}`} in ${redactUrl(o.store)} (\`modelpub keys list\` shows the ids)`,
+        `no key ${o.idOrKey.trim().startsWith('mp_') ? 'matches the key given' : `has the id ${o.idOrKey.trim()}`} in ` +
+          `${redactUrl(o.store)} (\`modelpub keys list\` shows the ids)`,
       );
     console.log(
       k.revoked_at === now.toISOString()

@@ -8,7 +8,8 @@ export function leftOutLine(l: LeftOut): string | null {
   const parts: string[] = [];
   if (l.sentinelSpeedSamples)
     parts.push(
-      `${l.sentinelSpeedSamples} sentinel speed sample${s(l.sentinelSpeedSamples)} left out of the tokens/s averages (their source could not measure them)`,
+      `${l.sentinelSpeedSamples} sentinel speed sample${s(l.sentinelSpeedSamples)} left out of the tokens/s averages ` +
+        '(their source could not measure them)',
     );
   if (l.resellerZeroPrices)
     parts.push(`${l.resellerZeroPrices} reseller price${s(l.resellerZeroPrices)} of 0/0 published as no price`);

@@ -16,10 +16,14 @@ export async function validateCommand(o: { data: string; strict?: boolean }): Pr
     data.benchmarks.length -
     data.benchmarks.filter((b) => data.sources.find((s) => s.id === b.provenance.source)?.redistributable).length;
   console.log(
-    `${o.data}: valid. ${data.models.length} models, ${data.metrics.length} metrics, ${data.speed.length} speed runs, ${data.benchmarks.length} benchmark results, ${data.prices.length} price observations, ${data.offers.length} offers at ${data.providers.length} providers, ${data.overrides.length} display-only overrides`,
+    `${o.data}: valid. ${data.models.length} models, ${data.metrics.length} metrics, ${data.speed.length} speed runs, ` +
+      `${data.benchmarks.length} benchmark results, ${data.prices.length} price observations, ${data.offers.length} ` +
+      `offers at ${data.providers.length} providers, ${data.overrides.length} display-only overrides`,
   );
   console.log(
-    `  published: verified ${c.lanes.verified.models.length} models, provisional ${c.lanes.provisional.models.length}, all ${c.lanes.all.models.length}; ${dropped} benchmark results withheld by the rights filter`,
+    `  published: verified ${c.lanes.verified.models.length} models, provisional ` +
+      `${c.lanes.provisional.models.length}, all ${c.lanes.all.models.length}; ${dropped} benchmark results withheld by ` +
+      'the rights filter',
   );
   const left = leftOutLine(c.leftOut);
   if (left) console.log(left);

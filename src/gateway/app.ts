@@ -40,8 +40,11 @@ export const MAX_QUEUED_PER_CONNECTION = 16;
 const QUEUED = Symbol('answers queued on this connection');
 /** What a 404 tells the developer: which of path, slug form or lane was wrong (one `not_found` code for all). */
 const NO_PATH =
-  'No such path: this API answers /api/v1/models, /api/v1/models/{slug}, /api/v1/metrics, /api/v1/catalog, /api/v1/changes and /api/v1/openapi.json (described at /docs).';
-const NOT_A_SLUG = `No model has this slug: slugs are lower-case letters, digits and single hyphens, at most ${MAX_SLUG_LENGTH} characters, as in the slug field of a list item (gpt-4o).`;
+  'No such path: this API answers /api/v1/models, /api/v1/models/{slug}, /api/v1/metrics, ' +
+  '/api/v1/catalog, /api/v1/changes and /api/v1/openapi.json (described at /docs).';
+const NOT_A_SLUG =
+  `No model has this slug: slugs are lower-case letters, digits and single hyphens, at most ${MAX_SLUG_LENGTH} ` +
+  'characters, as in the slug field of a list item (gpt-4o).';
 const notInLane = (lane: QueryLane): string =>
   lane === 'all'
     ? 'No published model has this slug.'

@@ -358,7 +358,10 @@ export class Composer {
     return [
       {
         name: 'developer',
-        reason: `${unknown.map((d) => JSON.stringify(d)).join(', ')} ${unknown.length > 1 ? 'are not developers' : 'is not a developer'} in this publication (names match exactly, case included); one of ${known.join(', ')}`,
+        reason:
+          `${unknown.map((d) => JSON.stringify(d)).join(', ')} ` +
+          `${unknown.length > 1 ? 'are not developers' : 'is not a developer'} in this publication (names match ` +
+          `exactly, case included); one of ${known.join(', ')}`,
       },
     ];
   }

@@ -34,7 +34,9 @@ export const MCP_PATH = '/mcp';
 export const MAX_MCP_BODY = 64 * 1024;
 const SERVER_INFO = { name: 'modelpub', version: '1.0.0' };
 const INSTRUCTIONS =
-  'A read-only catalog of AI models: prices, context limits, capabilities, speed and benchmark ranks. Find models with search_models, read one with get_model, put a few side by side with compare_models. Every tool call counts one request against the API key\u2019s daily quota.';
+  'A read-only catalog of AI models: prices, context limits, capabilities, speed and benchmark ranks. ' +
+  'Find models with search_models, read one with get_model, put a few side by side with compare_models. ' +
+  'Every tool call counts one request against the API key\u2019s daily quota.';
 export const MCP_ALLOW = 'POST, OPTIONS';
 /** A browser client (the MCP Inspector) sends these; `Authorization` is never covered by a `*` wildcard. */
 export const MCP_PREFLIGHT_HEADERS = [
@@ -286,7 +288,8 @@ const PLANS: Record<McpToolName, (args: Args) => Planned | { error: string }> = 
         const text = models
           .map(
             (m) =>
-              `${m.name} (${m.slug}): ${usd(m.input_price_per_million)} in / ${usd(m.output_price_per_million)} out, context ${m.context_window_tokens}`,
+              `${m.name} (${m.slug}): ${usd(m.input_price_per_million)} in / ${usd(m.output_price_per_million)} out, ` +
+              `context ${m.context_window_tokens}`,
           )
           .join('; ');
         return success({ models }, `${text}.`);
@@ -306,7 +309,8 @@ const PLANS: Record<McpToolName, (args: Args) => Planned | { error: string }> = 
         const m = model as ModelDetail;
         const pricing = m.pricing ?? null;
         const text = pricing
-          ? `${m.name} (${m.slug}): ${usd(pricing.input_price_per_million)} in / ${usd(pricing.output_price_per_million)} out per million tokens.`
+          ? `${m.name} (${m.slug}): ${usd(pricing.input_price_per_million)} in / ` +
+            `${usd(pricing.output_price_per_million)} out per million tokens.`
           : `${m.name} (${m.slug}) has no price in this lane.`;
         return success({ slug: m.slug, pricing }, text);
       },
@@ -380,10 +384,13 @@ function modelLine(m: ModelDetail): string {
 function notFound(r: ApiRequest, name: string): string {
   const slug = r.kind === 'detail' ? r.slug : '';
   const lane = r.kind === 'detail' ? r.lane : 'verified';
-  return `${name}: no published model has the slug ${JSON.stringify(slug)}${lane === 'all' ? '' : ` in lane ${lane}; lane "all" covers every model`}.`;
+  const where = lane === 'all' ? '' : ` in lane ${lane}; lane "all" covers every model`;
+  return `${name}: no published model has the slug ${JSON.stringify(slug)}${where}.`;
 }
 const RESYNC =
-  'since: the revision is unknown, or older than the publications the changes feed keeps (the last 30); read the catalog again (search_models, get_model), then call list_changes with the latest revision it gives.';
+  'since: the revision is unknown, or older than the publications the changes feed keeps (the last 30); ' +
+  'read the catalog again (search_models, get_model), then call list_changes with the latest revision ' +
+  'it gives.';
 
 /** Every bad argument, named as the tool takes it. */
 function argumentErrors(error: z.ZodError): string {

@@ -41,7 +41,8 @@
 // its requests, until they close.
 //
 // remaining (RateLimit-Remaining): limit - (units granted in the store, as of this process's last take) + (units this
-// process still holds) + (units it refunded to the store since). On a single instance that is exactly limit - requests admitted today. With several instances
+// process still holds) + (units it refunded to the store since). On a single instance that is exactly limit - requests
+// admitted today. With several instances
 // it is this instance's view: other instances' unspent leases count as used, and their takes since this instance's
 // last one are not yet seen.
 //

@@ -86,9 +86,9 @@ export async function openGateway(o: HandlerOptions): Promise<Gateway> {
     .then((id) => Publication.load(origin, id, cache))
     .catch(async (e: Error & { code?: string }) => {
       await origin.close();
-      throw new Error(
-        `no publication to serve at ${origin.description}: ${e.message}.${o.origin || (e.code !== 'ENOENT' && e.code !== 'ENOTDIR') ? '' : await dirHint(o.dir ?? 'dist')}`,
-      );
+      const missing = !o.origin && (e.code === 'ENOENT' || e.code === 'ENOTDIR');
+      const hint = missing ? await dirHint(o.dir ?? 'dist') : '';
+      throw new Error(`no publication to serve at ${origin.description}: ${e.message}.${hint}`);
     });
   const log =
     o.logLevel === 'silent'
@@ -299,7 +299,8 @@ export async function runCluster(o: GatewayOptions, workers: number, on: Cluster
       hardStop = setTimeout(() => {
         const stuck = live();
         failure ??= new Error(
-          `${stuck.length} worker(s) had not closed ${(graceMs + CLOSE_MARGIN_MS) / 1000} s after the stop; killed (their unspent quota leases are lost)`,
+          `${stuck.length} worker(s) had not closed ${(graceMs + CLOSE_MARGIN_MS) / 1000} s after the stop; killed ` +
+            '(their unspent quota leases are lost)',
         );
         for (const w of stuck) w.process.kill('SIGKILL');
       }, graceMs + CLOSE_MARGIN_MS);

@@ -80,7 +80,8 @@ export async function semanticStep(c: Computed, previous: Previous | null, o: Se
     ? `first publication: ${Object.keys(snapshot.models).length} models`
     : diff
       ? summaryLine(diff)
-      : `changes not computed: the live release ${previous.revision} has no ${SNAPSHOT_FILE} (built by an older modelpub); the changes feed starts here`;
+      : `changes not computed: the live release ${previous.revision} has no ${SNAPSHOT_FILE} (built by an older ` +
+        'modelpub); the changes feed starts here';
 
   let publications: PublicationChanges[] = [];
   let oldest = o.revision;
@@ -165,7 +166,9 @@ function* feedBodies(
   const body = (file: string, upTo: number): PendingBody => ({
     path: file,
     head: parts.head,
-    tail: `${parts.envelope},"data":{"latest":${JSON.stringify(latest)},"oldest":${JSON.stringify(oldest)},"publications":[${entries.slice(0, upTo).join(',')}]}}`,
+    tail:
+      `${parts.envelope},"data":{"latest":${JSON.stringify(latest)},"oldest":${JSON.stringify(oldest)},` +
+      `"publications":[${entries.slice(0, upTo).join(',')}]}}`,
   });
   yield body(FEED_FILE, entries.length);
   const answered = new Set<string>();
@@ -254,7 +257,8 @@ export async function readPublishedSnapshot(against: string, o: RemoteOptions = 
   const { snapshot } = await readReleaseSemantics(release);
   if (!snapshot)
     throw new UsageError(
-      `the release ${release} has no ${SNAPSHOT_FILE}: it was built by a modelpub without semantic snapshots; build it again to compare against it`,
+      `the release ${release} has no ${SNAPSHOT_FILE}: it was built by a modelpub without semantic snapshots; build ` +
+        'it again to compare against it',
     );
   const meta = parseJsonFile(
     PublicationMeta,
@@ -278,7 +282,8 @@ export async function readRemoteSnapshot(url: URL, o: RemoteOptions = {}): Promi
     const entry = manifest.files.find((f) => f.path === SNAPSHOT_FILE);
     if (!entry)
       throw new UsageError(
-        `the live publication ${revision} at ${remote.description} has no ${SNAPSHOT_FILE}: it was built by a modelpub without semantic snapshots`,
+        `the live publication ${revision} at ${remote.description} has no ${SNAPSHOT_FILE}: it was built by a ` +
+          'modelpub without semantic snapshots',
       );
     const where = `${SNAPSHOT_FILE} of ${revision} at ${remote.description}`;
     const snapshot = parseJsonFile(Snapshot, await remote.object(entry.sha256, entry.bytes), where);

@@ -90,7 +90,10 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     if (!yaml && !jsonl) {
       tree.issues.push({
         file,
-        message: `unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, dated prices price-history/*.jsonl, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl${likelyHome(file, await readHead(path.join(dataDir, file)))}`,
+        message:
+          'unexpected file: models and overrides are .yaml, offers are offers/*.jsonl, dated prices ' +
+          `price-history/*.jsonl, measurements are measurements/{${MEASUREMENT_KINDS.join(',')}}/*.jsonl` +
+          likelyHome(file, await readHead(path.join(dataDir, file))),
       });
       continue;
     }
@@ -100,7 +103,9 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
       const mb = (n: number) => (n / 2 ** 20).toFixed(0);
       tree.issues.push({
         file,
-        message: `too large: ${mb(size)} MB, more than the ${mb(constants.MAX_STRING_LENGTH)} MB a data file can hold; split it into several files`,
+        message:
+          `too large: ${mb(size)} MB, more than the ${mb(constants.MAX_STRING_LENGTH)} MB a data file can hold; split ` +
+          'it into several files',
       });
       continue;
     }
@@ -290,7 +295,9 @@ function decodeUtf8(file: string, bytes: Buffer, issues: SourceIssue[]): string 
     issues.push({
       file,
       line,
-      message: `not valid UTF-8: byte 0x${bytes[offset]?.toString(16)} at column ${column} (byte offset ${offset}) starts no valid character; save the file as UTF-8`,
+      message:
+        `not valid UTF-8: byte 0x${bytes[offset]?.toString(16)} at column ${column} (byte offset ${offset}) starts no ` +
+        'valid character; save the file as UTF-8',
     });
     return null;
   }

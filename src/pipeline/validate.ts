@@ -438,7 +438,9 @@ function knownOffers(c: Context): void {
       c.errors.push({
         ...at,
         field: 'provider_model_id',
-        message: `${o.provider} already has an offer of this id at ${first.file}:${first.line}: one offer per provider and provider_model_id`,
+        message:
+          `${o.provider} already has an offer of this id at ${first.file}:${first.line}: ` +
+          'one offer per provider and provider_model_id',
       });
     else offers.set(key, r);
   }
@@ -747,7 +749,9 @@ function cacheReadBelowInput(c: Context): void {
             line,
             record: offerName(o),
             field: `${prefix}cache_read_price_per_million`,
-            message: `${p.cache_read_price_per_million} is above the input price ${p.input_price_per_million}: a cache read costs less than input (swapped, or a typo?)`,
+            message:
+              `${p.cache_read_price_per_million} is above the input price ${p.input_price_per_million}: a cache read ` +
+              'costs less than input (swapped, or a typo?)',
           });
   }
 }
@@ -764,7 +768,9 @@ function costKeysOnTheCard(c: Context): void {
         line,
         record: offerName(o),
         field: `other_prices.${key}`,
-        message: `${quoted(key)} is no price of the card (${PRICE_FIELDS.map((f) => f.replace('_price_per_million', '')).join(', ')}): published as written`,
+        message:
+          `${quoted(key)} is no price of the card ` +
+          `(${PRICE_FIELDS.map((f) => f.replace('_price_per_million', '')).join(', ')}): published as written`,
       });
 }
 

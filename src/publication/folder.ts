@@ -63,7 +63,8 @@ export async function currentRelease(out: string): Promise<string | null> {
             ? 'a file'
             : 'not a link';
     throw new UsageError(
-      `--out ${out}: its \`current\` is ${what}, not the link a build makes (current -> releases/<n>-<revision>); a build does not replace it: move it away, or choose another --out`,
+      `--out ${out}: its \`current\` is ${what}, not the link a build makes (current -> releases/<n>-<revision>); a ` +
+        'build does not replace it: move it away, or choose another --out',
     );
   }
   return path.resolve(out, target);

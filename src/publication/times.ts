@@ -67,7 +67,8 @@ export function timePolicy(
     const t = new Date(forced).toISOString();
     if (previous && t < previous.publishedAt) {
       throw new UsageError(
-        `--published-at ${t} is before the previous publication's time ${previous.publishedAt}: Last-Modified would go back. Give a later time, or leave --published-at out.`,
+        `--published-at ${t} is before the previous publication's time ${previous.publishedAt}: Last-Modified would ` +
+          'go back. Give a later time, or leave --published-at out.',
       );
     }
     const laterSecond = !latest || secondAfter(t, latest) === t;
@@ -89,5 +90,7 @@ export function timePolicy(
 }
 
 const tooEarly = (t: string, file: string, latest: string) =>
-  `--published-at ${t} is not in a later second than ${latest}, the latest Last-Modified of the previous publication, and ${file} changed or is new (it may have been published before, and removed): ` +
-  `its Last-Modified must be later than any it may have had, or If-Modified-Since would answer 304 for its new bytes. Give --published-at ${secondAfter(t, latest)} or later, or leave it out.`;
+  `--published-at ${t} is not in a later second than ${latest}, the latest Last-Modified of the previous publication, ` +
+  `and ${file} changed or is new (it may have been published before, and removed): ` +
+  'its Last-Modified must be later than any it may have had, or If-Modified-Since would answer 304 for its new bytes. ' +
+  `Give --published-at ${secondAfter(t, latest)} or later, or leave it out.`;

@@ -39,7 +39,8 @@ export async function readLocalRelease(from: string): Promise<LocalRelease> {
   const sha256 = sha256Hex(manifestBytes);
   if (publication.manifestSha256 !== undefined && publication.manifestSha256 !== sha256)
     throw new IntegrityError(
-      `${path.join(dir, 'manifest.json')} has sha256 ${sha256}, not the ${publication.manifestSha256} publication.json names: the release was changed after its build`,
+      `${path.join(dir, 'manifest.json')} has sha256 ${sha256}, not the ${publication.manifestSha256} ` +
+        'publication.json names: the release was changed after its build',
     );
   if (manifest.publicationRevision !== publication.publicationRevision)
     throw new IntegrityError(

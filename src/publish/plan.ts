@@ -222,7 +222,8 @@ export async function planRollback(target: RemoteTarget, state: RemoteState, rev
       throw new Error(`cannot roll back to ${revision}: its manifest cannot be read back (${damaged.error})`);
     const kept = keptOf(state.pointer).map((p) => p.publication.publicationRevision);
     throw new UsageError(
-      `${target.description} keeps no publication of revision ${revision}; it keeps ${kept.join(', ')} (live: ${live.publication.publicationRevision})`,
+      `${target.description} keeps no publication of revision ${revision}; it keeps ${kept.join(', ')} ` +
+        `(live: ${live.publication.publicationRevision})`,
     );
   }
   const liveKeys = objectKeysOf(

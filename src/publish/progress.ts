@@ -26,7 +26,8 @@ export function createTransferProgress(
   const line = () => {
     const s = seconds();
     const rate = s > 0 ? `, ${mb(bytes / s)} MB/s, ${Math.round(objects / s)} objects/s` : '';
-    return `${label}: ${objects}/${totalObjects} objects, ${mb(bytes)}/${mb(totalBytes)} MB${rate}${retries() ? `, ${retries()} requests retried` : ''}`;
+    const retried = retries() ? `, ${retries()} requests retried` : '';
+    return `${label}: ${objects}/${totalObjects} objects, ${mb(bytes)}/${mb(totalBytes)} MB${rate}${retried}`;
   };
   return {
     add(n) {

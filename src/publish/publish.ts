@@ -119,7 +119,12 @@ export async function publish(o: PublishOptions): Promise<PublishResult> {
   ].filter(Boolean);
   const uploaded = did.length > 1 ? `${did.slice(0, -1).join(', ')} and ${did.at(-1)}` : did[0];
   say(
-    `${plan.alreadyLive ? 'still live' : 'live'}: ${rev(local.entry)} at ${o.target.description} (${keptLine(pointer)}); ${uploaded ? `uploaded ${uploaded}` : 'nothing uploaded'}`,
+    `${plan.alreadyLive ? 'still live' : 'live'}: ${rev(local.entry)} at ${o.target.description} (${keptLine(pointer)}); ${
+      uploaded
+        ? `uploaded ' +
+      '${uploaded}`
+        : 'nothing uploaded'
+    }`,
   );
   result.deleted = await deleteUnkept(o.target, plan.deletion, say);
   return result;
@@ -153,7 +158,8 @@ async function missingOf(target: RemoteTarget, expected: Array<{ key: string; by
   if (!bad.length) return null;
   const first = bad[0]!;
   const got = sizes.get(first.key);
-  return `${bad.length} object${bad.length === 1 ? ' is' : 's are'} not on ${target.description} whole (first: ${first.key}, ${got === null || got === undefined ? 'missing' : `${got} bytes, not ${first.bytes}`})`;
+  const state = got === null || got === undefined ? 'missing' : `${got} bytes, not ${first.bytes}`;
+  return `${bad.length} object${bad.length === 1 ? ' is' : 's are'} not on ${target.description} whole (first: ${first.key}, ${state})`;
 }
 
 async function deleteUnkept(target: RemoteTarget, d: Deletion, say: (l: string) => void) {
@@ -174,7 +180,8 @@ function describePlan(plan: PublishPlan, target: RemoteTarget, say: (l: string) 
   const { local } = plan;
   const total = [...local.objects.values()].reduce((n, x) => n + x.bytes, 0);
   say(
-    `publishing ${rev(local.entry)} (manifest ${short(local.entry.manifest.sha256)}, ${local.manifest.files.length} paths, ${local.objects.size} objects, ${mb(total)} MB) from ${local.dir}`,
+    `publishing ${rev(local.entry)} (manifest ${short(local.entry.manifest.sha256)}, ${local.manifest.files.length} ` +
+      `paths, ${local.objects.size} objects, ${mb(total)} MB) from ${local.dir}`,
   );
   for (const w of plan.warnings) say(`warning: ${w}`);
   if (!plan.live) say(`  to ${target.description}: nothing published there yet`);
@@ -186,16 +193,20 @@ function describePlan(plan: PublishPlan, target: RemoteTarget, say: (l: string) 
     );
   const up = plan.upload.reduce((n, x) => n + x.bytes, 0);
   say(
-    `  objects: ${plan.upload.length} to upload (${mb(up)} MB); ${plan.known} listed by kept publications${plan.found.length ? `, ${plan.found.length} found from an interrupted publish` : ''}`,
+    `  objects: ${plan.upload.length} to upload (${mb(up)} MB); ${plan.known} listed by kept publications` +
+      (plan.found.length ? `, ${plan.found.length} found from an interrupted publish` : ''),
   );
   if (!plan.alreadyLive)
     say(
-      `  manifest: ${plan.uploadManifest ? `to upload (${mb(local.storedManifest.length)} MB gzipped)` : 'already there'}; then the pointer`,
+      '  manifest: ' +
+        `${plan.uploadManifest ? `to upload (${mb(local.storedManifest.length)} MB gzipped)` : 'already there'}; then ` +
+        'the pointer',
     );
   const d = plan.deletion;
   if (d.manifests.length || d.objects.length)
     say(
-      `  after the switch: delete ${d.objects.length} objects (${mb(d.objects.reduce((n, x) => n + x.bytes, 0))} MB) and ${revisionsOf(d.manifests)}, no longer kept`,
+      `  after the switch: delete ${d.objects.length} objects (${mb(d.objects.reduce((n, x) => n + x.bytes, 0))} MB) ` +
+        `and ${revisionsOf(d.manifests)}, no longer kept`,
     );
 }
 

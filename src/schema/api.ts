@@ -22,12 +22,21 @@ export const Attribution = z.strictObject({
 });
 
 export const Stats = z.strictObject({
-  /** Every test run of the model in the lane, those whose source could not measure their speed included. */
-  total_tests: z.number().int().min(0),
-  /** Median over the runs whose speed was measured; null when there is none: no measurement, not a measured zero. */
-  average_tokens_per_second: z.number().nullable(),
-  /** Median over the test runs, in milliseconds; null when total_tests is 0. */
-  average_first_token_latency: z.number().nullable(),
+  total_tests: z
+    .number()
+    .int()
+    .min(0)
+    .describe('Every test run of the model in the lane, those whose source could not measure their speed included.'),
+  average_tokens_per_second: z
+    .number()
+    .nullable()
+    .describe(
+      'Median over the runs whose speed was measured; null when there is none: no measurement, not a measured zero.',
+    ),
+  average_first_token_latency: z
+    .number()
+    .nullable()
+    .describe('Median over the test runs, in milliseconds; null when total_tests is 0.'),
   last_test_at: Instant.nullable(),
 });
 export const PerformanceSummary = Stats.pick({ average_tokens_per_second: true, average_first_token_latency: true });
@@ -50,8 +59,13 @@ export const BenchmarkEntry = z.strictObject({
   higher_is_better: z.boolean(),
   is_aggregate: z.boolean(),
   eval_date: Instant,
-  /** The run the value comes from, as its source sets it apart ("reasoning effort high, diff edit format"); null when the source reports a single run. */
-  variant: z.string().nullable(),
+  variant: z
+    .string()
+    .nullable()
+    .describe(
+      'The run the value comes from, as its source sets it apart ("reasoning effort high, diff edit ' +
+        'format"); null when the source reports a single run.',
+    ),
   stderr: z.number().nullable(),
   confidence: z.number(),
   updated_at: Instant,
@@ -79,8 +93,12 @@ export const CategoryPerformance = z.strictObject({
   metrics_available: z.number().int().min(0),
   metrics_covered: z.number().int().min(0),
   coverage: z.number().min(0).max(1),
-  /** Mean leaderboard percentile (100 = first) over the covered metrics; null when none is covered. */
-  score: z.number().min(0).max(100).nullable(),
+  score: z
+    .number()
+    .min(0)
+    .max(100)
+    .nullable()
+    .describe('Mean leaderboard percentile (100 = first) over the covered metrics; null when none is covered.'),
 });
 
 export const PricingSummary = z.strictObject({
@@ -114,8 +132,7 @@ export const CAPABILITY_KEYS = [
 export const CapabilityKey = z.enum(CAPABILITY_KEYS);
 
 export const Capabilities = z.strictObject({
-  /** The filterable names (`capabilities=` on the list), sorted. */
-  keys: z.array(CapabilityKey),
+  keys: z.array(CapabilityKey).describe('The filterable names (`capabilities=` on the list), sorted.'),
   input_modalities: z.array(Modality),
   output_modalities: z.array(Modality),
   reasoning: z.boolean(),
@@ -135,8 +152,9 @@ export const PublicProvenance = z.strictObject({
       url: z.string(),
       license: z.string(),
       records: z.number().int().min(1),
-      /** sha256 over the sorted evidence hashes of the records this response rests on */
-      evidence_digest: z.string(),
+      evidence_digest: z
+        .string()
+        .describe('sha256 over the sorted evidence hashes of the records this response rests on'),
     }),
   ),
 });
@@ -174,8 +192,7 @@ export type ListItem = z.infer<typeof ListItem>;
 
 export const ModelDetail = z.strictObject({
   ...ModelCore,
-  /** null when the lane holds no price observation for the model */
-  pricing_summary: PricingSummary.nullable(),
+  pricing_summary: PricingSummary.nullable().describe('null when the lane holds no price observation for the model'),
   benchmark_count: z.number().int().min(0),
   benchmark_summary: z.array(BenchmarkEntry),
   provenance: PublicProvenance,
@@ -194,8 +211,9 @@ export const Pagination = z.strictObject({
 const envelope = <T extends z.ZodType>(data: T) =>
   z.strictObject({
     schemaVersion: z.string(),
-    /** The revision that last changed this body; the current one is in the X-Publication-Revision header. */
-    publicationRevision: RevisionId,
+    publicationRevision: RevisionId.describe(
+      'The revision that last changed this body; the current one is in the X-Publication-Revision header.',
+    ),
     tier: z.literal('free'),
     locale: Locale,
     attribution: Attribution,
@@ -213,8 +231,7 @@ export const MetricInfo = z.strictObject({
   unit: Metric.shape.unit,
   higher_is_better: z.boolean(),
   is_aggregate: z.boolean(),
-  /** Shown in a model's benchmark_summary. */
-  headline: z.boolean(),
+  headline: z.boolean().describe("Shown in a model's benchmark_summary."),
   /** How many models the metric ranks in each lane (its leaderboard's length there; 0: none in that lane). */
   ranked_count: z.strictObject({
     verified: z.number().int().min(0),
@@ -305,18 +322,18 @@ export const FieldChange = z.strictObject({
 export type FieldChange = z.infer<typeof FieldChange>;
 export const ModelChange = z.strictObject({
   slug: z.string(),
-  /** The model's name: the new one, or the last one for a removed model. */
-  name: z.string(),
+  name: z.string().describe("The model's name: the new one, or the last one for a removed model."),
   change: z.enum(['added', 'removed', 'changed']),
-  /** The changed fields; empty for an added or removed model. */
-  fields: z.array(FieldChange),
+  fields: z.array(FieldChange).describe('The changed fields; empty for an added or removed model.'),
 });
 export type ModelChange = z.infer<typeof ModelChange>;
 export const SemanticDiff = z.strictObject({
-  /** Models in slug order, each once. */
-  models: z.array(ModelChange),
-  /** Catalog-level changes: site, metrics (`metrics.<key>`), leaderboards (`leaderboards.<key>.ranked_count`). */
-  catalog: z.array(FieldChange),
+  models: z.array(ModelChange).describe('Models in slug order, each once.'),
+  catalog: z
+    .array(FieldChange)
+    .describe(
+      'Catalog-level changes: site, metrics (`metrics.<key>`), leaderboards (`leaderboards.<key>.ranked_count`).',
+    ),
 });
 export type SemanticDiff = z.infer<typeof SemanticDiff>;
 /** The semantic changes one publication made to the one before it. */
@@ -324,25 +341,24 @@ export const PublicationChanges = z.strictObject({
   publicationRevision: RevisionId,
   previousRevision: RevisionId,
   publishedAt: Instant,
-  /** One line for a person: `1 model changed: gpt-4o (description.en)`. */
-  summary: z.string(),
+  summary: z.string().describe('One line for a person: `1 model changed: gpt-4o (description.en)`.'),
   ...SemanticDiff.shape,
 });
 export type PublicationChanges = z.infer<typeof PublicationChanges>;
 /** GET /api/v1/changes[?since=REVISION]: api/v1/changes/index.json and api/v1/changes/since/<revision>.json. */
 export const ChangesResponse = z.strictObject({
   schemaVersion: z.string(),
-  /** The revision that last changed this body; the current one is in the X-Publication-Revision header. */
-  publicationRevision: RevisionId,
+  publicationRevision: RevisionId.describe(
+    'The revision that last changed this body; the current one is in the X-Publication-Revision header.',
+  ),
   tier: z.literal('free'),
   attribution: Attribution,
   data: z.strictObject({
-    /** The current publication: the `since` to send next time. */
-    latest: RevisionId,
-    /** The oldest revision `since` accepts (the feed keeps the last 30 publications). */
-    oldest: RevisionId,
-    /** Newest first: the publications after `since` (all that are kept, without it). */
-    publications: z.array(PublicationChanges),
+    latest: RevisionId.describe('The current publication: the `since` to send next time.'),
+    oldest: RevisionId.describe('The oldest revision `since` accepts (the feed keeps the last 30 publications).'),
+    publications: z
+      .array(PublicationChanges)
+      .describe('Newest first: the publications after `since` (all that are kept, without it).'),
   }),
 });
 export type ChangesResponse = z.infer<typeof ChangesResponse>;

@@ -149,19 +149,22 @@ export interface ToolSchemas {
 export const MCP_TOOLS = {
   search_models: {
     description:
-      'Search and filter the model catalog (free text, capabilities, developer, context window, price, open weights); one page of models with pagination, as GET /api/v1/models answers.',
+      'Search and filter the model catalog (free text, capabilities, developer, context window, price, open ' +
+      'weights); one page of models with pagination, as GET /api/v1/models answers.',
     input: SearchModelsInput,
     output: SearchModelsOutput,
   },
   get_model: {
     description:
-      "One model's detail: limits, speed, headline benchmarks, provenance; include adds every benchmark, capabilities and the price card. As GET /api/v1/models/{slug} answers.",
+      "One model's detail: limits, speed, headline benchmarks, provenance; include adds every benchmark, capabilities " +
+      'and the price card. As GET /api/v1/models/{slug} answers.',
     input: GetModelInput,
     output: GetModelOutput,
   },
   compare_models: {
     description:
-      'Compare 2 to 10 models side by side: prices, context and output limits, capability keys and headline benchmark values, one row per model.',
+      'Compare 2 to 10 models side by side: prices, context and output limits, capability keys and headline ' +
+      'benchmark values, one row per model.',
     input: CompareModelsInput,
     output: CompareModelsOutput,
   },

@@ -6,18 +6,19 @@ import { z } from 'zod';
 import {
   CATALOG_PARAMS,
   CATALOG_PATH,
-  DEFAULT_PAGE_SIZE,
+  CHANGES_PARAMS,
+  CHANGES_PATH,
   DETAIL_PARAMS,
   DOCS_PATH,
   LIST_PARAMS,
-  MAX_PAGE_SIZE,
-  MAX_QUERY_LENGTH,
   MAX_SLUG_LENGTH,
   METRICS_PARAMS,
   METRICS_PATH,
   OPENAPI_PATH,
   parseRequest,
+  QUERY_PARAMETERS,
   type InvalidParam,
+  type QueryParameter,
 } from './requests.js';
 import {
   Attribution,
@@ -28,12 +29,14 @@ import {
   CatalogModel,
   CatalogResponse,
   CategoryPerformance,
+  ChangesResponse,
   DetailResponse,
-  INCLUDES,
+  FieldChange,
   ListItem,
   ListResponse,
   MetricInfo,
   MetricsResponse,
+  ModelChange,
   ModelDetail,
   NearbyModel,
   Pagination,
@@ -41,14 +44,12 @@ import {
   PricingDetail,
   PricingSummary,
   Problem,
+  PublicationChanges,
   PublicProvenance,
-  QUERY_LANES,
-  SORTS,
   Stats,
 } from './api.js';
 import { SLUG_RE } from './primitives.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
-import { CAPABILITY_MODALITIES, LOCALES } from './source.js';
 
 /** Real bodies of each response, as the build has them: the document shows them as examples (none without). */
 export interface OpenApiExamples {
@@ -76,6 +77,7 @@ const COMPONENTS: Record<string, z.ZodType> = {
   DetailResponse,
   MetricsResponse,
   CatalogResponse,
+  ChangesResponse,
   Problem,
   Attribution,
   Pagination,
@@ -94,6 +96,9 @@ const COMPONENTS: Record<string, z.ZodType> = {
   CapabilityKey,
   PublicProvenance,
   MetricInfo,
+  PublicationChanges,
+  ModelChange,
+  FieldChange,
 };
 
 /** The component schemas, referring to each other as #/components/schemas/<name>. */
@@ -119,7 +124,8 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const HEADERS: Record<string, Json> = {
   ETag: {
     description:
-      'Strong validator of the body: send it back in If-None-Match to get a 304 when nothing changed (the 304 counts against the quota, and sends no body).',
+      'Strong validator of the body: send it back in If-None-Match to get a 304 when nothing changed (the ' +
+      '304 counts against the quota, and sends no body).',
     required: true,
     schema: { type: 'string', pattern: '^"[0-9a-f]{32}"$' },
   },
@@ -130,7 +136,8 @@ const HEADERS: Record<string, Json> = {
   },
   'Cache-Control': {
     description:
-      'private, max-age=300 on keyed answers (browsers and apps may reuse them for five minutes, shared caches must not); public, max-age=300 on the OpenAPI document; no-store on errors.',
+      'private, max-age=300 on keyed answers (browsers and apps may reuse them for five minutes, shared ' +
+      'caches must not); public, max-age=300 on the OpenAPI document; no-store on errors.',
     schema: { type: 'string' },
   },
   Vary: {
@@ -179,125 +186,51 @@ const KEYED = [
   'RateLimit-Policy',
 ];
 
-/** Parameters shared by the operations, as components (the filters list theirs below). */
+/** Examples of the parameters that get one (lists as the comma list they are sent as). */
+const PARAMETER_EXAMPLES: Partial<Record<QueryParameter, string | number>> = {
+  include: 'benchmarks,pricing',
+  q: 'claude',
+  capabilities: 'input:image,tool_use',
+  input_modalities: 'text,image',
+  output_modalities: 'text',
+  min_context_window: 128000,
+  max_blended_price: 2.5,
+  since: 'r1a2b3c4d5e6f',
+};
+
+/**
+ * Every query parameter as a component, from its zod schema and description (requests.ts QUERY_PARAMETERS). A list
+ * is one comma-separated value (form, not exploded); the developer filter's values are this publication's developers.
+ */
 function parameters(developers: readonly string[]): Record<string, Json> {
-  const list = (items: Json, example: string): Json => ({
-    style: 'form',
-    explode: false,
-    schema: { type: 'array', items, uniqueItems: true },
-    example: example.split(','),
-  });
-  return {
-    locale: {
-      name: 'locale',
-      in: 'query',
-      description: 'Language of the descriptions; every other field is the same in each locale.',
-      schema: { type: 'string', enum: [...LOCALES], default: 'en' },
-    },
-    include: {
-      name: 'include',
-      in: 'query',
-      description:
-        'Sections to add, as one comma-separated list in any order: benchmarks (every metric with rank and nearby models; on list items the groups and category scores), capabilities, pricing.',
-      ...list({ type: 'string', enum: [...INCLUDES] }, 'benchmarks,pricing'),
-    },
-    lane: {
-      name: 'lane',
-      in: 'query',
-      description:
-        'verified: verified records only; provisional: models with provisional records, from those; all: every public model, from every record.',
-      schema: { type: 'string', enum: [...QUERY_LANES], default: 'verified' },
-    },
-    includeDisplayOnly: {
-      name: 'includeDisplayOnly',
-      in: 'query',
-      description: 'true: manual display-only overrides replace the name, descriptions and links they set.',
-      schema: { type: 'boolean', default: false },
-    },
-    q: {
-      name: 'q',
-      in: 'query',
-      description:
-        'Search: case- and accent-insensitive; matches names and slugs from the start of a word (also written without separators: gpt4o finds gpt-4o), or every word in the name, slug or description. Results are ordered by relevance, then by sort.',
-      schema: { type: 'string', maxLength: MAX_QUERY_LENGTH },
-      example: 'claude',
-    },
-    page: {
-      name: 'page',
-      in: 'query',
-      description: 'One-based page; past the last page the answer is 200 with no models and the true total.',
-      schema: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 },
-    },
-    page_size: {
-      name: 'page_size',
-      in: 'query',
-      description: `Models per page, at most ${MAX_PAGE_SIZE}.`,
-      schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
-    },
-    sort: {
-      name: 'sort',
-      in: 'query',
-      description:
-        'popular: served by more providers first; newest: release date; recent: newest activity (update or measurement); alphabetical: by name. Every order ends with the slug, so pages never repeat or skip a model.',
-      schema: { type: 'string', enum: [...SORTS], default: 'popular' },
-    },
-    capabilities: {
-      name: 'capabilities',
-      in: 'query',
-      description: 'Keeps the models whose capabilities.keys hold every key listed (comma-separated).',
-      ...list({ $ref: '#/components/schemas/CapabilityKey' }, 'input:image,tool_use'),
-    },
-    input_modalities: {
-      name: 'input_modalities',
-      in: 'query',
-      description:
-        'Keeps the models that accept every modality listed: input_modalities=image is capabilities=input:image.',
-      ...list({ type: 'string', enum: [...CAPABILITY_MODALITIES] }, 'text,image'),
-    },
-    output_modalities: {
-      name: 'output_modalities',
-      in: 'query',
-      description:
-        'Keeps the models that produce every modality listed: output_modalities=audio is capabilities=output:audio.',
-      ...list({ type: 'string', enum: [...CAPABILITY_MODALITIES] }, 'text'),
-    },
-    developer: {
-      name: 'developer',
-      in: 'query',
-      description:
-        'Keeps the models by any developer listed (comma-separated), names exactly as published in developer. A name no model of the publication has is a 400 that lists them.',
-      ...(developers.length
-        ? list({ type: 'string', enum: [...developers] }, developers.slice(0, 2).join(','))
-        : list({ type: 'string' }, 'OpenAI,Anthropic')),
-    },
-    min_context_window: {
-      name: 'min_context_window',
-      in: 'query',
-      description: 'Keeps the models whose context_window_tokens is at least this (0 there means unknown).',
-      schema: { type: 'integer', minimum: 0, maximum: 999_999_999 },
-      example: 128000,
-    },
-    min_output_tokens: {
-      name: 'min_output_tokens',
-      in: 'query',
-      description: 'Keeps the models whose max_output_tokens is at least this (0 there means unknown).',
-      schema: { type: 'integer', minimum: 0, maximum: 999_999_999 },
-    },
-    max_blended_price: {
-      name: 'max_blended_price',
-      in: 'query',
-      description:
-        'Keeps the models with a price in the lane whose blended price ((3 x input + output) / 4, USD per million tokens) is at most this.',
-      schema: { type: 'number', minimum: 0, maximum: 9_999_999 },
-      example: 2.5,
-    },
-    open_weights: {
-      name: 'open_weights',
-      in: 'query',
-      description: 'Keeps the models whose weights are open (true) or not (false).',
-      schema: { type: 'boolean' },
-    },
-  };
+  const out: Record<string, Json> = {};
+  for (const [name, zod] of Object.entries(QUERY_PARAMETERS) as [QueryParameter, z.ZodType][]) {
+    const {
+      $schema: _dialect,
+      description,
+      ...schema
+    } = z.toJSONSchema(zod, {
+      target: 'draft-2020-12',
+      io: 'input',
+      unrepresentable: 'throw',
+    }) as Json;
+    const example = PARAMETER_EXAMPLES[name];
+    const parameter: Json = { name, in: 'query', description, schema };
+    if (schema.type === 'array') {
+      const items =
+        name === 'capabilities'
+          ? ref('CapabilityKey')
+          : name === 'developer' && developers.length
+            ? { type: 'string', enum: [...developers] }
+            : (schema.items as Json);
+      Object.assign(parameter, { style: 'form', explode: false, schema: { ...schema, items, uniqueItems: true } });
+      const listed =
+        name === 'developer' ? (developers.length ? developers.slice(0, 2).join(',') : 'OpenAI,Anthropic') : example;
+      if (listed !== undefined) parameter.example = String(listed).split(',');
+    } else if (example !== undefined) parameter.example = example;
+    out[name] = parameter;
+  }
+  return out;
 }
 
 /** A real problem body for each code (what the gateway sends), with the invalid parameters of real requests. */
@@ -323,7 +256,9 @@ function errorResponses(developers: readonly string[]): Record<string, Json> {
   };
   return {
     BadRequest: problems(
-      'A parameter the operation does not have, a value outside its range or list, a parameter given twice (invalid_parameter), or a request that cannot be parsed (bad_request). Not counted against the quota.',
+      'A parameter the operation does not have, a value outside its range or list, a parameter given twice ' +
+        '(invalid_parameter), or a request that cannot be parsed (bad_request). Not counted against the ' +
+        'quota.',
       {
         unknown_parameter: problemExample('invalid_parameter', invalidOf('/api/v1/models', 'developr=OpenAI')),
         unknown_capability: problemExample(
@@ -341,7 +276,8 @@ function errorResponses(developers: readonly string[]): Record<string, Json> {
       unknown_key: problemExample('invalid_api_key'),
     }),
     NotFound: problems(
-      'An unknown path, a slug that is not canonical, or no such model in the requested lane (the detail says which). Only a well-formed slug counts against the quota.',
+      'An unknown path, a slug that is not canonical, or no such model in the requested lane (the detail ' +
+        'says which). Only a well-formed slug counts against the quota.',
       { not_found: problemExample('not_found') },
     ),
     MethodNotAllowed: problems(
@@ -352,6 +288,11 @@ function errorResponses(developers: readonly string[]): Record<string, Json> {
     RequestTimeout: problems('The request did not arrive in full within 30 s.', {
       request_timeout: problemExample('request_timeout'),
     }),
+    Gone: problems(
+      'resync_required: since names a revision the feed does not keep (or none it knows). Fetch the catalog ' +
+        'again, then follow the feed from the revision it was served with. Counts against the quota.',
+      { resync_required: problemExample('resync_required') },
+    ),
     UriTooLong: problems('A request target over 4096 bytes.', { uri_too_long: problemExample('uri_too_long') }),
     TooManyRequests: problems(
       "The key's daily quota is spent; it resets at 00:00 UTC (Retry-After).",
@@ -362,7 +303,8 @@ function errorResponses(developers: readonly string[]): Record<string, Json> {
       headers_too_large: problemExample('headers_too_large'),
     }),
     Unavailable: problems(
-      'The publication or the key and quota store could not be read in time (unavailable), or too many pipelined requests wait on one connection (too_many_pipelined). Not counted; retry shortly.',
+      'The publication or the key and quota store could not be read in time (unavailable), or too many ' +
+        'pipelined requests wait on one connection (too_many_pipelined). Not counted; retry shortly.',
       { unavailable: problemExample('unavailable'), too_many_pipelined: problemExample('too_many_pipelined') },
     ),
     NotModified: {
@@ -411,10 +353,16 @@ export function openApiDocument(o: OpenApiOptions): Json {
       version: o.schemaVersion,
       summary: 'A read-only catalog of AI models: speed, prices, benchmark ranks and capabilities.',
       description: [
-        'Every request needs an API key in the x-api-key header. Each key has a daily quota (1000 requests per UTC day on the free tier; RateLimit-Policy states it): every admitted request counts, 304 included; 400, 401 and 429 do not.',
-        'Answers carry a strong ETag and Last-Modified: revalidate with If-None-Match instead of fetching again, and reuse an answer for five minutes (Cache-Control). Unknown parameters (cache-busters too) are refused with 400.',
-        'To sync the whole catalog, read GET /api/v1/catalog: one request per locale, lane and display variant holds every model with every include.',
-        `Every display of this data must carry the backlink in the attribution object of each answer; each model's provenance names its sources and their licences. A human reference of this document is at ${DOCS_PATH}.`,
+        'Every request needs an API key in the x-api-key header. Each key has a daily quota (1000 requests ' +
+          'per UTC day on the free tier; RateLimit-Policy states it): every admitted request counts, 304 ' +
+          'included; 400, 401 and 429 do not.',
+        'Answers carry a strong ETag and Last-Modified: revalidate with If-None-Match instead of fetching ' +
+          'again, and reuse an answer for five minutes (Cache-Control). Unknown parameters (cache-busters too) ' +
+          'are refused with 400.',
+        'To sync the whole catalog, read GET /api/v1/catalog: one request per locale, lane and display ' +
+          'variant holds every model with every include.',
+        `Every display of this data must carry the backlink in the attribution object of each answer; each model's ` +
+          `provenance names its sources and their licences. A human reference of this document is at ${DOCS_PATH}.`,
       ].join('\n\n'),
       // The software's and this description's; the data's are its sources' (each detail's provenance names them).
       license: { name: 'MIT', identifier: 'MIT' },
@@ -425,6 +373,7 @@ export function openApiDocument(o: OpenApiOptions): Json {
       { name: 'models', description: 'The catalog: lists, search, filters and model details.' },
       { name: 'leaderboards', description: 'The metrics the publication ranks models by.' },
       { name: 'export', description: 'The whole catalog in one answer, for syncing.' },
+      { name: 'changes', description: 'What each recent publication changed, per model and field, for syncing.' },
       { name: 'meta', description: 'This description of the API.' },
     ],
     paths: {
@@ -434,7 +383,9 @@ export function openApiDocument(o: OpenApiOptions): Json {
           tags: ['models'],
           summary: 'List, search and filter models',
           description:
-            'One page of models in the requested order. With q, filters, or a page size other than the prebuilt ones, the page is composed by the gateway; the answer has the same form. Filters combine (all must hold).',
+            'One page of models in the requested order. With q, filters, or a page size other than the prebuilt ' +
+            'ones, the page is composed by the gateway; the answer has the same form. Filters combine (all must ' +
+            'hold).',
           parameters: paramRefs(LIST_PARAMS),
           responses: {
             '200': ok(
@@ -477,7 +428,8 @@ export function openApiDocument(o: OpenApiOptions): Json {
           tags: ['leaderboards'],
           summary: 'Every metric models are ranked by',
           description:
-            'Each metric with its label, group, unit and direction, and how many models it ranks in each lane: the columns of a comparison table, the choices of a leaderboard selector.',
+            'Each metric with its label, group, unit and direction, and how many models it ranks in each lane: ' +
+            'the columns of a comparison table, the choices of a leaderboard selector.',
           parameters: paramRefs(METRICS_PARAMS),
           responses: {
             '200': ok('Every metric.', 'MetricsResponse', 'metrics', 'The metrics (cut to three)', o.examples.metrics),
@@ -491,7 +443,9 @@ export function openApiDocument(o: OpenApiOptions): Json {
           tags: ['export'],
           summary: 'Every model of a lane, with every include',
           description:
-            'data.models holds every model of the lane, by slug, each equal to the data of its detail with include=benchmarks,capabilities,pricing. One request, and one ETag to revalidate: the way to sync the catalog.',
+            'data.models holds every model of the lane, by slug, each equal to the data of its detail with ' +
+            'include=benchmarks,capabilities,pricing. One request, and one ETag to revalidate: the way to sync ' +
+            'the catalog.',
           parameters: paramRefs(CATALOG_PARAMS),
           responses: {
             '200': ok(
@@ -501,6 +455,24 @@ export function openApiDocument(o: OpenApiOptions): Json {
               'The catalog (cut to its first model; total counts them all)',
               o.examples.catalog,
             ),
+            ...responseRefs(KEYED_ERRORS),
+          },
+        },
+      },
+      [CHANGES_PATH]: {
+        get: {
+          operationId: 'listChanges',
+          tags: ['changes'],
+          summary: 'What changed in recent publications',
+          description:
+            'The semantic changes of the last 30 publications, newest first: models added, removed or changed, ' +
+            'with each changed field before and after. To stay in sync, read the catalog once, then ask for the ' +
+            'changes since the X-Publication-Revision it was served with (docs/changes.md).',
+          parameters: paramRefs(CHANGES_PARAMS),
+          responses: {
+            // No example: the document is made before the build knows what its feed holds.
+            '200': ok('The publications after since (all kept, without it).', 'ChangesResponse', '', '', undefined),
+            '410': { $ref: '#/components/responses/Gone' },
             ...responseRefs(KEYED_ERRORS),
           },
         },

@@ -19,7 +19,9 @@ export const PROBLEMS = {
     status: 410,
     title: 'Revision not in the changes feed',
     detail:
-      'The since revision is unknown, or older than the publications the changes feed keeps (the last 30): fetch the catalog again from /api/v1/catalog (or the list and detail operations), then follow /api/v1/changes?since=<the X-Publication-Revision it was served with>.',
+      'The since revision is unknown, or older than the publications the changes feed keeps (the last 30): ' +
+      'fetch the catalog again from /api/v1/catalog (or the list and detail operations), then follow ' +
+      '/api/v1/changes?since=<the X-Publication-Revision it was served with>.',
   },
   expectation_failed: {
     status: 417,

@@ -2,15 +2,20 @@
 // request, or refused with each bad parameter named. The OpenAPI document takes its parameters from here;
 // publication/layout.ts's fileFor maps a request to the prebuilt file that answers it, and the gateway composes the
 // rest (q, filters, page sizes not prebuilt) or serves it itself (GET /docs and its script: gateway/open.ts).
-import { CAPABILITY_KEYS, INCLUDES, QUERY_LANES, SORTS, type Include, type QueryLane, type Sort } from './api.js';
+import { z } from 'zod';
+import { CAPABILITY_KEYS, CapabilityKey, Include, INCLUDES, QUERY_LANES, QueryLane, Sort, SORTS } from './api.js';
 import { RevisionId, SLUG_RE } from './primitives.js';
-import { CAPABILITY_MODALITIES, LOCALES, type Locale } from './source.js';
+import { CAPABILITY_MODALITIES, Locale, LOCALES } from './source.js';
 
 export const API_PREFIX = '/api/v1/models';
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
 export const MAX_QUERY_LENGTH = 200;
 const MAX_PAGE = 1_000_000;
+/** The largest token count a filter takes (nine digits, as every whole-number parameter). */
+const MAX_TOKENS = 999_999_999;
+const MAX_PRICE = 9_999_999;
+const MAX_DEVELOPER_LENGTH = 100;
 export const MAX_SLUG_LENGTH = 160;
 
 export interface Variant {
@@ -127,19 +132,107 @@ export const DETAIL_PARAMS = VARIANT_PARAMS;
 export const CATALOG_PARAMS = ['locale', 'lane', 'includeDisplayOnly'] as const;
 /** Metric labels are not localized yet, but every answer's envelope names its locale. */
 export const METRICS_PARAMS = ['locale'] as const;
+/** The feed's one parameter: the revision a client last read (absent: every publication the feed keeps). */
+export const CHANGES_PARAMS = ['since'] as const;
+/**
+ * Every query parameter as a zod schema with its description: the OpenAPI document's parameters follow from these
+ * (parseRequest above checks the values, with messages that name what was wrong).
+ */
+export const QUERY_PARAMETERS = {
+  locale: Locale.default('en').describe('Language of the descriptions; every other field is the same in each locale.'),
+  include: z
+    .array(Include)
+    .describe(
+      'Sections to add, as one comma-separated list in any order: benchmarks (every metric with rank and nearby models; ' +
+        'on list items the groups and category scores), capabilities, pricing.',
+    ),
+  lane: QueryLane.default('verified').describe(
+    'verified: verified records only; provisional: models with provisional records, from those; ' +
+      'all: every public model, from every record.',
+  ),
+  includeDisplayOnly: z
+    .boolean()
+    .default(false)
+    .describe('true: manual display-only overrides replace the name, descriptions and links they set.'),
+  q: z
+    .string()
+    .max(MAX_QUERY_LENGTH)
+    .describe(
+      'Search: case- and accent-insensitive; matches names and slugs from the start of a word (also written without ' +
+        'separators: gpt4o finds gpt-4o), or every word in the name, slug or description. Results are ordered by ' +
+        'relevance, then by sort.',
+    ),
+  page: z
+    .int()
+    .min(1)
+    .max(MAX_PAGE)
+    .default(1)
+    .describe('One-based page; past the last page the answer is 200 with no models and the true total.'),
+  page_size: z
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .default(DEFAULT_PAGE_SIZE)
+    .describe(`Models per page, at most ${MAX_PAGE_SIZE}.`),
+  sort: Sort.default('popular').describe(
+    'popular: served by more providers first; newest: release date; recent: newest activity (update or measurement); ' +
+      'alphabetical: by name. Every order ends with the slug, so pages never repeat or skip a model.',
+  ),
+  capabilities: z
+    .array(CapabilityKey)
+    .describe('Keeps the models whose capabilities.keys hold every key listed (comma-separated).'),
+  input_modalities: z
+    .array(z.enum(CAPABILITY_MODALITIES))
+    .describe(
+      'Keeps the models that accept every modality listed: input_modalities=image is capabilities=input:image.',
+    ),
+  output_modalities: z
+    .array(z.enum(CAPABILITY_MODALITIES))
+    .describe(
+      'Keeps the models that produce every modality listed: output_modalities=audio is capabilities=output:audio.',
+    ),
+  developer: z
+    .array(z.string().max(MAX_DEVELOPER_LENGTH))
+    .describe(
+      'Keeps the models by any developer listed (comma-separated), names exactly as published in developer. ' +
+        'A name no model of the publication has is a 400 that lists them.',
+    ),
+  min_context_window: z
+    .int()
+    .min(0)
+    .max(MAX_TOKENS)
+    .describe('Keeps the models whose context_window_tokens is at least this (0 there means unknown).'),
+  min_output_tokens: z
+    .int()
+    .min(0)
+    .max(MAX_TOKENS)
+    .describe('Keeps the models whose max_output_tokens is at least this (0 there means unknown).'),
+  max_blended_price: z
+    .number()
+    .min(0)
+    .max(MAX_PRICE)
+    .describe(
+      'Keeps the models with a price in the lane whose blended price ((3 x input + output) / 4, USD per million ' +
+        'tokens) is at most this.',
+    ),
+  open_weights: z.boolean().describe('Keeps the models whose weights are open (true) or not (false).'),
+  since: RevisionId.describe(
+    'The X-Publication-Revision of the last answer you read: the feed then lists only the publications after it. ' +
+      'Without it, every publication the feed keeps.',
+  ),
+} satisfies Record<string, z.ZodType>;
+export type QueryParameter = keyof typeof QUERY_PARAMETERS;
+
 /** The parameters of each operation that takes a query (the /docs page ignores its query). */
 const PARAMS: Readonly<Record<Exclude<RouteKind, 'docs' | 'docs-script'>, readonly string[]>> = {
   list: LIST_PARAMS,
   detail: DETAIL_PARAMS,
   metrics: METRICS_PARAMS,
   catalog: CATALOG_PARAMS,
-  changes: ['since'],
+  changes: CHANGES_PARAMS,
   openapi: [],
 };
 const LIST_SET: ReadonlySet<string> = new Set(LIST_PARAMS);
-/** The largest token count a filter takes (nine digits, as every whole-number parameter). */
-const MAX_TOKENS = 999_999_999;
-const MAX_DEVELOPER_LENGTH = 100;
 
 /**
  * Parse a request path and query. Every parameter must be one of the operation's: a misspelled one (developr,
@@ -326,7 +419,7 @@ function parseFilter(values: Map<string, string>, invalid: InvalidParam[]): List
     else
       invalid.push({
         name: 'max_blended_price',
-        reason: 'must be a price in USD per million tokens, a decimal number from 0 to 9999999 (e.g. 2.5)',
+        reason: `must be a price in USD per million tokens, a decimal number from 0 to ${MAX_PRICE} (e.g. 2.5)`,
       });
   }
   let open_weights: boolean | null = null;

@@ -20,7 +20,8 @@ export type RecordLane = z.infer<typeof RecordLane>;
  * descriptions may hold tabs and line breaks, nothing else of these (data/README.md).
  */
 const HIDDEN_IN_TEXT =
-  '\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u115f\\u1160\\u180e\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufeff\\ufff9-\\ufffb';
+  '\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u115f\\u1160\\u180e\\u200b-\\u200f' +
+  '\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufeff\\ufff9-\\ufffb';
 const HIDDEN_IN_NAME = `\\u0009\\u000a${HIDDEN_IN_TEXT}`;
 const hiddenChar = (chars: string) => new RegExp(`[${chars}]`);
 const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
@@ -270,7 +271,8 @@ const Lifecycle = {
     .array(Slug)
     .default([])
     .describe(
-      "On an alias (claude-opus-4-5, mistral-large-latest): the slugs of every dated snapshot it has named; the API derives each snapshot's aliases from these",
+      'On an alias (claude-opus-4-5, mistral-large-latest): the slugs of every dated snapshot it has named; the API ' +
+        "derives each snapshot's aliases from these",
     ),
 };
 

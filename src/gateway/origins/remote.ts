@@ -41,7 +41,8 @@ export async function remoteOrigin(url: string, o: RemoteOptions = {}): Promise<
       const meta = p.publication;
       if (meta.manifestSha256 !== undefined && meta.manifestSha256 !== p.manifest.sha256)
         throw new IntegrityError(
-          `${where}${POINTER_KEY}: publication ${id} names manifest ${p.manifest.sha256} but its publication.json names ${meta.manifestSha256}`,
+          `${where}${POINTER_KEY}: publication ${id} names manifest ${p.manifest.sha256} but its publication.json ` +
+            `names ${meta.manifestSha256}`,
         );
       return { manifest, meta };
     },

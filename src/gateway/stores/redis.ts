@@ -252,11 +252,16 @@ export async function redisStore(opts: RedisStoreOptions): Promise<QuotaStore> {
 
   const lostError = () =>
     new StoreDataLostError(
-      `Redis at ${redactUrl(opts.url)} lost its data (its generation key ${k.generation} is gone or changed since this gateway started): every request is refused until the gateway restarts; see docs/quota.md, "When Redis loses its data"`,
+      `Redis at ${redactUrl(opts.url)} lost its data (its generation key ${k.generation} is gone or changed since ` +
+        'this gateway started): every request is refused until the gateway restarts; see docs/quota.md, "When Redis ' +
+        'loses its data"',
     );
   const wentBackError = (keyId: string, day: string, stored: string, seen: number) =>
     new StoreDataLostError(
-      `Redis at ${redactUrl(opts.url)} went back in time: it counts ${stored} units ever granted to key ${keyId} on ${day}, fewer than the ${seen} this gateway saw (a restart from an RDB snapshot older than the last takes, without appendonly yes?): the counters were raised to what this gateway saw, and every request is refused until the gateway restarts; see docs/quota.md, "When Redis loses its data"`,
+      `Redis at ${redactUrl(opts.url)} went back in time: it counts ${stored} units ever granted to key ${keyId} on ` +
+        `${day}, fewer than the ${seen} this gateway saw (a restart from an RDB snapshot older than the last takes, ` +
+        'without appendonly yes?): the counters were raised to what this gateway saw, and every request is refused ' +
+        'until the gateway restarts; see docs/quota.md, "When Redis loses its data"',
     );
   let lost: StoreDataLostError | null = null;
   const checked = async <T>(run: () => Promise<T>, wentBack?: (stored: string) => StoreDataLostError): Promise<T> => {
@@ -372,15 +377,21 @@ async function persistenceWarnings(client: RedisClient, where: string): Promise<
     save = ((await client.config('GET', 'save')) as string[])[1];
   } catch (e) {
     return [
-      `cannot check the persistence of Redis at ${where} (CONFIG GET refused: ${(e as Error).message}): make sure it runs with appendonly yes (docs/quota.md)`,
+      `cannot check the persistence of Redis at ${where} (CONFIG GET refused: ${(e as Error).message}): make sure it ` +
+        'runs with appendonly yes (docs/quota.md)',
     ];
   }
   if (appendonly === 'yes') return [];
   if (save)
     return [
-      `Redis at ${where} runs with appendonly ${appendonly ?? 'unknown'} and RDB snapshots only (save "${save}"): a crash or restart takes the day's quota counters and the keys back to the last snapshot, minutes old, and every unit granted since would be granted again. Redis's own guidance for data you cannot lose is the append-only file: set appendonly yes. Until then, a gateway that sees a counter go back refuses every request until restarted (docs/quota.md)`,
+      `Redis at ${where} runs with appendonly ${appendonly ?? 'unknown'} and RDB snapshots only (save "${save}"): a ` +
+        `crash or restart takes the day's quota counters and the keys back to the last snapshot, minutes old, and every ` +
+        `unit granted since would be granted again. Redis's own guidance for data you cannot lose is the append-only ` +
+        'file: set appendonly yes. Until then, a gateway that sees a counter go back refuses every request until ' +
+        'restarted (docs/quota.md)',
     ];
   return [
-    `Redis at ${where} runs with appendonly ${appendonly ?? 'unknown'} and no snapshots: a restart can forget today's quota counters and the keys, and the gateways then refuse every request until restarted; set appendonly yes (docs/quota.md)`,
+    `Redis at ${where} runs with appendonly ${appendonly ?? 'unknown'} and no snapshots: a restart can forget today's ` +
+      'quota counters and the keys, and the gateways then refuse every request until restarted; set appendonly yes (docs/quota.md)',
   ];
 }

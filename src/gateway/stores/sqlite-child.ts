@@ -62,8 +62,10 @@ export async function isolatedSqliteStore(opts: SqliteStoreOptions): Promise<Quo
           return reject(new Error(`the SQLite store process for ${file} exited (${signal ?? code}) while opening it`));
         if (child === c) child = null;
         if (closed) return;
+        const why = signal === 'SIGBUS' ? ': its -shm file could not be written, see docs/operations.md' : '';
         down = new Error(
-          `the SQLite store process for ${file} died (${signal ?? `exit code ${code}`}${signal === 'SIGBUS' ? ': its -shm file could not be written, see docs/operations.md' : ''}): requests that need the store answer 503 until a new one has opened it`,
+          `the SQLite store process for ${file} died (${signal ?? `exit code ${code}`}${why}): ` +
+            'requests that need the store answer 503 until a new one has opened it',
         );
         for (const [, p] of pending) p.reject(down);
         pending.clear();

@@ -44,7 +44,8 @@ async function loadDriver(): Promise<typeof BetterSqlite3> {
     return (await import('better-sqlite3')).default;
   } catch (e) {
     throw new Error(
-      `Cannot import \`better-sqlite3\`, which sqlite: quota stores need: install it with \`npm install better-sqlite3\`. (${(e as Error).message})`,
+      `Cannot import \`better-sqlite3\`, which sqlite: quota stores need: install it with \`npm install ` +
+        `better-sqlite3\`. (${(e as Error).message})`,
       { cause: e },
     );
   }
@@ -158,7 +159,8 @@ export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore>
     const now = statSync(file, { throwIfNoEntry: false });
     if (now && now.ino === identity.ino && now.dev === identity.dev) return;
     lost = new StoreDataLostError(
-      `the SQLite store ${file} was ${now ? 'replaced' : 'deleted'} while this gateway was serving: every request is refused until the gateway restarts (it then opens the file as it is; docs/operations.md)`,
+      `the SQLite store ${file} was ${now ? 'replaced' : 'deleted'} while this gateway was serving: every request is ` +
+        'refused until the gateway restarts (it then opens the file as it is; docs/operations.md)',
     );
     throw lost;
   };

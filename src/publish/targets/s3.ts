@@ -171,7 +171,8 @@ function explain(e: unknown, what: string): Error {
   const x = e as Error & { name?: string; Code?: string };
   if (x?.name === 'CredentialsProviderError')
     return new Error(
-      `${what}: no AWS credentials found. They come from the standard AWS chain only: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials or ~/.aws/config`,
+      `${what}: no AWS credentials found. They come from the standard AWS chain only: AWS_ACCESS_KEY_ID and ` +
+        'AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials or ~/.aws/config',
       { cause: e },
     );
   if (/region is missing/i.test(x?.message ?? ''))
