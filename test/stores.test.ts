@@ -9,11 +9,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEFAULT_STORE_URL,
   DuplicateKeyError,
+  naming,
   openStore,
   type KeyRecord,
   type QuotaStore,
 } from '../src/gateway/stores/index.js';
 import { memoryStore } from '../src/gateway/stores/memory.js';
+import { StoreDataLostError } from '../src/gateway/stores/types.js';
 import {
   KeyCache,
   createKey,
@@ -360,6 +362,21 @@ describe.skipIf(!redisBin)('redis-server', () => {
       });
     },
   );
+});
+
+describe('naming()', () => {
+  it('a store failure names the store it concerns; its own verdicts pass as they are', async () => {
+    const raw = memoryStore();
+    raw.take = () => Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }));
+    raw.ping = () => Promise.reject(new StoreDataLostError('the SQLite store /srv/g.db was deleted'));
+    const store = naming(raw, 'the SQLite store', '/srv/g.db');
+    const e = (await store.take('k_a', DAY, 1, 10).catch((err: unknown) => err)) as Error & { code?: string };
+    expect(e.message).toBe('the SQLite store /srv/g.db: database or disk is full');
+    expect(e.code).toBe('SQLITE_FULL');
+    await expect(store.ping()).rejects.toBeInstanceOf(StoreDataLostError);
+    await expect(store.take('k_a', DAY, 0, 10)).rejects.toThrow(/^the SQLite store \/srv\/g\.db: /);
+    expect(store.driver).toBe('memory');
+  });
 });
 
 describe('openStore()', () => {

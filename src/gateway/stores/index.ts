@@ -1,8 +1,9 @@
 // Picks a quota store driver from a URL (`--store`): sqlite:PATH, redis://HOST:PORT, memory:.
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { UsageError } from '../../errors.js';
 import { redactUrl } from '../../redact.js';
-import type { QuotaStore } from './types.js';
+import { DuplicateKeyError, StoreDataLostError, type QuotaStore } from './types.js';
 
 export type { KeyRecord, QuotaStore, TakeResult } from './types.js';
 export { DuplicateKeyError } from './types.js';
@@ -44,9 +45,12 @@ export async function openStore(url: string, { mustExist = false, isolate = fals
     const open = isolate
       ? (await import('./sqlite-child.js')).isolatedSqliteStore
       : (await import('./sqlite.js')).sqliteStore;
-    return open({ path: file }).catch((e: Error) => {
-      throw new Error(`Store "${url}": ${e.message}`, { cause: e });
-    });
+    return open({ path: file }).then(
+      (store) => naming(store, 'the SQLite store', path.resolve(file)),
+      (e: Error) => {
+        throw new Error(`Store "${url}": ${e.message}`, { cause: e });
+      },
+    );
   }
   if (url.startsWith('redis://') || url.startsWith('rediss://')) {
     const { redisStore } = await import('./redis.js');
@@ -71,7 +75,7 @@ export async function openStore(url: string, { mustExist = false, isolate = fals
       );
     const prefix = u.searchParams.get('prefix') ?? undefined;
     u.searchParams.delete('prefix');
-    return redisStore({ url: u.toString(), prefix, db });
+    return naming(await redisStore({ url: u.toString(), prefix, db }), 'Redis at', redactUrl(url));
   }
   const scheme = /^(sqlite|redis|rediss|memory):/i.exec(url)?.[1];
   if (scheme)
@@ -79,4 +83,29 @@ export async function openStore(url: string, { mustExist = false, isolate = fals
       `Store "${redactUrl(url)}": write the scheme in lower case, ${scheme.toLowerCase()}:, as in ${ACCEPTED}.`,
     );
   throw new UsageError(`Unknown store "${redactUrl(url)}": use ${ACCEPTED}.`);
+}
+
+/**
+ * The store with every failure naming it: a driver's own errors are often bare ("database or disk is full",
+ * "Connection is closed."), and they reach the request log and the CLI. Errors that already say where, or that
+ * are the store's own verdicts (lost data, a duplicate key, a bad argument), pass as they are.
+ */
+export function naming(store: QuotaStore, what: string, where: string): QuotaStore {
+  const named = (e: unknown): never => {
+    if (
+      !(e instanceof Error) ||
+      e instanceof StoreDataLostError ||
+      e instanceof DuplicateKeyError ||
+      e instanceof RangeError ||
+      e.message.includes(where)
+    )
+      throw e;
+    throw Object.assign(new Error(`${what} ${where}: ${e.message}`, { cause: e }), 'code' in e ? { code: e.code } : {});
+  };
+  const wrapped = { ...store } as Record<string, unknown>;
+  for (const op of ['createKey', 'findKey', 'listKeys', 'revokeKey', 'take', 'release', 'granted', 'ping'] as const) {
+    const run = store[op].bind(store) as (...a: unknown[]) => Promise<unknown>;
+    wrapped[op] = (...a: unknown[]) => run(...a).catch(named);
+  }
+  return wrapped as unknown as QuotaStore;
 }
