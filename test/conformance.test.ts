@@ -73,6 +73,20 @@ describe.skipIf(!hasChecker)('conformance checker against modelpub serve (defaul
     expect(code).toBe(0);
   });
 
+  it('the figures README and docs/ state about the default publication are those of this build (scripts/check-doc-figures.mjs)', () => {
+    let out = '';
+    try {
+      out = execFileSync('node', [path.join(root, 'scripts/check-doc-figures.mjs'), '--dist', path.join(tmp, 'dist')], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (e) {
+      out = (e as { stdout: string }).stdout;
+      expect.fail(`docs disagree with the default build (update them with data/ changes):\n${out}`);
+    }
+    expect(out).toMatch(/^ok {3}README\.md:\d+ files: stated [\d,]+, the build has/m);
+  });
+
   it('issue 26 on the default data: the catalog holds all 674 models of the default lane in each locale, each its detail with every include; a filter gives what the details say', async () => {
     const release = path.join(tmp, 'dist', 'current');
     const text = (rel: string) => readFileSync(path.join(release, rel), 'utf8');
