@@ -119,12 +119,8 @@ export async function publish(o: PublishOptions): Promise<PublishResult> {
   ].filter(Boolean);
   const uploaded = did.length > 1 ? `${did.slice(0, -1).join(', ')} and ${did.at(-1)}` : did[0];
   say(
-    `${plan.alreadyLive ? 'still live' : 'live'}: ${rev(local.entry)} at ${o.target.description} (${keptLine(pointer)}); ${
-      uploaded
-        ? `uploaded ' +
-      '${uploaded}`
-        : 'nothing uploaded'
-    }`,
+    `${plan.alreadyLive ? 'still live' : 'live'}: ${rev(local.entry)} at ${o.target.description} (${keptLine(pointer)}); ` +
+      (uploaded ? `uploaded ${uploaded}` : 'nothing uploaded'),
   );
   result.deleted = await deleteUnkept(o.target, plan.deletion, say);
   return result;
