@@ -28,6 +28,7 @@ import {
   SpeedRun,
 } from './schema/source.js';
 import { Snapshot } from './schema/snapshot.js';
+import { ModelPricesResponse, PricesAtResponse } from './schema/history.js';
 
 interface Entry {
   schema: z.ZodType;
@@ -62,6 +63,16 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
     description: "one line of data/price-history/*.jsonl: an offer's price over a range of days",
   },
   // published files
+  ModelPricesResponse: {
+    schema: ModelPricesResponse,
+    io: 'output',
+    description: "GET /api/v1/models/{slug}/prices[?at=]: a model's dated prices (api/v1/models/<slug>/prices.json)",
+  },
+  PricesAtResponse: {
+    schema: PricesAtResponse,
+    io: 'output',
+    description: "GET /api/v1/prices?at=: every model's headline price in force on a day",
+  },
   ListResponse: { schema: ListResponse, io: 'output', description: 'GET /api/v1/models: api/v1/list/**.json' },
   DetailResponse: {
     schema: DetailResponse,

@@ -88,6 +88,8 @@ describe('OpenAPI document', () => {
     expect(Object.keys(paths)).toEqual([
       '/api/v1/models',
       '/api/v1/models/{slug}',
+      '/api/v1/models/{slug}/prices',
+      '/api/v1/prices',
       '/api/v1/metrics',
       '/api/v1/catalog',
       '/api/v1/changes',

@@ -15,6 +15,8 @@ import {
   type InvalidParam,
   type ListRequest,
   type ParseResult,
+  type PricesAllRequest,
+  type PricesRequest,
   type RouteKind,
 } from '../schema/requests.js';
 import type { QueryLane } from '../schema/api.js';
@@ -28,6 +30,7 @@ import { ALLOW, notModified, rateHeaders, responseHeaders, sendPreflight, sendPr
 import type { FileInfo, Publication } from './publication.js';
 import type { Admission } from './quota.js';
 import { SendBuffers } from './send-buffers.js';
+import { composePrices, hasPrices } from './prices.js';
 
 export const MAX_URL_LENGTH = 4096;
 /**
@@ -127,6 +130,8 @@ function parseUrl(rawUrl: string): ParsedUrl {
     route === 'catalog' ||
     route === 'changes' ||
     route === 'openapi' ||
+    route === 'prices-all' ||
+    route === 'prices' ||
     (route === 'detail' && /^[^/]+$/.test(url.pathname.slice(API_PREFIX.length + 1)));
   return { route, result, preflight };
 }
@@ -320,9 +325,14 @@ export function createHandler(d: GatewayDeps) {
     const request = (x.parsed!.result as Extract<ParseResult, { ok: true }>).request as ApiRequest;
     const pub = (x.pub = d.publication());
     const file = (x.file = pub.prebuilt(request));
-    if (file === null && request.kind !== 'list') return notPrebuilt(x, request);
+    const pickDay = file === null && (request.kind === 'prices-all' || request.kind === 'prices') && hasPrices(pub);
+    if (file === null && request.kind !== 'list' && !pickDay) return notPrebuilt(x, request);
     if (file === null || file.encoded !== null)
       x.coding = negotiateEncoding(x.req.headers['accept-encoding']) ?? 'identity';
+    if (pickDay) {
+      const day = request as (PricesRequest & { at: string }) | PricesAllRequest;
+      return next(composePrices(pub, day), x, (x2, f) => (f ? withComposed(x2, f) : notPrebuilt(x2, request)));
+    }
     if (file === null) {
       const composer = composerOf(pub);
       return next(composer.cached(request as ListRequest) ?? composer.compose(request as ListRequest), x, withComposed);
@@ -340,6 +350,8 @@ export function createHandler(d: GatewayDeps) {
     if (request.kind === 'detail')
       return sendProblem(x.res, x.req, 'not_found', rate, { detail: notInLane(request.lane) });
     if (request.kind === 'changes') return sendProblem(x.res, x.req, 'resync_required', rate);
+    if (request.kind === 'prices')
+      return sendProblem(x.res, x.req, 'not_found', rate, { detail: 'No model of this slug has dated prices.' });
     return sendProblem(x.res, x.req, 'not_found', rate, { detail: 'This publication was built before this path.' });
   }
 

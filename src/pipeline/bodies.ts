@@ -23,6 +23,7 @@ import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
 import { renderVariant, type VariantParts } from './render.js';
 import { CATALOG_BODIES, CatalogBodies } from './render-catalog.js';
+import { countPriceBodies, pricesBodies } from './render-prices.js';
 
 export const LANE_VARIANTS: readonly LaneVariant[] = QUERY_LANES.flatMap((lane) =>
   [false, true].map((displayOnly) => ({ lane, displayOnly })),
@@ -40,7 +41,9 @@ const variantBodies = (models: number, pageSizes: readonly number[]) =>
 
 export function countBodies(c: Computed, pageSizes: readonly number[]): number {
   return (
-    LANE_VARIANTS.reduce((n, v) => n + variantBodies(c.lanes[v.lane].models.length, pageSizes), 0) + CATALOG_BODIES
+    LANE_VARIANTS.reduce((n, v) => n + variantBodies(c.lanes[v.lane].models.length, pageSizes), 0) +
+    CATALOG_BODIES +
+    countPriceBodies(c)
   );
 }
 
@@ -97,6 +100,7 @@ export function* bodies(c: Computed, pageSizes: readonly number[]): Generator<Pe
     };
     yield* catalog.variant(parts, sections);
   }
+  yield* pricesBodies(c, attributionJson);
   yield* catalog.finish();
 }
 

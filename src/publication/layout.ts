@@ -5,7 +5,9 @@
 //   api/v1/metrics/<locale>.json                                                     metrics list
 //   api/v1/catalog/<locale>.<lane>.<public|display>.json                             catalog export
 //   api/v1/openapi.json                                                              the OpenAPI document
+//   api/v1/models/<slug>/prices.json                                                 dated prices (no at)
 //   artifacts/<lane>.<public|display>.json                                           list artifact
+//   artifacts/prices.json                                                            dated prices, for ?at=
 //   representations.pack                                                             br and gzip representations
 //   manifest.json, publication.json, changes.json                                    the release's own files
 // where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
@@ -54,6 +56,10 @@ export const metricsFile = (v: { locale: Locale }): string => `api/v1/metrics/${
 export const catalogFile = (v: LaneVariant & { locale: Locale }): string =>
   `api/v1/catalog/${v.locale}.${laneVariantKey(v)}.json`;
 export const OPENAPI_FILE = 'api/v1/openapi.json';
+/** A model's dated prices, every row: GET /api/v1/models/{slug}/prices. */
+export const pricesFile = (slug: string): string => `api/v1/models/${slug}/prices.json`;
+/** Every model's dated prices and headline offer: what the gateway picks a day's rows from (?at=). */
+export const PRICES_ARTIFACT = 'artifacts/prices.json';
 
 /**
  * Every br and gzip representation of the release in one file, end to end: for each body in ascending order of its
@@ -106,6 +112,8 @@ export function fileFor(
   if (r.kind === 'metrics') return metricsFile(r);
   if (r.kind === 'catalog') return catalogFile(r);
   if (r.kind === 'changes') return changesFile(r.since);
+  if (r.kind === 'prices') return r.at === null ? pricesFile(r.slug) : null;
+  if (r.kind === 'prices-all') return null;
   if (r.q !== null || r.filter !== null || !prebuilt.pageSizes.includes(r.pageSize) || r.page > prebuilt.pages(r))
     return null;
   return listFile(r);

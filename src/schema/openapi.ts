@@ -8,6 +8,8 @@ import {
   CATALOG_PATH,
   CHANGES_PARAMS,
   CHANGES_PATH,
+  PRICES_PARAMS,
+  PRICES_PATH,
   DETAIL_PARAMS,
   DOCS_PATH,
   LIST_PARAMS,
@@ -49,6 +51,7 @@ import {
   Stats,
 } from './api.js';
 import { SLUG_RE } from './primitives.js';
+import { HeadlinePriceRow, ModelPricesResponse, OfferHistory, PriceRow, PricesAtResponse } from './history.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
 
 /** Real bodies of each response, as the build has them: the document shows them as examples (none without). */
@@ -73,6 +76,11 @@ type Json = Record<string, unknown>;
 
 /** Schemas published under components, by name: the responses and every building block clients name in code. */
 const COMPONENTS: Record<string, z.ZodType> = {
+  ModelPricesResponse,
+  PricesAtResponse,
+  PriceRow,
+  OfferHistory,
+  HeadlinePriceRow,
   ListResponse,
   DetailResponse,
   MetricsResponse,
@@ -196,6 +204,7 @@ const PARAMETER_EXAMPLES: Partial<Record<QueryParameter, string | number>> = {
   min_context_window: 128000,
   max_blended_price: 2.5,
   since: 'r1a2b3c4d5e6f',
+  at: '2025-09-01',
 };
 
 /**
@@ -418,6 +427,59 @@ export function openApiDocument(o: OpenApiOptions): Json {
           responses: {
             '200': ok('The model detail.', 'DetailResponse', 'detail', 'A model detail', o.examples.detail),
             '404': { $ref: '#/components/responses/NotFound' },
+            ...responseRefs(KEYED_ERRORS),
+          },
+        },
+      },
+      '/api/v1/models/{slug}/prices': {
+        get: {
+          operationId: 'getModelPrices',
+          tags: ['models'],
+          summary: "A model's prices over time",
+          description:
+            "Each offer's dated prices, oldest first, per source: models-dev rows are dated by when the change reached " +
+            "models.dev's repository (precision commit_date), genai-prices rows by the vendor's announced date " +
+            '(precision announced). With at, only the rows in force that day, at most one per source; offers with ' +
+            'none that day are left out.',
+          parameters: [
+            {
+              name: 'slug',
+              in: 'path',
+              required: true,
+              description: 'The model slug.',
+              schema: { type: 'string', pattern: SLUG_RE.source, maxLength: MAX_SLUG_LENGTH },
+              example: 'deepseek-chat',
+            },
+            ...paramRefs(PRICES_PARAMS),
+          ],
+          responses: {
+            '200': ok('The dated prices.', 'ModelPricesResponse', 'prices', 'Dated prices', undefined),
+            '404': { $ref: '#/components/responses/NotFound' },
+            ...responseRefs(KEYED_ERRORS),
+          },
+        },
+      },
+      [PRICES_PATH]: {
+        get: {
+          operationId: 'getPricesAt',
+          tags: ['models'],
+          summary: "Every model's price on a day",
+          description:
+            "Each model once, with its headline offer's row in force that day (an announced date preferred over a " +
+            'commit date); a model whose headline offer had none is left out. One request of the quota, for ' +
+            'repricing a month of logs.',
+          parameters: [
+            {
+              name: 'at',
+              in: 'query',
+              required: true,
+              description: 'A day, YYYY-MM-DD (UTC).',
+              schema: { type: 'string', format: 'date' },
+              example: '2025-09-01',
+            },
+          ],
+          responses: {
+            '200': ok('The prices of that day.', 'PricesAtResponse', 'prices_at', 'Prices of a day', undefined),
             ...responseRefs(KEYED_ERRORS),
           },
         },

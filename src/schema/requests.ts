@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { CAPABILITY_KEYS, CapabilityKey, Include, INCLUDES, QUERY_LANES, QueryLane, Sort, SORTS } from './api.js';
 import { RevisionId, SLUG_RE } from './primitives.js';
-import { CAPABILITY_MODALITIES, Locale, LOCALES } from './source.js';
+import { CAPABILITY_MODALITIES, Locale, LOCALES, realMonthOrDay } from './source.js';
 
 export const API_PREFIX = '/api/v1/models';
 export const DEFAULT_PAGE_SIZE = 50;
@@ -64,8 +64,26 @@ export interface ChangesRequest {
   kind: 'changes';
   since: string | null;
 }
+/** A model's dated prices; `at`: only the rows in force that day (YYYY-MM-DD). */
+export interface PricesRequest {
+  kind: 'prices';
+  slug: string;
+  at: string | null;
+}
+/** Every model's headline price in force on a day. */
+export interface PricesAllRequest {
+  kind: 'prices-all';
+  at: string;
+}
 /** The requests that need a key and count against its quota, each answered by a file of the publication. */
-export type ApiRequest = DetailRequest | ListRequest | MetricsRequest | CatalogRequest | ChangesRequest;
+export type ApiRequest =
+  | DetailRequest
+  | ListRequest
+  | MetricsRequest
+  | CatalogRequest
+  | ChangesRequest
+  | PricesRequest
+  | PricesAllRequest;
 /** The requests answered without a key or quota: the OpenAPI document, and the reference page and its script. */
 export interface OpenRequest {
   kind: 'openapi' | 'docs' | 'docs-script';
@@ -74,11 +92,15 @@ export interface OpenRequest {
 export const METRICS_PATH = '/api/v1/metrics';
 export const CHANGES_PATH = '/api/v1/changes';
 export const CATALOG_PATH = '/api/v1/catalog';
+export const PRICES_PATH = '/api/v1/prices';
+/** The last segment of a model's dated prices: /api/v1/models/{slug}/prices. */
+export const PRICES_SEGMENT = '/prices';
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const DOCS_PATH = '/docs';
 export const DOCS_SCRIPT_PATH = '/docs/redoc.standalone.js';
-const FIXED_PATHS: Readonly<Record<string, 'metrics' | 'catalog' | 'changes' | OpenRequest['kind']>> = {
+const FIXED_PATHS: Readonly<Record<string, 'metrics' | 'catalog' | 'changes' | 'prices-all' | OpenRequest['kind']>> = {
   [METRICS_PATH]: 'metrics',
+  [PRICES_PATH]: 'prices-all',
   [CHANGES_PATH]: 'changes',
   [CATALOG_PATH]: 'catalog',
   [OPENAPI_PATH]: 'openapi',
@@ -89,7 +111,10 @@ export type RouteKind = (ApiRequest | OpenRequest)['kind'];
 /** Which operation a path is for, whatever its parameters (`detail` for any one segment under /api/v1/models). */
 export function routeOf(pathname: string): RouteKind | null {
   if (pathname === API_PREFIX) return 'list';
-  if (pathname.startsWith(`${API_PREFIX}/`)) return 'detail';
+  if (pathname.startsWith(`${API_PREFIX}/`))
+    return pathname.endsWith(PRICES_SEGMENT) && pathname.indexOf('/', API_PREFIX.length + 1) === pathname.length - 7
+      ? 'prices'
+      : 'detail';
   return FIXED_PATHS[pathname] ?? null;
 }
 
@@ -134,6 +159,8 @@ export const CATALOG_PARAMS = ['locale', 'lane', 'includeDisplayOnly'] as const;
 export const METRICS_PARAMS = ['locale'] as const;
 /** The feed's one parameter: the revision a client last read (absent: every publication the feed keeps). */
 export const CHANGES_PARAMS = ['since'] as const;
+/** The price routes' one parameter: a day (optional on a model's prices, required on GET /api/v1/prices). */
+export const PRICES_PARAMS = ['at'] as const;
 /**
  * Every query parameter as a zod schema with its description: the OpenAPI document's parameters follow from these
  * (parseRequest above checks the values, with messages that name what was wrong).
@@ -220,6 +247,9 @@ export const QUERY_PARAMETERS = {
     'The X-Publication-Revision of the last answer you read: the feed then lists only the publications after it. ' +
       'Without it, every publication the feed keeps.',
   ),
+  at: z.iso
+    .date()
+    .describe('A day, YYYY-MM-DD (UTC): only the prices in force that day (effective_from <= at < effective_to).'),
 } satisfies Record<string, z.ZodType>;
 export type QueryParameter = keyof typeof QUERY_PARAMETERS;
 
@@ -230,6 +260,8 @@ const PARAMS: Readonly<Record<Exclude<RouteKind, 'docs' | 'docs-script'>, readon
   metrics: METRICS_PARAMS,
   catalog: CATALOG_PARAMS,
   changes: CHANGES_PARAMS,
+  prices: PRICES_PARAMS,
+  'prices-all': PRICES_PARAMS,
   openapi: [],
 };
 const LIST_SET: ReadonlySet<string> = new Set(LIST_PARAMS);
@@ -246,8 +278,8 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
   let slug = '';
   if (kind === null) return { ok: false, status: 404, reason: 'no such path' };
   if (kind === 'docs' || kind === 'docs-script') return { ok: true, request: { kind } }; // a web page: query ignored
-  if (kind === 'detail') {
-    slug = pathname.slice(API_PREFIX.length + 1);
+  if (kind === 'detail' || kind === 'prices') {
+    slug = pathname.slice(API_PREFIX.length + 1, kind === 'prices' ? -PRICES_SEGMENT.length : undefined);
     // Encoded bytes, dots, slashes, backslashes and NUL all fail the slug pattern: never a path to the disk.
     if (slug.length > MAX_SLUG_LENGTH || !SLUG_RE.test(slug))
       return { ok: false, status: 404, reason: 'no such model' };
@@ -292,6 +324,7 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
     if (kind === 'detail') return { ok: true, request: { kind, slug, locale, lane, displayOnly, include } };
     if (kind === 'catalog') return { ok: true, request: { kind, locale, lane, displayOnly } };
     if (kind === 'changes') return parseChanges(values.get('since'));
+    if (kind === 'prices' || kind === 'prices-all') return parsePrices(kind, slug, values.get('at'));
     return { ok: true, request: kind === 'metrics' ? { kind, locale } : { kind } };
   }
   const sort = pickEnum(values, 'sort', SORTS, 'popular', invalid);
@@ -309,6 +342,23 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
   const filter = parseFilter(values, invalid);
   if (invalid.length) return { ok: false, status: 400, invalid };
   return { ok: true, request: { kind, locale, lane, displayOnly, include, sort, page, pageSize, q, filter } };
+}
+
+/** `at` of the price routes: a real calendar day, YYYY-MM-DD; required on GET /api/v1/prices. */
+function parsePrices(kind: 'prices' | 'prices-all', slug: string, at: string | undefined): ParseResult {
+  if (at === undefined && kind === 'prices') return { ok: true, request: { kind, slug, at: null } };
+  if (at === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(at) || !realMonthOrDay(at))
+    return {
+      ok: false,
+      status: 400,
+      invalid: [
+        {
+          name: 'at',
+          reason: at === undefined ? 'required: a date, YYYY-MM-DD (UTC)' : 'must be a calendar date, YYYY-MM-DD (UTC)',
+        },
+      ],
+    };
+  return { ok: true, request: kind === 'prices' ? { kind, slug, at } : { kind, at } };
 }
 
 function parseChanges(since: string | undefined): ParseResult {

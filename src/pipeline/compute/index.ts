@@ -6,6 +6,7 @@ import type { DisplayOverride, RecordLane, Source } from '../../schema/source.js
 import type { ModelEntry, SourceData } from '../validate.js';
 import { toInstant } from '../validate.js';
 import { parseCapabilities, type ParsedCapabilities } from './capabilities.js';
+import { headlineOffers, priceHistories, type ModelHistory } from './history.js';
 import { isResellerZero, priceSummaries, type PriceSummary } from './prices.js';
 import { buildLeaderboards, type Leaderboard, type Placement } from './ranks.js';
 import { isSentinel, speedStats, type SentinelOf, type SpeedStats } from './stats.js';
@@ -38,6 +39,8 @@ export interface Computed {
   lanes: Record<QueryLane, LaneView>;
   capabilities: Map<string, ParsedCapabilities>;
   overrides: Map<string, DisplayOverride>;
+  /** Every public model's offers with their dated prices (compute/history.ts); lane-independent. */
+  history: Map<string, ModelHistory>;
   leftOut: LeftOut;
 }
 
@@ -99,6 +102,11 @@ export function compute(data: SourceData): Computed {
     lanes,
     capabilities: new Map(models.map((m) => [m.slug, parseCapabilities(m.capabilities)])),
     overrides,
+    history: priceHistories(
+      data.priceHistory.filter((r) => isPublic(r) && publicSlugs.has(r.model)),
+      data.offers.filter((o) => isPublic(o) && publicSlugs.has(o.model)),
+      headlineOffers(prices),
+    ),
     leftOut: {
       sentinelSpeedSamples: speed.filter((r) => publicSlugs.has(r.model) && isSentinel(r, sentinelOf)).length,
       resellerZeroPrices: prices.filter((o) => publicSlugs.has(o.model) && isResellerZero(o)).length,
