@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { build, type BuildResult } from '../src/pipeline/build.js';
 import type { ChangeList, Manifest } from '../src/publication/files.js';
 import { publish } from '../src/publish/publish.js';
-import { fileTarget } from '../src/publish/targets/file.js';
+import { fileTarget } from '../src/publication/targets/file.js';
 import { ensureCompiled, runCli } from './helpers/cli.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
 

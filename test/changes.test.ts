@@ -453,7 +453,7 @@ describe('modelpub diff and build on the command line', () => {
   });
 
   it('exits 2 on any error, options the parser rejects included', async () => {
-    // a release of a modelpub without snapshots: nothing to compare with
+    // a release whose snapshot is gone: nothing to compare with
     const legacy = path.join(tmp, 'legacy');
     await cp(path.resolve(out, await readlink(path.join(out, 'current'))), legacy, { recursive: true });
     await rm(path.join(legacy, 'artifacts/snapshot.json'));
@@ -465,7 +465,7 @@ describe('modelpub diff and build on the command line', () => {
       [['diff', '--data', same, '--against', 'ftp://static.example/p'], /ftp:\/\/static\.example\/p: write https:/],
       [
         ['diff', '--data', same, '--against', legacy],
-        /has no artifacts\/snapshot\.json: it was built by a modelpub without/,
+        /cannot read artifacts\/snapshot\.json of \S+ at \S*legacy: \S*legacy\/artifacts\/snapshot\.json is missing/,
       ],
     ];
     for (const [args, message] of cases) {

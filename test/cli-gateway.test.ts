@@ -253,7 +253,7 @@ describe('serve', () => {
       [path.join(foreign, 'notes.txt', 'x'), /^modelpub: no publication to serve at \S+: .*ENOTDIR.*\.$/],
       [
         path.join(tmp, 'corrupt'),
-        /^modelpub: no publication to serve at \S*corrupt: publication \S*corrupt: manifest\.json[^`]*$/,
+        /^modelpub: no publication to serve at \S*corrupt: \S*corrupt\/manifest\.json: not JSON[^`]*$/,
       ],
     ];
     await mkdir(path.join(tmp, 'corrupt'), { recursive: true });

@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clearStaleStaging, lockOutDir } from '../src/pipeline/publish.js';
+import { clearStaleStaging, lockOutDir } from '../src/publication/folder.js';
 import { ROOT, ensureCompiled } from './helpers/cli.js';
 import { tracked } from './helpers/children.js';
 
-let publishJs: string;
+let folderJs: string;
 beforeAll(() => {
   ensureCompiled();
-  publishJs = pathToFileURL(path.join(ROOT, 'lib/pipeline/publish.js')).href;
+  folderJs = pathToFileURL(path.join(ROOT, 'lib/publication/folder.js')).href;
 });
 
 const dirs: string[] = [];
@@ -30,7 +30,7 @@ function run(code: string): { child: ReturnType<typeof spawn>; output: Promise<s
   const child = tracked(
     spawn(
       process.execPath,
-      ['--input-type=module', '-e', `const { lockOutDir } = await import(${JSON.stringify(publishJs)});\n${code}`],
+      ['--input-type=module', '-e', `const { lockOutDir } = await import(${JSON.stringify(folderJs)});\n${code}`],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     ),
   );
@@ -123,13 +123,9 @@ describe('clearStaleStaging', () => {
       await writeFile(path.join(out, `.staging-notes-${dead}`), 'a file, not a staging folder');
       await symlink('releases/0001-r1', path.join(out, `.current-${dead}`));
       await symlink('releases/0001-r1', path.join(out, `.current-${livePid}`));
-      await writeFile(path.join(out, `.build.lock-${dead}`), dead); // an older modelpub's lock files
-      await writeFile(path.join(out, '.build.lock'), dead);
-      await writeFile(path.join(out, `.build.lock-${livePid}`), livePid);
       await clearStaleStaging(out);
       expect((await readdir(out)).sort()).toEqual(
         [
-          `.build.lock-${livePid}`,
           `.current-${livePid}`,
           `.current-${livePid}.d`,
           '.staging-photos',

@@ -1,11 +1,12 @@
 // The publication format's own rules, tested where they live: body enumeration (pipeline/bodies.ts), the
-// Last-Modified policy (publication/times.ts), and the reader's checks (publication/reader.ts).
+// Last-Modified policy (publication/times.ts), and the artifact reader (publication/reader.ts);
+// a release's checks are the source suite's (sources.test.ts).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bodies, countBodies } from '../src/pipeline/bodies.js';
 import { loadAndValidate } from '../src/pipeline/build.js';
 import { type Computed, compute } from '../src/pipeline/compute/index.js';
 import type { ManifestEntry } from '../src/publication/files.js';
-import { parseArtifact, readRelease } from '../src/publication/reader.js';
+import { parseArtifact } from '../src/publication/reader.js';
 import { timePolicy } from '../src/publication/times.js';
 import { smallCatalog, withTemp, writeFixture } from './helpers/fixture.js';
 
@@ -87,33 +88,6 @@ describe('Last-Modified policy', () => {
 });
 
 describe('reader', () => {
-  const manifest = { schemaVersion: '1', publicationRevision: 'r1', publishedAt: previous.publishedAt, files: [] };
-  const meta = {
-    schemaVersion: '1',
-    publicationRevision: 'r2',
-    publishedAt: previous.publishedAt,
-    pageSizes: [50],
-    totals: {},
-    attribution: { required: true, name: 'x', url: 'https://x', text: 'Source: x' },
-  };
-  const files = (m: object, p: object) => async (f: string) =>
-    Buffer.from(JSON.stringify(f === 'manifest.json' ? m : p));
-
-  it('refuses a manifest and a publication.json of two revisions', async () => {
-    await expect(readRelease(files(manifest, meta), (f) => `release X: ${f}`)).rejects.toThrow(
-      /release X: manifest.json and publication.json disagree on the revision/,
-    );
-  });
-
-  it('names the file and field of a release file that does not fit its schema', async () => {
-    await expect(
-      readRelease(
-        files({ ...manifest, files: [{ path: 1 }] }, { ...meta, publicationRevision: 'r1' }),
-        (f) => `release X: ${f}`,
-      ),
-    ).rejects.toThrow(/release X: manifest.json: files.0.path/);
-  });
-
   it('checks an artifact against its schema and keeps the key order it was written in', () => {
     expect(() => parseArtifact(Buffer.from('{"kind":"other"}'), 'artifacts/a.json')).toThrow(/artifacts\/a.json: /);
     const written = [...bodies(c, [50])].find((b) => b.path === 'artifacts/all.public.json')!;

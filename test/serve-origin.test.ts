@@ -18,8 +18,7 @@ import YAML from 'yaml';
 import { etagOf } from '../src/gateway/validators.js';
 import type { Manifest, PublicationMeta } from '../src/publication/files.js';
 import { fileFor, laneVariantKey, pageCount } from '../src/publication/layout.js';
-import { keptOf, manifestRefOf } from '../src/publication/remote.js';
-import { readRemote } from '../src/publish/read-remote.js';
+import { openSource } from '../src/publication/source.js';
 import { type ApiRequest, parseRequest } from '../src/schema/requests.js';
 import { BIN, ensureCompiled, ROOT, runCli, spawnCli } from './helpers/cli.js';
 import { NGINX_MISSING, type Nginx, nginxPath, startNginx } from './helpers/nginx.js';
@@ -149,9 +148,9 @@ describe.skipIf(!hasNginx)('build -> publish file:// -> nginx -> serve --origin 
     // Requests for prebuilt bodies (their manifest path is known) and composed ones (a query): details and list pages
     // in the locales, some of them conditional on the ETag last seen for that URL.
     const slug = path.basename(file, '.yaml');
-    const remote = await readRemote(remoteUrl());
-    const before = (await remote.pointer())!.live;
-    const { manifest: manifestA } = await remote.manifest(manifestRefOf(before));
+    const remote = await openSource(remoteUrl());
+    const before = (await remote.live())!;
+    const manifestA = before.manifest;
     const slugs = [
       slug,
       ...manifestA.files
@@ -205,7 +204,7 @@ describe.skipIf(!hasNginx)('build -> publish file:// -> nginx -> serve --origin 
         };
         answers.push(a);
         if (a.etag) etags.set(`${g} ${url}`, a.etag);
-        if (a.revision !== before.publication.publicationRevision && switchedAt[g] === null) switchedAt[g] = a.at;
+        if (a.revision !== before.meta.publicationRevision && switchedAt[g] === null) switchedAt[g] = a.at;
       }
     };
     const load = Promise.all(Array.from({ length: 8 }, worker));
@@ -217,16 +216,12 @@ describe.skipIf(!hasNginx)('build -> publish file:// -> nginx -> serve --origin 
     publishedAt = pointerMtime - (Date.now() - performance.now());
     await load;
 
-    const after = (await remote.pointer())!;
+    const after = (await remote.live())!;
     const manifests = new Map<string, { manifest: Manifest; meta: PublicationMeta }>();
-    for (const p of keptOf(after))
-      manifests.set(p.publication.publicationRevision, {
-        manifest: (await remote.manifest(manifestRefOf(p))).manifest,
-        meta: p.publication,
-      });
+    for (const r of [before, after]) manifests.set(r.meta.publicationRevision, r);
     await remote.close();
-    const revB = after.live.publication.publicationRevision;
-    expect(revB).not.toBe(before.publication.publicationRevision);
+    const revB = after.meta.publicationRevision;
+    expect(revB).not.toBe(before.meta.publicationRevision);
     expect(pub.stdout).toContain(`live: ${revB}`);
 
     const statuses = new Map<number, number>();

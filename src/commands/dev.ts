@@ -4,7 +4,7 @@ import { createKey } from '../gateway/keys.js';
 import { startGateway } from '../gateway/server.js';
 import { openStore } from '../gateway/stores/index.js';
 import { dataRevision, loadAndValidate } from '../pipeline/build.js';
-import { liveRevision } from '../pipeline/publish.js';
+import { liveRevision } from '../pipeline/previous.js';
 import { buildCommand } from './build.js';
 import { DEFAULT_STORE, gatewayOptions, untilSignal, type ServeCommandOptions } from './serve.js';
 

@@ -1,10 +1,12 @@
 // `modelpub diff`: what a build of --data would change for a reader of the publication at --against. Exit code as
 // diff(1) and `git diff --exit-code`: 0 nothing would change, 1 something would; errors are 2 (src/cli.ts).
 import { dataRevision, loadAndValidate } from '../pipeline/build.js';
-import { readPublishedSnapshot } from '../pipeline/changes.js';
+import { UsageError } from '../errors.js';
+import { readSemantics } from '../pipeline/changes.js';
 import { compute } from '../pipeline/compute/index.js';
 import { diffSnapshots, isEmptyDiff, renderDiff, summaryLine } from '../pipeline/diff.js';
 import { contentOf, snapshotOf } from '../pipeline/snapshot.js';
+import { openSource, type Release } from '../publication/source.js';
 import { checkS3Options, type S3CommandOptions } from './s3-options.js';
 import { redactUrl } from '../redact.js';
 
@@ -17,11 +19,21 @@ export interface DiffCommandOptions extends S3CommandOptions {
 /** Prints the diff; returns whether a build would publish something new (the exit code 1). */
 export async function diffCommand(o: DiffCommandOptions): Promise<boolean> {
   checkS3Options(o, o.against, '--against');
-  const live = await readPublishedSnapshot(o.against, {
+  const source = await openSource(o.against, {
     endpoint: o.endpoint,
     region: o.region,
     forcePathStyle: o.forcePathStyle,
   });
+  let release: Release | null;
+  let snapshot: Awaited<ReturnType<typeof readSemantics>>['snapshot'];
+  try {
+    release = await source.live();
+    if (!release) throw new UsageError(`--against ${o.against} holds no publication: ${source.nothingPublished}`);
+    ({ snapshot } = await readSemantics(release));
+  } finally {
+    await source.close();
+  }
+  const live = { where: release.where, revision: release.meta.publicationRevision, snapshot };
   const data = await loadAndValidate(o.data);
   const wouldBe = snapshotOf(compute(data), dataRevision(data));
   const diff = diffSnapshots(contentOf(live.snapshot), wouldBe);

@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import { publish, rollback } from '../publish/publish.js';
-import { openTarget } from '../publish/targets/index.js';
+import { openTarget } from '../publication/targets/index.js';
 import { checkS3Options, type S3CommandOptions } from './s3-options.js';
 
 export interface PublishCommandOptions extends S3CommandOptions {

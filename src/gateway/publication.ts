@@ -2,15 +2,14 @@
 // bodies through a bounded cache shared by all publications (keyed by sha256, so an unchanged body stays cached
 // across a switch). A request takes one Publication object at its start and uses only it: never a mix of two.
 // What composing list answers keeps (artifacts, pages, searches) is the composer's (compose.ts), one per publication.
-import { createHash } from 'node:crypto';
 import { validateHeaderValue } from 'node:http';
 import type { ManifestEntry, PublicationMeta } from '../publication/files.js';
 import { fileFor, laneVariantKey, pageCount } from '../publication/layout.js';
 import type { ApiRequest } from '../schema/requests.js';
 import type { BodyCache } from './caches.js';
 import { type EncodedPair, ManifestIndex, RepresentationIndex } from './manifest-index.js';
+import type { Release, Source } from '../publication/source.js';
 import { codedEtag, etagOf, httpDate } from './validators.js';
-import type { Origin } from './origins/types.js';
 
 /** What the gateway needs to answer with a file, besides its bytes. */
 export interface FileInfo {
@@ -32,12 +31,13 @@ export class Publication {
     readonly meta: PublicationMeta,
     readonly entries: ManifestIndex,
     private readonly representations: RepresentationIndex | null,
-    private readonly origin: Origin,
+    private readonly release: Release,
     private readonly cache: BodyCache,
   ) {}
 
-  static async load(origin: Origin, id: string, cache: BodyCache): Promise<Publication> {
-    const { manifest, meta } = await origin.release(id);
+  static async load(source: Source, id: string, cache: BodyCache): Promise<Publication> {
+    const release = await source.release(id);
+    const { manifest, meta } = release;
     // Both go out as response headers (the revision's schema allows only safe characters; the schema version is free
     // text): a value node:http would refuse must stop the publication here, not a response.
     for (const [name, value] of [
@@ -54,7 +54,7 @@ export class Publication {
     }
     const entries = new ManifestIndex(manifest.files);
     const representations = manifest.representations ? new RepresentationIndex(manifest.representations) : null;
-    return new Publication(id, meta, entries, representations, origin, cache);
+    return new Publication(id, meta, entries, representations, release, cache);
   }
 
   get revision(): string {
@@ -103,13 +103,12 @@ export class Publication {
     return this.cache.get(info.entry.sha256);
   }
 
-  /** The body, read from the origin (a remote one checks it against the manifest) when it is not in memory. */
+  /**
+   * The body, read when it is not in memory. Bytes enter the cache only as the release checked them against the
+   * manifest: a damaged file is answered 503, never served under the strong ETag of the intact bytes.
+   */
   body(info: FileInfo): Promise<Buffer> {
-    return this.cache.load(info.entry.sha256, async () => {
-      const body = await this.origin.read(this.id, info.entry);
-      this.checkBytes(body, info.entry);
-      return body;
-    });
+    return this.cache.load(info.entry.sha256, () => this.release.read(info.entry));
   }
 
   /** A stored representation when it is in memory, else undefined. The body cache keys it by its own sha256. */
@@ -117,35 +116,14 @@ export class Publication {
     return this.cache.get(info.encoded![coding].sha256);
   }
 
-  /** A stored representation, read and checked against the manifest's sha256 of it when it is not in memory. */
+  /** A stored representation, read and checked when it is not in memory: a range of the pack, or an object. */
   encodedBody(info: FileInfo, coding: 'br' | 'gzip'): Promise<Buffer> {
     const rep = info.encoded![coding];
-    return this.cache.load(rep.sha256, async () => {
-      // A folder origin reads its range of the pack, a remote one the object its sha256 names.
-      const bytes = await this.origin.read(this.id, rep);
-      this.checkBytes(bytes, { path: `${rep.path} at ${rep.offset}`, sha256: rep.sha256 });
-      return bytes;
-    });
+    return this.cache.load(rep.sha256, () => this.release.read(rep));
   }
 
-  /**
-   * Bytes enter the cache only if they are the manifest's: a damaged file (truncated on disk) is answered 503, never
-   * served under the strong ETag of the intact bytes. A remote origin checks its objects as it reads them (verifies),
-   * so they are not hashed twice; a local folder's bytes are checked here.
-   */
-  private checkBytes(bytes: Buffer, entry: Pick<ManifestEntry, 'path' | 'sha256'>): void {
-    if (this.origin.verifies) return; // hashed once, where it was read
-    if (createHash('sha256').update(bytes).digest('hex') !== entry.sha256) {
-      throw new Error(
-        `${entry.path} of publication ${this.revision} does not hold the bytes its manifest lists (damaged?): not served`,
-      );
-    }
-  }
-
-  /** A file's bytes, read from the origin and checked, not cached: what is parsed once and kept (list artifacts). */
-  async read(entry: ManifestEntry): Promise<Buffer> {
-    const bytes = await this.origin.read(this.id, entry);
-    this.checkBytes(bytes, entry);
-    return bytes;
+  /** A file's bytes, read and checked (release.ts), not cached: what is parsed once and kept (list artifacts). */
+  read(entry: ManifestEntry): Promise<Buffer> {
+    return this.release.read(entry);
   }
 }

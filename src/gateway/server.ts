@@ -1,4 +1,4 @@
-// Wires a gateway together: origin -> live publication (polled, switched without a restart), key cache, quota
+// Wires a gateway together: source -> live publication (polled, switched without a restart), key cache, quota
 // limiter, logger, node:http server; optionally several worker processes on one port (node:cluster).
 import cluster from 'node:cluster';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -10,15 +10,13 @@ import { outDirState } from '../publication/folder.js';
 import { createHandler, type RequestLog } from './app.js';
 import { onClientError, onUnmetExpectation } from './client-errors.js';
 import { fingerprint, KeyCache } from './keys.js';
-import { dirOrigin } from './origins/dir.js';
-import { remoteOrigin } from './origins/remote.js';
-import type { Origin } from './origins/types.js';
 import { BodyCache } from './caches.js';
 import { Publication } from './publication.js';
 import { QuotaLimiter } from './quota.js';
 import { openStore } from './stores/index.js';
 import type { QuotaStore } from './stores/types.js';
-import type { RemoteOptions } from '../publish/targets/index.js';
+import { openSource } from '../publication/source.js';
+import type { RemoteOptions } from '../publication/targets/index.js';
 
 export interface GatewayOptions {
   dir?: string;
@@ -79,16 +77,23 @@ export interface Gateway {
 }
 
 export async function openGateway(o: HandlerOptions): Promise<Gateway> {
-  const origin: Origin = o.origin ? await remoteOrigin(o.origin, o.originOptions) : dirOrigin(o.dir ?? 'dist');
+  // A reader on the request path tries fewer times and waits less than a publish: a request should fail within the
+  // gateway's own 30 s, not wait out six backoffs.
+  const source = o.origin
+    ? await openSource(o.origin, { retryAttempts: 3, timeoutMs: 10_000, ...o.originOptions })
+    : await openSource(o.dir ?? 'dist');
   const cache = new BodyCache(o.cacheBytes);
-  let current = await origin
+  let current = await source
     .currentId()
-    .then((id) => Publication.load(origin, id, cache))
+    .then((id) => {
+      if (id === null) throw Object.assign(new Error(source.nothingPublished), { code: 'ENOENT' });
+      return Publication.load(source, id, cache);
+    })
     .catch(async (e: Error & { code?: string }) => {
-      await origin.close();
+      await source.close();
       const missing = !o.origin && (e.code === 'ENOENT' || e.code === 'ENOTDIR');
       const hint = missing ? await dirHint(o.dir ?? 'dist') : '';
-      throw new Error(`no publication to serve at ${origin.description}: ${e.message}.${hint}`);
+      throw new Error(`no publication to serve at ${source.description}: ${e.message}.${hint}`);
     });
   const log =
     o.logLevel === 'silent'
@@ -109,9 +114,10 @@ export async function openGateway(o: HandlerOptions): Promise<Gateway> {
     if (polling) return;
     polling = true;
     try {
-      const id = await origin.currentId();
+      const id = await source.currentId();
+      if (id === null) throw new Error(source.nothingPublished);
       if (id !== current.id) {
-        current = await Publication.load(origin, id, cache);
+        current = await Publication.load(source, id, cache);
         log?.info({ revision: current.revision }, 'switched to a new publication');
       }
     } catch (e) {
@@ -146,7 +152,7 @@ export async function openGateway(o: HandlerOptions): Promise<Gateway> {
       await quota.close(); // fails if the store does (the leases are then lost, and the error says why)
     } finally {
       if (!o.storeInstance) await store.close();
-      await origin.close();
+      await source.close();
       if (log) await new Promise<void>((resolve) => log.flush(() => resolve()));
     }
   };

@@ -12,7 +12,6 @@ import { BUILD_LEVELS, createCompressor } from '../publication/compress.js';
 import {
   changeList,
   emptyWriteStats,
-  type PreviousRelease,
   writeBodies,
   writeReleaseFiles,
   type WriteStats,
@@ -22,8 +21,9 @@ import { RevisionId } from '../schema/primitives.js';
 import { DEFAULT_PAGE_SIZE } from '../schema/requests.js';
 import { bodies, countBodies, LANE_VARIANTS } from './bodies.js';
 import { semanticStep } from './changes.js';
-import { readPreviousFrom } from './previous-remote.js';
-import type { RemoteOptions } from '../publish/targets/index.js';
+import { openPrevious } from './previous.js';
+import type { Release } from '../publication/source.js';
+import type { RemoteOptions } from '../publication/targets/index.js';
 import { compute, type LeftOut } from './compute/index.js';
 import { loadTree } from './load.js';
 import { createProgress, type Progress } from './progress.js';
@@ -33,10 +33,9 @@ import {
   clearStaleStaging,
   lockOutDir,
   pruneReleases,
-  readPrevious,
   stagingDirFor,
   switchTo,
-} from './publish.js';
+} from '../publication/folder.js';
 import { validateTree, type SourceData } from './validate.js';
 
 export const TOOL_VERSION = '0.1.0';
@@ -101,17 +100,17 @@ export async function loadAndValidate(dataDir: string): Promise<SourceData> {
 
 /** The result of a build that would publish the live release again: nothing was written. */
 function unchangedResult(
-  live: PreviousRelease & { dir: string },
+  live: Release & { dir: string },
   startedAt: number,
   extra: Pick<BuildResult, 'leftOut' | 'warnings'>,
 ): BuildResult {
-  const revision = live.revision;
+  const revision = live.meta.publicationRevision;
   return {
     revision,
     releaseDir: live.dir,
-    publishedAt: live.publishedAt,
-    files: live.entries.size,
-    compressed: live.representations !== undefined,
+    publishedAt: live.meta.publishedAt,
+    files: live.manifest.files.length,
+    compressed: live.manifest.representations !== undefined,
     stats: emptyWriteStats(),
     changes: { publicationRevision: revision, previousRevision: revision, added: [], changed: [], removed: [] },
     seconds: (performance.now() - startedAt) / 1000,
@@ -141,12 +140,21 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
   let closePrevious: (() => Promise<void>) | null = null;
   try {
     await clearStaleStaging(o.outDir);
-    const from = o.previousUrl ? await readPreviousFrom(o.previousUrl, o.outDir, o.remoteOptions) : null;
-    closePrevious = from?.close ?? null;
-    const previous = from ? from.previous : await readPrevious(o.outDir);
+    const from = await openPrevious(o.outDir, o.previousUrl, o.remoteOptions);
+    closePrevious = from.close;
+    const previous = from.release;
     const schemaVersion = data.site.schema_version;
     const revision = o.revision ?? dataRevision(data);
-    const times = timePolicy(o.publishedAt, data.latestInstant, previous, revision);
+    const times = timePolicy(
+      o.publishedAt,
+      data.latestInstant,
+      previous && {
+        revision: previous.meta.publicationRevision,
+        publishedAt: previous.meta.publishedAt,
+        entries: previous.files,
+      },
+      revision,
+    );
     // The representations' levels; null with --no-compression.
     const levels = o.compression === false ? null : BUILD_LEVELS;
     const pageSizes = [...new Set([DEFAULT_PAGE_SIZE, ...(o.pageSizes ?? [])])].sort((a, b) => a - b);
@@ -220,7 +228,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       leftOut: computed.leftOut,
       warnings: data.warnings,
       semantic: { summary: semantic.summary, diff: semantic.diff, unchanged: false },
-      ...(from?.nothingPublished ? { nothingAtPrevious: true } : {}),
+      ...(from.nothingPublished ? { nothingAtPrevious: true } : {}),
     };
   } finally {
     if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});

@@ -4,21 +4,17 @@
 //   api/v1/changes/index.json             the last FEED_LENGTH publications' changes, newest first
 //   api/v1/changes/since/<revision>.json  those after <revision>, for each revision the feed reaches back to
 // The feed of a release is the previous release's feed plus this build's diff, so it needs no history beyond it.
-import { readFile, stat } from 'node:fs/promises';
 import type { z } from 'zod';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { UsageError } from '../errors.js';
 import type { CompressionLevels } from '../publication/compress.js';
 import { changesFile } from '../publication/layout.js';
 import { attributionOf, TIER } from '../publication/assemble.js';
-import { PublicationMeta } from '../publication/files.js';
-import { currentRelease } from '../publication/folder.js';
 import { parseJsonFile } from '../publication/reader.js';
-import { manifestRefOf, POINTER_KEY } from '../publication/remote.js';
-import { readRemote } from '../publish/read-remote.js';
-import type { RemoteOptions } from '../publish/targets/index.js';
-import type { PendingBody, PreviousRelease } from '../publication/writer.js';
+import type { Release } from '../publication/source.js';
+
+/** A release on this disk. */
+type LocalRelease = Release & { dir: string };
+import type { PendingBody } from '../publication/writer.js';
 import { ChangesResponse, type FieldChange, type PublicationChanges, type SemanticDiff } from '../schema/api.js';
 import { Snapshot, type SnapshotContent } from '../schema/snapshot.js';
 import type { Computed } from './compute/index.js';
@@ -35,7 +31,7 @@ export interface SemanticStep {
   /** Against the live release's snapshot; null when there is none to compare with. */
   diff: SemanticDiff | null;
   /** Set when the build would publish the live release again (this one, on this disk): the build stops here. */
-  unchanged: (PreviousRelease & { dir: string }) | null;
+  unchanged: LocalRelease | null;
   /** The publication's bodies, then this release's snapshot and changes bodies. */
   withBodies(bodies: Iterable<PendingBody>): Generator<PendingBody>;
   /** How many bodies withBodies adds (for the build's progress total). */
@@ -58,42 +54,36 @@ export interface SemanticOptions {
   newRevisionAt: string;
 }
 
-type Previous = PreviousRelease;
-
-export async function semanticStep(c: Computed, previous: Previous | null, o: SemanticOptions): Promise<SemanticStep> {
+export async function semanticStep(c: Computed, previous: Release | null, o: SemanticOptions): Promise<SemanticStep> {
   const snapshot = snapshotOf(c, o.dataRevision);
-  const live = previous ? await readPreviousSemantics(previous) : null;
+  const live = previous ? await readSemantics(previous) : null;
   const before = live?.snapshot ?? null;
+  const previousRevision = previous?.meta.publicationRevision;
   // A previous publication read from a remote (build --previous) is not on this disk: the build writes it, so that
   // `publish` can run from --out (it then uploads nothing).
   if (previous?.dir && before && sameBuild(previous, before, o)) {
     return {
       summary: 'no changes',
       diff: { models: [], catalog: [] },
-      unchanged: { ...previous, dir: previous.dir },
+      unchanged: previous as LocalRelease,
       withBodies: (b) => passThrough(b),
       bodyCount: 0,
     };
   }
   const diff = before ? diffSnapshots(contentOf(before), snapshot) : null;
-  const summary = !previous
-    ? `first publication: ${Object.keys(snapshot.models).length} models`
-    : diff
-      ? summaryLine(diff)
-      : `changes not computed: the live release ${previous.revision} has no ${SNAPSHOT_FILE} (built by an older ` +
-        'modelpub); the changes feed starts here';
+  const summary = diff ? summaryLine(diff) : `first publication: ${Object.keys(snapshot.models).length} models`;
 
   let publications: PublicationChanges[] = [];
   let oldest = o.revision;
-  if (previous && diff && previous.revision !== o.revision) {
+  if (previousRevision !== undefined && diff && previousRevision !== o.revision) {
     const entry = {
       publicationRevision: o.revision,
-      previousRevision: previous.revision,
+      previousRevision,
       publishedAt: o.newRevisionAt,
     };
-    publications = [{ ...entry, summary, ...diff }, ...(live?.feed?.data.publications ?? [])].slice(0, FEED_LENGTH);
+    publications = [{ ...entry, summary, ...diff }, ...(live?.feed.data.publications ?? [])].slice(0, FEED_LENGTH);
     oldest = publications.at(-1)!.previousRevision;
-  } else if (previous && diff && isEmptyDiff(diff) && live?.feed) {
+  } else if (diff && isEmptyDiff(diff) && live) {
     // The same revision again (other page sizes): the feed stands. Over other data (a --revision given again), it
     // starts anew: a client holding that revision cannot be told which of the two it read.
     publications = live.feed.data.publications;
@@ -124,15 +114,16 @@ function* passThrough(bodies: Iterable<PendingBody>): Generator<PendingBody> {
 }
 
 /** Whether a build would write the live release again: same data, schema, tool, revision, page sizes and time. */
-function sameBuild(previous: Previous, before: Snapshot, o: SemanticOptions): boolean {
+function sameBuild(previous: Release, before: Snapshot, o: SemanticOptions): boolean {
+  const { compression } = previous.manifest;
   return (
     before.dataRevision === o.dataRevision &&
-    previous.revision === o.revision &&
+    previous.meta.publicationRevision === o.revision &&
     previous.meta.pageSizes.join() === o.pageSizes.join() &&
     // A release with other representations (or none) is not what this build would write.
-    previous.compression?.brotliQuality === o.compression?.brotliQuality &&
-    previous.compression?.gzipLevel === o.compression?.gzipLevel &&
-    (o.forcedPublishedAt === undefined || new Date(o.forcedPublishedAt).toISOString() === previous.publishedAt)
+    compression?.brotliQuality === o.compression?.brotliQuality &&
+    compression?.gzipLevel === o.compression?.gzipLevel &&
+    (o.forcedPublishedAt === undefined || new Date(o.forcedPublishedAt).toISOString() === previous.meta.publishedAt)
   );
 }
 
@@ -183,120 +174,26 @@ function* feedBodies(
 // ---- reading a release's snapshot and feed ----------------------------------------------------------------------
 
 export interface ReleaseSemantics {
-  /** null for a release built before snapshots were written. */
-  snapshot: Snapshot | null;
-  feed: ChangesResponse | null;
+  snapshot: Snapshot;
+  feed: ChangesResponse;
 }
 
-/** A release file's bytes, or null when it has none; `where` names it in errors. */
-type ReadFile = (file: string) => Promise<{ bytes: Buffer; where: string } | null>;
-
-async function readSemantics(read: ReadFile): Promise<ReleaseSemantics> {
-  const parsed = async <T>(schema: z.ZodType<T>, file: string): Promise<T | null> => {
-    const got = await read(file);
-    if (got === null) return null;
+/** The snapshot and feed of a release, read through it (checked against its manifest) and against their schemas. */
+export async function readSemantics(release: Release): Promise<ReleaseSemantics> {
+  const parsed = async <T>(schema: z.ZodType<T>, file: string): Promise<T> => {
+    const where = `${file} of ${release.meta.publicationRevision} at ${release.where}`;
+    const bytes = await release.file(file).catch((e: Error) => {
+      throw new UsageError(`cannot read ${where}: ${e.message}`);
+    });
+    if (!bytes)
+      throw new UsageError(`${release.where}: its manifest lists no ${file}: not a release modelpub build wrote`);
     try {
-      return parseJsonFile(schema, got.bytes, got.where);
+      return parseJsonFile(schema, bytes, where);
     } catch (e) {
       throw new UsageError(`${(e as Error).message}: the release's semantic snapshot or changes feed is damaged`);
     }
   };
   return { snapshot: await parsed(Snapshot, SNAPSHOT_FILE), feed: await parsed(ChangesResponse, FEED_FILE) };
 }
-
-/** The snapshot and feed of a release folder (a release of an older build has none). */
-export function readReleaseSemantics(dir: string): Promise<ReleaseSemantics> {
-  return readSemantics(async (file) => {
-    const where = path.join(dir, file);
-    const bytes = await readFile(where).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return null;
-      throw new UsageError(`cannot read ${where}: ${e.message}`);
-    });
-    return bytes && { bytes, where };
-  });
-}
-
-/** The snapshot and feed of the publication a build continues from, when its manifest lists them. */
-function readPreviousSemantics(previous: Previous): Promise<ReleaseSemantics> {
-  return readSemantics(async (file) => {
-    const entry = previous.entries.get(file);
-    if (!entry) return null;
-    const where = previous.dir ? path.join(previous.dir, file) : `${file} of ${previous.revision} at ${previous.where}`;
-    const bytes = await previous.readBody(entry).catch((e: Error) => {
-      throw new UsageError(`cannot read ${where}: ${e.message}`);
-    });
-    return { bytes, where };
-  });
-}
-
-/** The live snapshot a diff compares against, and where it was found. */
-export interface PublishedSnapshot {
-  where: string;
-  revision: string;
-  snapshot: Snapshot;
-}
-
-/**
- * The snapshot of what is published at `against`: a build's --out (its live release), one release folder, or a
- * file:// URL of either. Other URLs go to readRemoteSnapshot.
- */
-export async function readPublishedSnapshot(against: string, o: RemoteOptions = {}): Promise<PublishedSnapshot> {
-  let dir = against;
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(against)) {
-    const url = new URL(against);
-    if (url.protocol !== 'file:') return readRemoteSnapshot(url, o);
-    dir = fileURLToPath(url);
-    // A file:// URL of the root a publish wrote to (it has a pointer, not a release).
-    if (await isFile(path.join(dir, POINTER_KEY))) return readRemoteSnapshot(url, o);
-  }
-  const release = (await currentRelease(dir)) ?? ((await isFile(path.join(dir, 'publication.json'))) ? dir : null);
-  if (!release)
-    throw new UsageError(
-      `--against ${against} holds no publication: give a build's --out (with a current release), a release folder or a file:// URL of one`,
-    );
-  const { snapshot } = await readReleaseSemantics(release);
-  if (!snapshot)
-    throw new UsageError(
-      `the release ${release} has no ${SNAPSHOT_FILE}: it was built by a modelpub without semantic snapshots; build ` +
-        'it again to compare against it',
-    );
-  const meta = parseJsonFile(
-    PublicationMeta,
-    await readFile(path.join(release, 'publication.json')),
-    path.join(release, 'publication.json'),
-  );
-  return { where: release, revision: meta.publicationRevision, snapshot };
-}
-
-/**
- * The snapshot of the live publication at a remote in the layout `modelpub publish` writes (https://, http://,
- * s3://): pointer -> manifest -> the snapshot as an object by its hash.
- */
-export async function readRemoteSnapshot(url: URL, o: RemoteOptions = {}): Promise<PublishedSnapshot> {
-  const remote = await readRemote(url.href, o);
-  try {
-    const pointer = await remote.pointer();
-    if (!pointer) throw new UsageError(`--against ${url.href}: nothing is published there (it has no current.json)`);
-    const { manifest } = await remote.manifest(manifestRefOf(pointer.live));
-    const revision = manifest.publicationRevision;
-    const entry = manifest.files.find((f) => f.path === SNAPSHOT_FILE);
-    if (!entry)
-      throw new UsageError(
-        `the live publication ${revision} at ${remote.description} has no ${SNAPSHOT_FILE}: it was built by a ` +
-          'modelpub without semantic snapshots',
-      );
-    const where = `${SNAPSHOT_FILE} of ${revision} at ${remote.description}`;
-    const snapshot = parseJsonFile(Snapshot, await remote.object(entry.sha256, entry.bytes), where);
-    return { where: remote.description, revision, snapshot };
-  } finally {
-    await remote.close();
-  }
-}
-
-const isFile = (p: string) =>
-  stat(p).then(
-    (s) => s.isFile(),
-    () => false,
-  );
 
 export type { SnapshotContent };

@@ -71,9 +71,9 @@ export const PublicationMeta = z.strictObject({
   attribution: Attribution,
   /**
    * SHA-256 of this release's manifest.json: what tells two builds of one revision apart (other page sizes, or a
-   * --revision given again over other data), for a gateway polling a static host. Absent in releases of older builds.
+   * --revision given again over other data), and a manifest changed after its build from its own.
    */
-  manifestSha256: Sha256Hex.optional(),
+  manifestSha256: Sha256Hex,
 });
 export type PublicationMeta = z.infer<typeof PublicationMeta>;
 

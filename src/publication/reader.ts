@@ -1,38 +1,7 @@
-// Reading a release back, checked against its schemas: the gateway (from a folder or a static host) and the next
-// build (its previous release) read through here, so neither trusts a file it did not check.
-import { createHash } from 'node:crypto';
+// A publication's JSON files, checked against their schemas as they are read (release.ts checks their bytes).
 import type { z } from 'zod';
 import { Attribution } from '../schema/api.js';
-import { ListArtifact, Manifest, PublicationMeta } from './files.js';
-import { MANIFEST_FILE, META_FILE } from './layout.js';
-
-export interface ReleaseFiles {
-  manifest: Manifest;
-  meta: PublicationMeta;
-}
-
-/** `read` gives a release file's bytes; `where` names a file of the release in errors. */
-export async function readRelease(
-  read: (file: string) => Promise<Buffer>,
-  where: (file: string) => string,
-  { verifyManifestHash = false } = {},
-): Promise<ReleaseFiles> {
-  const [manifestBytes, metaBytes] = await Promise.all([read(MANIFEST_FILE), read(META_FILE)]);
-  const manifest = parseJsonFile(Manifest, manifestBytes, where(MANIFEST_FILE));
-  const meta = parseJsonFile(PublicationMeta, metaBytes, where(META_FILE));
-  if (meta.publicationRevision !== manifest.publicationRevision)
-    throw new Error(`${where(MANIFEST_FILE)} and ${META_FILE} disagree on the revision`);
-  // From a remote host the two files may come from two builds of one revision (an upload under way): the hash
-  // publication.json gives its manifest tells.
-  if (
-    verifyManifestHash &&
-    meta.manifestSha256 !== undefined &&
-    createHash('sha256').update(manifestBytes).digest('hex') !== meta.manifestSha256
-  ) {
-    throw new Error(`${where(MANIFEST_FILE)} is not the one ${META_FILE} names (the host is switching publications)`);
-  }
-  return { manifest, meta };
-}
+import { ListArtifact } from './files.js';
 
 /** Artifacts of releases written before artifacts carried the attribution lack it: the reader takes the release's. */
 const ArtifactAsRead = ListArtifact.extend({ attribution: Attribution.optional() });

@@ -27,28 +27,12 @@ import {
   packedRepresentations,
   REPRESENTATIONS_FILE,
 } from './layout.js';
-import type { PreviousTimes, TimePolicy } from './times.js';
+import type { Release } from './release.js';
+import type { TimePolicy } from './times.js';
 
 /** A body to write at `path`. */
 export interface PendingBody extends BodyParts {
   path: string;
-}
-
-/**
- * The live publication a build continues from: the live release of its --out, or (build --previous URL, a fresh CI
- * runner) the live publication of a remote, whose bodies are not on this disk.
- */
-export interface PreviousRelease extends PreviousTimes {
-  /** Its release folder, whose unchanged files are hard-linked; null for a remote one (its bodies are written). */
-  dir: string | null;
-  /** Where it is, for messages: the folder or the remote's URL. */
-  where: string;
-  meta: PublicationMeta;
-  /** One of its bodies, by manifest entry (checked against the entry's sha256 when read from a remote). */
-  readBody(entry: ManifestEntry): Promise<Buffer>;
-  /** Its manifest's representations and their levels (absent: built with --no-compression). */
-  representations?: Manifest['representations'];
-  compression?: Manifest['compression'];
 }
 
 export interface WriteStats {
@@ -78,7 +62,11 @@ export interface WriteOptions {
   stagingDir: string;
   revision: string;
   times: TimePolicy;
-  previous: PreviousRelease | null;
+  /**
+   * The live publication the build continues from: the live release of its --out, or (build --previous URL, a fresh
+   * CI runner) the live publication of a remote, whose bodies are not on this disk (dir null: they are written).
+   */
+  previous: Release | null;
   concurrency?: number;
   onProgress?: (done: number) => void;
   /**
@@ -120,7 +108,7 @@ export async function writeBodies(
     bodies,
     async (b) => {
       if (refused) return;
-      const prev = o.previous?.entries.get(b.path);
+      const prev = o.previous?.files.get(b.path);
       let revision = o.revision;
       let lastModified = changedAt;
       // Encoded once: hashed, written and compressed as these bytes.
@@ -251,7 +239,7 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
     const prev = previous && (await previous);
     const offset = prev?.intact.get(hash);
     if (!prev || offset === undefined) return false;
-    const entry = o.previous!.representations![hash]!;
+    const entry = o.previous!.manifest.representations![hash]!;
     const end = offset + entry.br.bytes + entry.gzip.bytes;
     placed.set(
       hash,
@@ -389,15 +377,14 @@ function spillFile(file: string) {
  * unreadable pack included.
  */
 async function previousPack(
-  previous: PreviousRelease,
+  previous: Release,
   dir: string,
   levels: CompressionLevels,
   memoryBytes: number,
 ): Promise<{ file: string; whole: Buffer | null; intact: Map<string, number> } | null> {
-  const same =
-    previous.compression?.brotliQuality === levels.brotliQuality &&
-    previous.compression?.gzipLevel === levels.gzipLevel;
-  if (!previous.representations || !same) return null;
+  const { representations, compression } = previous.manifest;
+  const same = compression?.brotliQuality === levels.brotliQuality && compression?.gzipLevel === levels.gzipLevel;
+  if (!representations || !same) return null;
   const file = path.join(dir, REPRESENTATIONS_FILE);
   const handle = await open(file, 'r').catch(() => null);
   if (!handle) return null;
@@ -407,7 +394,7 @@ async function previousPack(
     const { size } = await handle.stat();
     if (size <= memoryBytes) whole = await handle.readFile();
     let buffer = Buffer.allocUnsafe(PACK_BUFFER_BYTES);
-    for (const { identity, br, gzip } of packedRepresentations(previous.representations)) {
+    for (const { identity, br, gzip } of packedRepresentations(representations)) {
       const bytes = br.bytes + gzip.bytes;
       let held: Buffer;
       if (whole) {
@@ -429,23 +416,20 @@ async function previousPack(
 }
 
 /** What was added, changed and removed against the previous release, by path. */
-export function changeList(
-  entries: readonly ManifestEntry[],
-  revision: string,
-  previous: PreviousRelease | null,
-): ChangeList {
+export function changeList(entries: readonly ManifestEntry[], revision: string, previous: Release | null): ChangeList {
   const now = new Set(entries.map((e) => e.path));
+  const before = previous?.files;
   return {
     publicationRevision: revision,
-    previousRevision: previous?.revision ?? null,
-    added: entries.filter((e) => !previous?.entries.has(e.path)).map((e) => e.path),
+    previousRevision: previous?.meta.publicationRevision ?? null,
+    added: entries.filter((e) => !before?.has(e.path)).map((e) => e.path),
     changed: entries
       .filter((e) => {
-        const p = previous?.entries.get(e.path);
+        const p = before?.get(e.path);
         return p && p.sha256 !== e.sha256;
       })
       .map((e) => e.path),
-    removed: previous ? [...previous.entries.keys()].filter((p) => !now.has(p)).sort() : [],
+    removed: before ? [...before.keys()].filter((p) => !now.has(p)).sort() : [],
   };
 }
 

@@ -6,8 +6,12 @@
 // one of them lists. Only the other objects are looked for (a HEAD each, or a listing when there are many): an
 // interrupted publish may have left some of them.
 import type { Manifest } from '../publication/files.js';
+import { type RemoteLayout, remoteLayout } from '../publication/remote-source.js';
+import type { Release } from '../publication/source.js';
+import type { RemoteTarget } from '../publication/targets/types.js';
 import {
   type ObjectSource,
+  packManifest,
   objectKey,
   objectsOf,
   keptOf,
@@ -21,9 +25,26 @@ import {
   type RemotePublication,
 } from '../publication/remote.js';
 import { UsageError } from '../errors.js';
-import type { LocalRelease } from './local.js';
-import { type Remote, remoteOn } from './read-remote.js';
-import type { RemoteTarget } from './targets/types.js';
+
+/** The release a publish uploads (its --from, opened), as the remote layout holds it. */
+export interface Upload {
+  release: Release;
+  /** The manifest as the remote stores it (packManifest). */
+  storedManifest: Buffer;
+  /** What the pointer will say of it. */
+  entry: RemotePublication;
+  objects: Map<string, ObjectSource>;
+}
+
+export const uploadOf = (release: Release): Upload => ({
+  release,
+  storedManifest: packManifest(release.manifestBytes),
+  entry: {
+    publication: release.meta,
+    manifest: { sha256: release.manifestSha256, bytes: release.manifestBytes.length },
+  },
+  objects: objectsOf(release.manifest),
+});
 
 export interface KeptPublication {
   entry: RemotePublication;
@@ -41,7 +62,7 @@ export interface RemoteState {
 }
 
 export async function readRemoteState(target: RemoteTarget): Promise<RemoteState> {
-  const remote = remoteOn(target);
+  const remote = remoteLayout(target);
   const pointer = await remote.pointer();
   const kept: KeptPublication[] = [];
   const damaged: RemoteState['damaged'] = [];
@@ -70,7 +91,7 @@ export interface Deletion {
 }
 
 export interface PublishPlan {
-  local: LocalRelease;
+  local: Upload;
   /** The remote already serves this very publication (same revision, same manifest). */
   alreadyLive: boolean;
   /** The live publication before this one, if any. */
@@ -115,7 +136,7 @@ function diffOf(before: Manifest, after: Manifest): PublishPlan['diff'] {
  * publication in progress has uploaded under its (already written) manifest is touched while it is kept.
  */
 export async function planDeletion(
-  remote: Remote,
+  remote: RemoteLayout,
   state: RemoteState,
   pointer: Pointer,
   keptManifests: Manifest[],
@@ -149,12 +170,12 @@ export async function planDeletion(
 }
 
 export async function planPublish(
-  local: LocalRelease,
+  local: Upload,
   target: RemoteTarget,
   state: RemoteState,
   keep: number,
 ): Promise<PublishPlan> {
-  const remote = remoteOn(target);
+  const remote = remoteLayout(target);
   const warnings = state.damaged.map(
     (d) =>
       `kept publication ${d.entry.publication.publicationRevision} cannot be read back (${d.error}): it is no longer kept`,
@@ -185,14 +206,14 @@ export async function planPublish(
     : null;
   const next = nextPointer(trusted, local.entry, keep);
   const manifests = new Map(state.kept.map((k) => [publicationId(k.entry), k.manifest]));
-  manifests.set(id, local.manifest);
+  manifests.set(id, local.release.manifest);
   const keptManifests = keptOf(next).map((p) => manifests.get(publicationId(p))!);
   const unchanged = state.pointer !== null && JSON.stringify(state.pointer) === JSON.stringify(next);
   return {
     local,
     alreadyLive,
     live,
-    diff: liveKept ? diffOf(liveKept.manifest, local.manifest) : null,
+    diff: liveKept ? diffOf(liveKept.manifest, local.release.manifest) : null,
     known: local.objects.size - candidates.length,
     found,
     upload,

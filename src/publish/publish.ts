@@ -8,7 +8,12 @@
 //   5. only then, deletion of what no kept publication names.
 // A publish stopped anywhere before 4 leaves the pointer where it was; run again, it finds what was uploaded and
 // uploads the rest.
+import { stat } from 'node:fs/promises';
 import pMap from 'p-map';
+import { UsageError } from '../errors.js';
+import { IntegrityError } from '../publication/integrity.js';
+import { openSource, type Source } from '../publication/source.js';
+import type { RemoteTarget } from '../publication/targets/types.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import {
   GZIP_CONTENT_TYPE,
@@ -22,14 +27,19 @@ import {
   publicationId,
   type RemotePublication,
 } from '../publication/remote.js';
-import { type LocalRelease, readLocalRelease, readObject } from './local.js';
-import { type Deletion, planPublish, planRollback, type PublishPlan, readRemoteState } from './plan.js';
+import {
+  type Deletion,
+  planPublish,
+  planRollback,
+  type PublishPlan,
+  readRemoteState,
+  type Upload,
+  uploadOf,
+} from './plan.js';
 import { createTransferProgress } from './progress.js';
-import { IntegrityError } from './read-remote.js';
-import type { RemoteTarget } from './targets/types.js';
 
 export interface PublishOptions {
-  /** A build's --out folder, or one release folder. */
+  /** A build's --out folder, one release folder, or anything else openSource opens. */
   from: string;
   target: RemoteTarget;
   /** Publications kept on the remote, the live one included (older ones are deleted after the switch). */
@@ -69,7 +79,29 @@ const keptLine = (p: Pointer) =>
 
 export async function publish(o: PublishOptions): Promise<PublishResult> {
   const say = o.say ?? ((l: string) => console.log(l));
-  const local = await readLocalRelease(o.from);
+  const source = await openFrom(o.from);
+  try {
+    return await publishFrom(source, o, say);
+  } finally {
+    await source.close();
+  }
+}
+
+/** --from, opened: a folder that is not there is told as such (a build has not run). */
+async function openFrom(from: string): Promise<Source> {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(from) && !(await stat(from).catch(() => null)))
+    throw new UsageError(`--from ${from} does not exist: give a build's --out folder (run modelpub build first)`);
+  return openSource(from);
+}
+
+async function publishFrom(source: Source, o: PublishOptions, say: (l: string) => void): Promise<PublishResult> {
+  // Every object is read through the release, so checked against its manifest before it leaves the machine.
+  const live = await source.live();
+  if (!live)
+    throw new UsageError(
+      `--from ${o.from} holds no publication (${source.nothingPublished}): give a build's --out folder, or one release folder`,
+    );
+  const local = uploadOf(live);
   const state = await readRemoteState(o.target);
   const plan = await planPublish(local, o.target, state, o.keep);
   describePlan(plan, o.target, say);
@@ -126,7 +158,7 @@ export async function publish(o: PublishOptions): Promise<PublishResult> {
   return result;
 }
 
-async function uploadObjects(local: LocalRelease, plan: PublishPlan, o: PublishOptions) {
+async function uploadObjects(local: Upload, plan: PublishPlan, o: PublishOptions) {
   const total = plan.upload.reduce((n, x) => n + x.bytes, 0);
   const progress = createTransferProgress(o.progress ?? null, 'upload', plan.upload.length, total, o.retries);
   // Largest first: the long uploads start early instead of trailing at the end of the run.
@@ -134,7 +166,7 @@ async function uploadObjects(local: LocalRelease, plan: PublishPlan, o: PublishO
   await pMap(
     order,
     async (x) => {
-      const body = await readObject(local, x);
+      const body = await local.release.read(x);
       await o.target.put(objectKey(x.sha256), body, {
         contentType: x.contentType,
         cacheControl: IMMUTABLE_CACHE_CONTROL,
@@ -176,8 +208,8 @@ function describePlan(plan: PublishPlan, target: RemoteTarget, say: (l: string) 
   const { local } = plan;
   const total = [...local.objects.values()].reduce((n, x) => n + x.bytes, 0);
   say(
-    `publishing ${rev(local.entry)} (manifest ${short(local.entry.manifest.sha256)}, ${local.manifest.files.length} ` +
-      `paths, ${local.objects.size} objects, ${mb(total)} MB) from ${local.dir}`,
+    `publishing ${rev(local.entry)} (manifest ${short(local.entry.manifest.sha256)}, ` +
+      `${local.release.manifest.files.length} paths, ${local.objects.size} objects, ${mb(total)} MB) from ${local.release.where}`,
   );
   for (const w of plan.warnings) say(`warning: ${w}`);
   if (!plan.live) say(`  to ${target.description}: nothing published there yet`);

@@ -1,16 +1,25 @@
 // Where a publication is published to or read from: a folder (file://), an S3 bucket (s3://), or, for reading only,
-// a static host (http(s)://). Keys are the remote layout's (src/publication/remote.ts), relative to the root.
+// a static host (http(s)://). Keys are the remote layout's (remote.ts), relative to the root.
 
 export interface PutOptions {
   contentType: string;
   cacheControl: string;
 }
 
+/**
+ * The bounds of one read, decided where the read is asked for (release.ts for bodies, remote-source.ts for the pointer
+ * and manifests) and kept by every target. Add a bound here (a deadline, a minimum rate) and in each target's get().
+ */
+export interface GetOptions {
+  /** A stored object larger than this is refused (IntegrityError) without being read in whole. */
+  maxBytes?: number;
+}
+
 export interface RemoteReader {
   /** The root, for messages: never credentials. */
   readonly description: string;
   /** The bytes stored under `key`, as stored (never decoded); null when there is none. */
-  get(key: string): Promise<Buffer | null>;
+  get(key: string, o?: GetOptions): Promise<Buffer | null>;
   close(): Promise<void>;
 }
 

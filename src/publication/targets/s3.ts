@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-s3';
 import pMap from 'p-map';
 import { UsageError } from '../../errors.js';
+import { IntegrityError, tooLarge } from '../integrity.js';
 import { isRetryable, statusOf, withRetry } from '../retry.js';
 import type { RemoteTarget, TargetEvents } from './types.js';
 
@@ -26,6 +27,8 @@ export interface S3TargetOptions extends TargetEvents {
   /** Above this many keys, sizes() lists the prefix instead of asking for each key. */
   headLimit?: number;
   retryAttempts?: number;
+  /** How long a request may wait for the host's next bytes (default 120 s). */
+  timeoutMs?: number;
 }
 
 /** s3://bucket/prefix -> bucket and prefix (without slashes at either end; '' for the bucket's root). */
@@ -60,7 +63,7 @@ export function s3Target(url: string, o: S3TargetOptions = {}): RemoteTarget {
     responseChecksumValidation: 'WHEN_REQUIRED',
     requestHandler: {
       connectionTimeout: 10_000,
-      requestTimeout: 120_000,
+      requestTimeout: o.timeoutMs ?? 120_000,
       throwOnRequestTimeout: true,
       httpAgent: { keepAlive: true, maxSockets: concurrency },
       httpsAgent: { keepAlive: true, maxSockets: concurrency },
@@ -100,10 +103,14 @@ export function s3Target(url: string, o: S3TargetOptions = {}): RemoteTarget {
   };
   return {
     description,
-    get: (key) =>
+    get: (key, g = {}) =>
       call('GET', key, async () => {
         try {
           const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: full(key) }));
+          if (g.maxBytes !== undefined && (r.ContentLength ?? 0) > g.maxBytes) {
+            (r.Body as { destroy?: () => void }).destroy?.();
+            throw tooLarge(`s3://${bucket}/${full(key)}`, g.maxBytes);
+          }
           return Buffer.from(await r.Body!.transformToByteArray());
         } catch (e) {
           if (statusOf(e) === 404) return null;
@@ -168,6 +175,7 @@ function commonFolder(keys: string[]): string {
 
 /** An SDK error as one line naming the request, with what to do where the SDK's own message does not say it. */
 function explain(e: unknown, what: string): Error {
+  if (e instanceof IntegrityError) return e;
   const x = e as Error & { name?: string; Code?: string };
   if (x?.name === 'CredentialsProviderError')
     return new Error(

@@ -1,9 +1,10 @@
 // A folder as the remote: what a static web server (nginx, a CDN's origin folder) serves. Headers cannot be stored
 // per file here, so the server's configuration sets Cache-Control and Content-Type (docs/examples/nginx-remote.conf).
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tooLarge } from '../integrity.js';
 import type { RemoteTarget } from './types.js';
 
 /** Files being written: renamed into place when complete, so a killed publish leaves no partial object. */
@@ -14,12 +15,18 @@ export function fileTarget(url: string): RemoteTarget {
   const abs = (key: string) => path.join(root, ...key.split('/'));
   return {
     description: url,
-    async get(key) {
-      try {
-        return await readFile(abs(key));
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    async get(key, o = {}) {
+      const handle = await open(abs(key), 'r').catch((e: NodeJS.ErrnoException) => {
+        if (e.code === 'ENOENT') return null;
         throw e;
+      });
+      if (!handle) return null;
+      try {
+        if (o.maxBytes !== undefined && (await handle.stat()).size > o.maxBytes)
+          throw tooLarge(`${url.replace(/\/?$/, '/')}${key}`, o.maxBytes);
+        return await handle.readFile();
+      } finally {
+        await handle.close();
       }
     },
     async put(key, body) {

@@ -3,6 +3,7 @@
 // also keeps a CDN that compresses on the fly from sending anything but the bytes as stored.
 import http from 'node:http';
 import https from 'node:https';
+import { tooLarge } from '../integrity.js';
 import { withRetry } from '../retry.js';
 import type { RemoteReader, TargetEvents } from './types.js';
 
@@ -27,7 +28,7 @@ export function httpReader(base: string, o: HttpReaderOptions = {}): RemoteReade
   const secure = new URL(root).protocol === 'https:';
   const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   const timeoutMs = o.timeoutMs ?? 30_000;
-  const getOnce = (url: string) =>
+  const getOnce = (url: string, maxBytes = Infinity) =>
     new Promise<Buffer | null>((resolve, reject) => {
       const req = (secure ? https : http).get(
         url,
@@ -49,8 +50,18 @@ export function httpReader(base: string, o: HttpReaderOptions = {}): RemoteReade
               new Error(`GET ${url}: answered with Content-Encoding ${encoding} though asked for identity`),
             );
           }
+          if (Number(res.headers['content-length'] ?? 0) > maxBytes) {
+            res.destroy();
+            return reject(tooLarge(url, maxBytes));
+          }
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
+          let received = 0;
+          res.on('data', (c: Buffer) => {
+            received += c.length;
+            if (received <= maxBytes) return void chunks.push(c);
+            res.destroy();
+            reject(tooLarge(url, maxBytes));
+          });
           res.on('end', () => (res.complete ? resolve(Buffer.concat(chunks)) : reject(cut(url))));
           res.on('error', (e) => reject(Object.assign(cut(url), { cause: e })));
         },
@@ -62,7 +73,8 @@ export function httpReader(base: string, o: HttpReaderOptions = {}): RemoteReade
     });
   return {
     description: root,
-    get: (key) => withRetry(() => getOnce(new URL(key, root).href), { attempts: o.retryAttempts, onRetry: o.onRetry }),
+    get: (key, g = {}) =>
+      withRetry(() => getOnce(new URL(key, root).href, g.maxBytes), { attempts: o.retryAttempts, onRetry: o.onRetry }),
     async close() {
       agent.destroy();
     },

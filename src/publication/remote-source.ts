@@ -1,0 +1,123 @@
+// Reading a publication in the remote layout (remote.ts): pointer -> manifest -> objects, every byte checked against
+// the hash that names it. A static host or public bucket over http(s) (a CDN in front, or any web server over the
+// folder a file:// publish wrote), a private bucket over s3:// (the SDK is loaded only then), or that folder (file://).
+// The pointer names the live publication; its id is the revision with its manifest's sha256, so a switch (or a
+// rollback) is a new id. Objects are immutable and uploaded before the pointer moves: a publication, once named by the
+// pointer, stays whole while a publish is under way.
+import { Manifest } from './files.js';
+import { checkBytes, IntegrityError } from './integrity.js';
+import { parseJsonFile } from './reader.js';
+import { openRelease, type Release, type Source } from './release.js';
+import {
+  keptOf,
+  type ManifestRef,
+  manifestKey,
+  manifestRefOf,
+  objectKey,
+  POINTER_KEY,
+  Pointer,
+  publicationId,
+  type RemotePublication,
+  unpackManifest,
+} from './remote.js';
+import { openReader, type RemoteOptions } from './targets/index.js';
+import type { RemoteReader } from './targets/types.js';
+
+/**
+ * The pointer's bound: it names at most --keep publications (1,000), each in about a kilobyte. A larger one is not
+ * a pointer `modelpub publish` wrote, and is refused before it fills memory.
+ */
+export const MAX_POINTER_BYTES = 8 * 1024 * 1024;
+/** A manifest no pointer gives the size of (an interrupted publish's) is unpacked up to this. */
+const MAX_MANIFEST_BYTES = 2 ** 31 - 1;
+/** What gzip may add to incompressible bytes, at most: a stored manifest larger than its JSON and this is refused. */
+const gzipBound = (bytes: number) => bytes + Math.ceil(bytes / 1024) + 1024;
+
+/** The layout's two mutable-or-named reads; objects are read through a Release. */
+export interface RemoteLayout {
+  readonly description: string;
+  /** current.json, or null where nothing has been published yet. */
+  pointer(): Promise<Pointer | null>;
+  /** A publication's manifest, checked against its sha256 (and size, when given: the pointer gives it). */
+  manifest(ref: ManifestRef): Promise<{ manifest: Manifest; bytes: Buffer }>;
+}
+
+export function remoteLayout(r: RemoteReader): RemoteLayout {
+  const root = r.description.replace(/\/?$/, '/');
+  return {
+    description: r.description,
+    async pointer() {
+      const b = await r.get(POINTER_KEY, { maxBytes: MAX_POINTER_BYTES });
+      return b && parseJsonFile(Pointer, b, `${root}${POINTER_KEY}`);
+    },
+    async manifest(ref) {
+      const key = manifestKey(ref);
+      const where = `${root}${key}`;
+      const stored = await r.get(key, { maxBytes: ref.bytes === undefined ? undefined : gzipBound(ref.bytes) });
+      if (!stored) throw new IntegrityError(`${where} is missing`);
+      let bytes: Buffer;
+      try {
+        bytes = unpackManifest(stored, ref.bytes ?? MAX_MANIFEST_BYTES);
+      } catch (e) {
+        throw new IntegrityError(`${where} cannot be unpacked: ${(e as Error).message}`);
+      }
+      checkBytes(bytes, where, ref.sha256, ref.bytes);
+      const manifest = parseJsonFile(Manifest, bytes, where);
+      if (manifest.publicationRevision !== ref.revision)
+        throw new IntegrityError(`${key} is the manifest of ${manifest.publicationRevision}, not of ${ref.revision}`);
+      return { manifest, bytes };
+    },
+  };
+}
+
+/** One publication the pointer names, opened: its manifest read and checked, its objects read by their sha256. */
+export async function openRemoteRelease(r: RemoteReader, p: RemotePublication): Promise<Release> {
+  const root = r.description.replace(/\/?$/, '/');
+  const { manifest, bytes } = await remoteLayout(r).manifest(manifestRefOf(p));
+  return openRelease({
+    id: publicationId(p),
+    where: r.description,
+    dir: null,
+    manifest,
+    meta: p.publication,
+    manifestBytes: bytes,
+    manifestSha256: p.manifest.sha256, // checked by manifest()
+    fetch: (s, bounds) => r.get(objectKey(s.sha256), bounds),
+    whereOf: (s) => `${root}${objectKey(s.sha256)}`,
+  });
+}
+
+/**
+ * The publication at `url`: file:///PATH, s3://BUCKET/PREFIX (credentials from the AWS chain; `o` takes --endpoint,
+ * --region, path style), or http(s)://HOST/PREFIX/ (read with node:http, so bytes arrive as stored).
+ */
+export async function remoteSource(url: string, o: RemoteOptions = {}): Promise<Source> {
+  const r = await openReader(url, o);
+  const layout = remoteLayout(r);
+  /** The publications the last pointer read names: what release(id) opens, without reading the pointer again. */
+  let named = new Map<string, RemotePublication>();
+  const currentId = async () => {
+    const pointer = await layout.pointer();
+    if (!pointer) return null;
+    named = new Map(keptOf(pointer).map((p) => [publicationId(p), p]));
+    return publicationId(pointer.live);
+  };
+  const release = async (id: string) => {
+    // A pointer that moved since currentId() still keeps the publication it named (unless --keep 1): look again.
+    if (!named.has(id)) await currentId();
+    const p = named.get(id);
+    if (!p) throw new Error(`${r.description} no longer keeps publication ${id}`);
+    return openRemoteRelease(r, p);
+  };
+  return {
+    description: r.description,
+    nothingPublished: `${r.description.replace(/\/?$/, '/')}${POINTER_KEY} is missing: nothing has been published there (modelpub publish writes it)`,
+    currentId,
+    release,
+    async live() {
+      const id = await currentId();
+      return id === null ? null : release(id);
+    },
+    close: () => r.close(),
+  };
+}
