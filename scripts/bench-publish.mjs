@@ -175,7 +175,7 @@ function counting(target) {
 async function main() {
   compile();
   const { publish } = await import(pathToFileURL(path.join(REPO, 'lib/publish/publish.js')).href);
-  const { openTarget } = await import(pathToFileURL(path.join(REPO, 'lib/publish/targets/index.js')).href);
+  const { openTarget } = await import(pathToFileURL(path.join(REPO, 'lib/publication/targets/index.js')).href);
   const root = args.root
     ? path.resolve(args.root)
     : fs.mkdtempSync(path.join(args.tiny ? os.tmpdir() : path.join(REPO, 'bench-out'), 'publish-'));

@@ -444,7 +444,7 @@ describe('s3:// against s3rver', () => {
   const readBack = () => readBackWhole(to, { endpoint: s3.endpoint, region: 'us-east-1' });
   const savedEnv = { ...process.env };
   beforeAll(async () => {
-    // readRemote in this process takes its credentials from the chain too.
+    // openSource in this process takes its credentials from the chain too.
     Object.assign(process.env, S3_ENV);
     s3 = await startS3();
     to = `s3://${s3.bucket}/${prefix}`;
