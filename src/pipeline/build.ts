@@ -9,13 +9,7 @@ import type { ChangeList } from '../publication/files.js';
 import { laneVariantKey } from '../publication/layout.js';
 import { checkForcedTime, timePolicy } from '../publication/times.js';
 import { BUILD_LEVELS, createCompressor } from '../publication/compress.js';
-import {
-  changeList,
-  emptyWriteStats,
-  writeBodies,
-  writeReleaseFiles,
-  type WriteStats,
-} from '../publication/writer.js';
+import { changeList, emptyWriteStats, writeBodies, writeReleaseFiles, type WriteStats } from '../publication/writer.js';
 import type { SemanticDiff } from '../schema/api.js';
 import { RevisionId } from '../schema/primitives.js';
 import { DEFAULT_PAGE_SIZE } from '../schema/requests.js';
