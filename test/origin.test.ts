@@ -157,6 +157,7 @@ describe('over http:// (a static server over a file:// remote)', () => {
     expect(fetched.get(`/${objectKey(entryOf(builds.A, rel).sha256)}`)).toBe(1);
   });
 
+  // Every fault of a source is the source suite's (sources.test.ts); the gateway's part is the 503 instead of bytes.
   it('refuses a damaged object with 503, never its bytes', async () => {
     const rel = detailFile({ slug: 'beta', locale: 'zh', lane: 'verified', displayOnly: false, include: [] });
     const file = path.join(remoteDir, objectKey(entryOf(builds.A, rel).sha256));
@@ -173,7 +174,7 @@ describe('over http:// (a static server over a file:// remote)', () => {
     expect((await getWithKey(gw, `/api/v1/models/beta?locale=zh`)).status).toBe(200);
   });
 
-  it('refuses a damaged br representation object with 503 (the origin verifies it: the publication does not hash again)', async () => {
+  it('refuses a damaged br representation object with 503', async () => {
     const rel = detailFile({ slug: 'beta', locale: 'ru', lane: 'verified', displayOnly: false, include: [] });
     const br = builds.A.manifest.representations![entryOf(builds.A, rel).sha256]!.br;
     const file = path.join(remoteDir, objectKey(br.sha256));
