@@ -189,7 +189,8 @@ export async function checkOutDir(out: string): Promise<boolean> {
       throw new UsageError(`--out ${out} is not a folder: refusing to overwrite it`);
     case 'foreign':
       throw new UsageError(
-        `--out ${out} holds files that modelpub did not write (${s.names.slice(0, 3).join(', ')}${s.names.length > 3 ? ', …' : ''}): choose an empty or new folder`,
+        `--out ${out} holds files that modelpub did not write (${s.names.slice(0, 3).join(', ')}` +
+          `${s.names.length > 3 ? ', …' : ''}): choose an empty or new folder`,
       );
   }
 }
@@ -252,7 +253,8 @@ async function loadSqlite(): Promise<typeof BetterSqlite3> {
     return (await import('better-sqlite3')).default;
   } catch (e) {
     throw new Error(
-      `Cannot import \`better-sqlite3\`, whose file lock keeps two builds apart: install it with \`npm install better-sqlite3\`. (${(e as Error).message})`,
+      'Cannot import `better-sqlite3`, whose file lock keeps two builds apart: install it with ' +
+        `\`npm install better-sqlite3\`. (${(e as Error).message})`,
       { cause: e },
     );
   }

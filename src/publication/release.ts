@@ -63,13 +63,15 @@ export interface ReleaseParts {
 export function openRelease(p: ReleaseParts): Release {
   if (p.meta.publicationRevision !== p.manifest.publicationRevision)
     throw new IntegrityError(
-      `${p.where}: ${MANIFEST_FILE} and ${META_FILE} disagree on the revision (${p.manifest.publicationRevision}, ${p.meta.publicationRevision})`,
+      `${p.where}: ${MANIFEST_FILE} and ${META_FILE} disagree on the revision ` +
+        `(${p.manifest.publicationRevision}, ${p.meta.publicationRevision})`,
     );
   const manifestSha256 = p.manifestSha256 ?? sha256Hex(p.manifestBytes);
   // Two builds of one revision (a remote host switching, or a release changed after its build) are told apart here.
   if (manifestSha256 !== p.meta.manifestSha256)
     throw new IntegrityError(
-      `${p.where}: ${MANIFEST_FILE} has sha256 ${manifestSha256}, not the ${p.meta.manifestSha256} ${META_FILE} names: it is not this publication's manifest`,
+      `${p.where}: ${MANIFEST_FILE} has sha256 ${manifestSha256}, not the ${p.meta.manifestSha256} ${META_FILE} names: ` +
+        "it is not this publication's manifest",
     );
   let byPath: Map<string, ManifestEntry> | null = null; // made when first asked for: the gateway has its own index
   const read = async (stored: StoredBytes) => {

@@ -111,7 +111,9 @@ export async function remoteSource(url: string, o: RemoteOptions = {}): Promise<
   };
   return {
     description: r.description,
-    nothingPublished: `${r.description.replace(/\/?$/, '/')}${POINTER_KEY} is missing: nothing has been published there (modelpub publish writes it)`,
+    nothingPublished:
+      `${r.description.replace(/\/?$/, '/')}${POINTER_KEY} is missing: ` +
+      'nothing has been published there (modelpub publish writes it)',
     currentId,
     release,
     async live() {
