@@ -69,6 +69,7 @@ describe('published files', () => {
       'artifacts/verified.display.json',
       'artifacts/verified.public.json',
       'changes.json',
+      'llms.txt',
       'manifest.json',
       'publication.json',
       'representations.pack',
@@ -78,9 +79,10 @@ describe('published files', () => {
       'api/v1/changes/index.json',
       `api/v1/changes/since/${r.revision}.json`,
     ]);
-    // the br and gzip representations of every distinct body are in one file: representations.pack
-    expect(files.size).toBe(1974 + 22 + 3 + 3 + 1);
-    expect(r.files).toBe(1974 + 22 + 3);
+    // llms.txt is the + 1 after the 3 metrics; the br and gzip representations of every distinct body are in one file:
+    // representations.pack
+    expect(files.size).toBe(1974 + 22 + 3 + 1 + 3 + 1);
+    expect(r.files).toBe(1974 + 22 + 3 + 1);
   });
 
   it('`current` is a relative link to releases/0001-<revision>', async () => {
@@ -121,6 +123,7 @@ describe('published files', () => {
     const checked: Record<string, number> = {};
     for (const [p, buf] of files) {
       if (p === 'api/v1/openapi.json') continue; // an OpenAPI document: test/openapi.test.ts lints it
+      if (p === 'llms.txt') continue; // text: test/mcp.test.ts reads it
       if (p === REPRESENTATIONS_FILE) continue; // compressed bodies: checked against their identity bytes below
       const name = schemaOf(p);
       expect(name, `unexpected file ${p}`).not.toBeNull();
@@ -186,7 +189,7 @@ describe('published files', () => {
       expect(sha256(buf), f.path).toBe(f.sha256);
       expect(buf.length, f.path).toBe(f.bytes);
       expect(f).toMatchObject({
-        content_type: 'application/json; charset=utf-8',
+        content_type: f.path === 'llms.txt' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
         revision: r.revision,
         last_modified: '2025-02-01T00:00:00.000Z',
       });
@@ -405,7 +408,7 @@ describe('determinism', () => {
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
       // the bodies, the release's three files, its representations.pack, the folder's marker and lock
-      expect(ta.files).toHaveLength(1974 + 22 + 3 + 3 + 1 + 2);
+      expect(ta.files).toHaveLength(1974 + 22 + 3 + 1 + 3 + 1 + 2);
       expect(tb).toEqual(ta);
     });
   });

@@ -365,3 +365,27 @@ describe('the log line', () => {
     }
   });
 });
+
+describe('GET /llms.txt', () => {
+  it('answers without a key: an H1, a summary blockquote and sections of links to the API, /mcp and its tools', async () => {
+    const r = await fetch(`${gw.url}/llms.txt`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(r.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(r.headers.get('ratelimit')).toBeNull(); // counts against no quota
+    const etag = r.headers.get('etag')!;
+    const text = await r.text();
+    expect(text).toMatch(/^# modelpub\n\n> .+\n/);
+    const sections = [...text.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    expect(sections).toEqual(['REST API', 'MCP tools', 'Optional']);
+    for (const link of ['/api/v1/models', '/mcp', '/api/v1/openapi.json', '/docs'])
+      expect(text, link).toContain(`](${link})`);
+    for (const tool of Object.keys(MCP_TOOLS))
+      expect(text, tool).toMatch(new RegExp(`^- \\[${tool}\\]\\(/mcp\\): .+Example arguments: \``, 'm'));
+    expect(text).toContain(`publication "${gw.publication().revision}"`);
+    // Its examples name the publication's own models, so they work: the get_model one answers.
+    const slug = /"slug":"([a-z0-9-]+)"/.exec(text)![1]!;
+    expect((await rest(`/api/v1/models/${slug}`)).status).toBe(200);
+    expect((await fetch(`${gw.url}/llms.txt`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+  });
+});

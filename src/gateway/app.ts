@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   API_PREFIX,
   MAX_SLUG_LENGTH,
+  MCP_PATH,
   parseRequest,
   routeOf,
   type ApiRequest,
@@ -23,7 +24,7 @@ import type { QueryLane } from '../schema/api.js';
 import { redactUrls } from '../redact.js';
 import { type ComposedFile, composerOf } from './compose.js';
 import { isHealthPath, serveHealth, type Health } from './health.js';
-import { createMcpHandler, MCP_PATH } from './mcp.js';
+import { createMcpHandler } from './mcp.js';
 import { negotiateEncoding } from './negotiate.js';
 import { isOpen, serveOpen } from './open.js';
 import { ALLOW, notModified, rateHeaders, responseHeaders, sendPreflight, sendProblem } from './http.js';

@@ -29,7 +29,6 @@ import { CORS_HEADERS, sendProblem } from './http.js';
 import type { Publication } from './publication.js';
 import type { Admission } from './quota.js';
 
-export const MCP_PATH = '/mcp';
 /** A JSON-RPC message with a tool's arguments is a few hundred bytes; this bounds what one request can hold. */
 export const MAX_MCP_BODY = 64 * 1024;
 const SERVER_INFO = { name: 'modelpub', version: '1.0.0' };

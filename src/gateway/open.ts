@@ -1,11 +1,11 @@
-// Answers that need no key and count against no quota: the OpenAPI document (a file of the publication, so it changes
-// with the publication that describes it) and the human API reference at /docs, rendered in the browser from that
+// Answers that need no key and count against no quota: the OpenAPI document and llms.txt (files of the publication,
+// so they change with the publication they describe) and the human API reference at /docs, rendered in the browser from that
 // document by Redoc's standalone bundle, served from the redoc package: never fetched from a CDN.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import { OPENAPI_FILE } from '../publication/layout.js';
+import { LLMS_FILE, OPENAPI_FILE } from '../publication/layout.js';
 import type { ApiRequest, OpenRequest } from '../schema/requests.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { CORS_HEADERS, notModified, PUBLIC_CACHE_CONTROL, SCRIPT_CACHE_CONTROL, sendProblem } from './http.js';
@@ -13,7 +13,7 @@ import type { FileInfo, Publication } from './publication.js';
 import { codedEtag, etagOf, httpDate } from './validators.js';
 
 export const isOpen = (r: ApiRequest | OpenRequest): r is OpenRequest =>
-  r.kind === 'openapi' || r.kind === 'docs' || r.kind === 'docs-script';
+  r.kind === 'openapi' || r.kind === 'docs' || r.kind === 'docs-script' || r.kind === 'llms';
 
 // Relative URLs, so the page works wherever the gateway is mounted (/docs -> api/v1/openapi.json is /api/v1/...).
 // The policy lets the page load nothing but this gateway's own script and document (Redoc's footer asks for its logo
@@ -89,19 +89,15 @@ export function serveOpen(
     ]);
   if (r.kind === 'docs-script')
     return redocScript().then((s) => send(req, res, s, 'text/javascript; charset=utf-8', SCRIPT_CACHE_CONTROL));
-  const info = pub.info(OPENAPI_FILE);
-  if (info === null) {
-    return sendProblem(res, req, 'not_found', [], {
-      detail: 'This publication was built before the API had its OpenAPI document.',
-    });
-  }
+  const [file, what] = r.kind === 'llms' ? [LLMS_FILE, 'llms.txt'] : [OPENAPI_FILE, 'its OpenAPI document'];
+  const info = pub.info(file);
+  if (info === null)
+    return sendProblem(res, req, 'not_found', [], { detail: `This publication was built before the API had ${what}.` });
   const headers = ['x-publication-revision', pub.revision, 'x-schema-version', pub.meta.schemaVersion];
   const cached = pub.cachedBody(info);
-  if (cached !== undefined)
-    return send(req, res, { body: cached, info }, JSON_CONTENT_TYPE, PUBLIC_CACHE_CONTROL, headers);
-  return pub
-    .body(info)
-    .then((body) => send(req, res, { body, info }, JSON_CONTENT_TYPE, PUBLIC_CACHE_CONTROL, headers));
+  const type = info.entry.content_type;
+  if (cached !== undefined) return send(req, res, { body: cached, info }, type, PUBLIC_CACHE_CONTROL, headers);
+  return pub.body(info).then((body) => send(req, res, { body, info }, type, PUBLIC_CACHE_CONTROL, headers));
 }
 
 function send(

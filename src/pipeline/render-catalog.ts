@@ -4,18 +4,20 @@
 //   metrics: one body per locale (labels are not localized: they differ only in the envelope's locale); the counts
 //            of every lane are in each, so a client needs one request whatever lane it shows.
 //   openapi: one body, with real examples from the verified lane, its public variant, in English.
+//   llms.txt: one text (render-llms.ts), its examples the verified lane's most popular models.
 import type { Include } from '../schema/api.js';
 import { INCLUDES, QUERY_LANES } from '../schema/api.js';
 import { openApiDocument, type OpenApiExamples } from '../schema/openapi.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import { envelopeParts, innerJson, listDataJson, withSections } from '../publication/assemble.js';
-import { catalogFile, metricsFile, OPENAPI_FILE } from '../publication/layout.js';
+import { catalogFile, LLMS_FILE, metricsFile, OPENAPI_FILE } from '../publication/layout.js';
+import { llmsParts, TEXT_CONTENT_TYPE } from './render-llms.js';
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
 import type { VariantParts } from './render.js';
 
 /** How many bodies CatalogBodies yields in a build (for the progress count). */
-export const CATALOG_BODIES = LOCALES.length * (QUERY_LANES.length * 2 + 1) + 1;
+export const CATALOG_BODIES = LOCALES.length * (QUERY_LANES.length * 2 + 1) + 2;
 
 /** The revision the document's examples show: theirs is not known when the document is made (a body never holds
  * the revision of another). */
@@ -25,6 +27,9 @@ const EXAMPLE_METRICS = 3;
 
 export class CatalogBodies {
   private readonly examples: OpenApiExamples = {};
+  /** The most popular models of the verified lane: llms.txt's examples. */
+  private exampleSlugs: string[] = [];
+  private exampleDeveloper: string | null = null;
   private readonly schemaVersion: string;
 
   constructor(
@@ -59,6 +64,8 @@ export class CatalogBodies {
       return JSON.parse(head + JSON.stringify(EXAMPLE_REVISION) + tail) as unknown;
     };
     const order = parts.orders.popular;
+    this.exampleSlugs = order.slice(0, 2);
+    this.exampleDeveloper = order[0] === undefined ? null : parts.models[order[0]]!.detail.en.developer;
     const items = order.slice(0, EXAMPLE_LIST_SIZE).map((s) => JSON.stringify(parts.models[s]!.item.en));
     this.examples.list = example(listDataJson(items, 1, EXAMPLE_LIST_SIZE, order.length));
     const first = order[0];
@@ -87,6 +94,18 @@ export class CatalogBodies {
       path: OPENAPI_FILE,
       head: `{"openapi":${JSON.stringify(openapi)},"x-publication-revision":`,
       tail: `,${innerJson(rest)}}`,
+    };
+    yield {
+      path: LLMS_FILE,
+      contentType: TEXT_CONTENT_TYPE,
+      ...llmsParts({
+        name: this.c.data.site.name,
+        url: this.c.data.site.url,
+        verified: this.c.lanes.verified.models.length,
+        all: this.c.lanes.all.models.length,
+        slugs: this.exampleSlugs,
+        developer: this.exampleDeveloper,
+      }),
     };
   }
 

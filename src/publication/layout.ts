@@ -6,6 +6,7 @@
 //   api/v1/catalog/<locale>.<lane>.<public|display>.json                             catalog export
 //   api/v1/openapi.json                                                              the OpenAPI document
 //   api/v1/models/<slug>/prices.json                                                 dated prices (no at)
+//   llms.txt                                                                         GET /llms.txt (text)
 //   artifacts/<lane>.<public|display>.json                                           list artifact
 //   artifacts/prices.json                                                            dated prices, for ?at=
 //   representations.pack                                                             br and gzip representations
@@ -60,6 +61,7 @@ export const OPENAPI_FILE = 'api/v1/openapi.json';
 export const pricesFile = (slug: string): string => `api/v1/models/${slug}/prices.json`;
 /** Every model's dated prices and headline offer: what the gateway picks a day's rows from (?at=). */
 export const PRICES_ARTIFACT = 'artifacts/prices.json';
+export const LLMS_FILE = 'llms.txt';
 
 /**
  * Every br and gzip representation of the release in one file, end to end: for each body in ascending order of its

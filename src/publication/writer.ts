@@ -33,6 +33,8 @@ import type { TimePolicy } from './times.js';
 /** A body to write at `path`. */
 export interface PendingBody extends BodyParts {
   path: string;
+  /** JSON unless said otherwise (llms.txt is text). */
+  contentType?: string;
 }
 
 export interface WriteStats {
@@ -179,7 +181,7 @@ export async function writeBodies(
         path: b.path,
         sha256: hash,
         bytes: bytes.length,
-        content_type: JSON_CONTENT_TYPE,
+        content_type: b.contentType ?? JSON_CONTENT_TYPE,
         revision,
         last_modified: lastModified,
       });

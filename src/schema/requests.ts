@@ -84,9 +84,9 @@ export type ApiRequest =
   | ChangesRequest
   | PricesRequest
   | PricesAllRequest;
-/** The requests answered without a key or quota: the OpenAPI document, and the reference page and its script. */
+/** The requests answered without a key or quota: the OpenAPI document, the reference page and its script, llms.txt. */
 export interface OpenRequest {
-  kind: 'openapi' | 'docs' | 'docs-script';
+  kind: 'openapi' | 'docs' | 'docs-script' | 'llms';
 }
 
 export const METRICS_PATH = '/api/v1/metrics';
@@ -98,6 +98,9 @@ export const PRICES_SEGMENT = '/prices';
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const DOCS_PATH = '/docs';
 export const DOCS_SCRIPT_PATH = '/docs/redoc.standalone.js';
+export const LLMS_PATH = '/llms.txt';
+/** The MCP server (gateway/mcp.ts): a JSON-RPC endpoint, routed before any of these. */
+export const MCP_PATH = '/mcp';
 const FIXED_PATHS: Readonly<Record<string, 'metrics' | 'catalog' | 'changes' | 'prices-all' | OpenRequest['kind']>> = {
   [METRICS_PATH]: 'metrics',
   [PRICES_PATH]: 'prices-all',
@@ -106,6 +109,7 @@ const FIXED_PATHS: Readonly<Record<string, 'metrics' | 'catalog' | 'changes' | '
   [OPENAPI_PATH]: 'openapi',
   [DOCS_PATH]: 'docs',
   [DOCS_SCRIPT_PATH]: 'docs-script',
+  [LLMS_PATH]: 'llms',
 };
 export type RouteKind = (ApiRequest | OpenRequest)['kind'];
 /** Which operation a path is for, whatever its parameters (`detail` for any one segment under /api/v1/models). */
@@ -254,7 +258,7 @@ export const QUERY_PARAMETERS = {
 export type QueryParameter = keyof typeof QUERY_PARAMETERS;
 
 /** The parameters of each operation that takes a query (the /docs page ignores its query). */
-const PARAMS: Readonly<Record<Exclude<RouteKind, 'docs' | 'docs-script'>, readonly string[]>> = {
+const PARAMS: Readonly<Record<Exclude<RouteKind, 'docs' | 'docs-script' | 'llms'>, readonly string[]>> = {
   list: LIST_PARAMS,
   detail: DETAIL_PARAMS,
   metrics: METRICS_PARAMS,
@@ -277,7 +281,8 @@ export function parseRequest(pathname: string, params: URLSearchParams): ParseRe
   const kind = routeOf(pathname);
   let slug = '';
   if (kind === null) return { ok: false, status: 404, reason: 'no such path' };
-  if (kind === 'docs' || kind === 'docs-script') return { ok: true, request: { kind } }; // a web page: query ignored
+  // Pages and text files: a query is ignored.
+  if (kind === 'docs' || kind === 'docs-script' || kind === 'llms') return { ok: true, request: { kind } };
   if (kind === 'detail' || kind === 'prices') {
     slug = pathname.slice(API_PREFIX.length + 1, kind === 'prices' ? -PRICES_SEGMENT.length : undefined);
     // Encoded bytes, dots, slashes, backslashes and NUL all fail the slug pattern: never a path to the disk.
