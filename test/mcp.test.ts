@@ -8,27 +8,28 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createHandler } from '../src/gateway/app.js';
 import { createKey, fingerprint, KeyCache } from '../src/gateway/keys.js';
 import { QuotaLimiter } from '../src/gateway/quota.js';
-import { startGateway, type RunningGateway } from '../src/gateway/server.js';
+import type { Gateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
 import { MCP_TOOLS } from '../src/schema/mcp.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
+import { gatewayOver, listen, request } from './helpers/request.js';
 
 let tmp: string;
-let gw: RunningGateway;
+let gw: Gateway;
+/** The handler on a loopback port, for the SDK client. */
+let served: { url: string; close(): Promise<void> };
 let store: QuotaStore;
 let key: string;
 const QUOTA = 5000;
 const clients: Client[] = [];
 
 const rest = async (p: string, k = key) => {
-  const r = await fetch(gw.url + p, { headers: { 'x-api-key': k } });
+  const r = await request(gw, p, { headers: { 'x-api-key': k } });
   return { status: r.status, headers: r.headers, body: (await r.json()) as { data: unknown } };
 };
 const remaining = (h: Headers) => Number(/;r=(\d+)/.exec(h.get('ratelimit') ?? '')?.[1] ?? NaN);
@@ -37,7 +38,7 @@ const remaining = (h: Headers) => Number(/;r=(\d+)/.exec(h.get('ratelimit') ?? '
 async function connect(headers: Record<string, string>): Promise<Client> {
   const client = new Client({ name: 'modelpub-test', version: '1.0.0' });
   clients.push(client);
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`), { requestInit: { headers } }));
   return client;
 }
 const callTool = (c: Client, name: string, args: Record<string, unknown>) =>
@@ -49,7 +50,7 @@ const errorText = (r: CallToolResult) => {
 
 /** A raw JSON-RPC POST, as a client without the SDK sends it. */
 const post = (body: unknown, headers: Record<string, string>) =>
-  fetch(`${gw.url}/mcp`, {
+  request(gw, '/mcp', {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
     body: JSON.stringify(body),
@@ -67,20 +68,12 @@ beforeAll(async () => {
   await build({ dataDir: path.join(tmp, 'data'), outDir: path.join(tmp, 'dist') });
   store = await openStore('memory:');
   key = (await createKey(store, 'mcp')).key;
-  gw = await startGateway({
-    dir: path.join(tmp, 'dist'),
-    port: 0,
-    host: '127.0.0.1',
-    store: 'memory:',
-    storeInstance: store,
-    quota: QUOTA,
-    cacheBytes: 1 << 22,
-    pollMs: 1000,
-    logLevel: 'silent',
-  });
+  gw = await gatewayOver(path.join(tmp, 'dist'), { storeInstance: store, quota: QUOTA, cacheBytes: 1 << 22 });
+  served = await listen(gw);
 });
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => {});
+  await served?.close();
   await gw?.close();
   await store?.close();
   await rm(tmp, { recursive: true, force: true });
@@ -251,21 +244,11 @@ describe('MCP keys and quota', () => {
   });
 
   it('the HTTP answer of a tool call carries RateLimit; over the quota the call is an error result with Retry-After', async () => {
-    const tiny = await startGateway({
-      dir: path.join(tmp, 'dist'),
-      port: 0,
-      host: '127.0.0.1',
-      store: 'memory:',
-      storeInstance: store,
-      quota: 1,
-      cacheBytes: 1 << 20,
-      pollMs: 1000,
-      logLevel: 'silent',
-    });
+    const tiny = await gatewayOver(path.join(tmp, 'dist'), { storeInstance: store, quota: 1 });
     try {
       const own = (await createKey(store, 'mcp-tiny')).key;
       const send = (id: number) =>
-        fetch(`${tiny.url}/mcp`, {
+        request(tiny, '/mcp', {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -293,7 +276,7 @@ describe('MCP keys and quota', () => {
 
 describe('POST /mcp over HTTP', () => {
   it('answers the CORS preflight with mcp-protocol-version and Authorization allowed', async () => {
-    const r = await fetch(`${gw.url}/mcp`, {
+    const r = await request(gw, '/mcp', {
       method: 'OPTIONS',
       headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST' },
     });
@@ -307,10 +290,10 @@ describe('POST /mcp over HTTP', () => {
   });
 
   it('answers GET with 405 (stateless: no event stream) and JSON that is not JSON with a parse error', async () => {
-    const get = await fetch(`${gw.url}/mcp`, { headers: { 'x-api-key': key, accept: 'text/event-stream' } });
+    const get = await request(gw, '/mcp', { headers: { 'x-api-key': key, accept: 'text/event-stream' } });
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST, OPTIONS');
-    const r = await fetch(`${gw.url}/mcp`, {
+    const r = await request(gw, '/mcp', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
       body: '{"jsonrpc":',
@@ -334,12 +317,9 @@ describe('the log line', () => {
       },
       fingerprint,
     });
-    const server = createServer(handler);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
       const send = (body: unknown) =>
-        fetch(url, {
+        request({ handler }, '/mcp', {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -360,7 +340,6 @@ describe('the log line', () => {
       const text = JSON.stringify(lines);
       for (const secret of ['secret-query-text', 'alpha', key]) expect(text).not.toContain(secret);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
       await quota.close();
     }
   });
@@ -368,7 +347,7 @@ describe('the log line', () => {
 
 describe('GET /llms.txt', () => {
   it('answers without a key: an H1, a summary blockquote and sections of links to the API, /mcp and its tools', async () => {
-    const r = await fetch(`${gw.url}/llms.txt`);
+    const r = await request(gw, '/llms.txt');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(r.headers.get('cache-control')).toBe('public, max-age=300');
@@ -386,6 +365,6 @@ describe('GET /llms.txt', () => {
     // Its examples name the publication's own models, so they work: the get_model one answers.
     const slug = /"slug":"([a-z0-9-]+)"/.exec(text)![1]!;
     expect((await rest(`/api/v1/models/${slug}`)).status).toBe(200);
-    expect((await fetch(`${gw.url}/llms.txt`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    expect((await request(gw, '/llms.txt', { headers: { 'if-none-match': etag } })).status).toBe(304);
   });
 });

@@ -2,7 +2,15 @@
 // a summary blockquote, then sections of links). The endpoints and the MCP tools come from the same lists the gateway
 // serves (routes.ts, schema/mcp.ts), each with one example built from this publication's own models, so every example
 // works. It names its revision as every body does (the writer keeps it while the text is unchanged).
-import { API_PREFIX, CATALOG_PATH, CHANGES_PATH, DOCS_PATH, MCP_PATH, METRICS_PATH, OPENAPI_PATH } from '../schema/requests.js';
+import {
+  API_PREFIX,
+  CATALOG_PATH,
+  CHANGES_PATH,
+  DOCS_PATH,
+  MCP_PATH,
+  METRICS_PATH,
+  OPENAPI_PATH,
+} from '../schema/requests.js';
 import { MCP_TOOLS, type McpToolName } from '../schema/mcp.js';
 import type { BodyParts } from '../publication/assemble.js';
 
