@@ -35,7 +35,7 @@ const SERVER_INFO = { name: 'modelpub', version: '1.0.0' };
 const INSTRUCTIONS =
   'A read-only catalog of AI models: prices, context limits, capabilities, speed and benchmark ranks. ' +
   'Find models with search_models, read one with get_model, put a few side by side with compare_models. ' +
-  'Every tool call counts one request against the API key\u2019s daily quota.';
+  "Every tool call counts one request against the API key's daily quota.";
 export const MCP_ALLOW = 'POST, OPTIONS';
 /** A browser client (the MCP Inspector) sends these; `Authorization` is never covered by a `*` wildcard. */
 export const MCP_PREFLIGHT_HEADERS = [
@@ -287,7 +287,7 @@ const PLANS: Record<McpToolName, (args: Args) => Planned | { error: string }> = 
         const text = models
           .map(
             (m) =>
-              `${m.name} (${m.slug}): ${usd(m.input_price_per_million)} in / ${usd(m.output_price_per_million)} out, ` +
+              `${m.name} (${m.slug}): ${prices(m.input_price_per_million, m.output_price_per_million)}, ` +
               `context ${m.context_window_tokens}`,
           )
           .join('; ');
@@ -308,8 +308,7 @@ const PLANS: Record<McpToolName, (args: Args) => Planned | { error: string }> = 
         const m = model as ModelDetail;
         const pricing = m.pricing ?? null;
         const text = pricing
-          ? `${m.name} (${m.slug}): ${usd(pricing.input_price_per_million)} in / ` +
-            `${usd(pricing.output_price_per_million)} out per million tokens.`
+          ? `${m.name} (${m.slug}): ${prices(pricing.input_price_per_million, pricing.output_price_per_million)} per M tokens.`
           : `${m.name} (${m.slug}) has no price in this lane.`;
         return success({ slug: m.slug, pricing }, text);
       },
@@ -349,6 +348,7 @@ interface Pagination {
 }
 
 const usd = (n: number | null | undefined) => (n === null || n === undefined ? 'n/a' : `$${n}`);
+const prices = (input: number | null, output: number | null) => `${usd(input)} in / ${usd(output)} out`;
 /** A comparison row from a detail with capabilities and pricing (schema/mcp.ts ComparisonRow). */
 function comparisonRow(m: ModelDetail): z.infer<typeof ComparisonRow> {
   const p = m.pricing ?? null;
@@ -388,8 +388,7 @@ function notFound(r: ApiRequest, name: string): string {
 }
 const RESYNC =
   'since: the revision is unknown, or older than the publications the changes feed keeps (the last 30); ' +
-  'read the catalog again (search_models, get_model), then call list_changes with the latest revision ' +
-  'it gives.';
+  'read the catalog again (search_models, get_model), then call list_changes with the latest revision it gives.';
 
 /** Every bad argument, named as the tool takes it. */
 function argumentErrors(error: z.ZodError): string {

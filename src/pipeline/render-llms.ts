@@ -46,39 +46,58 @@ export function llmsParts(o: LlmsOptions): BodyParts {
       [o.name]: { type: 'http', url: `https://<this host>${MCP_PATH}`, headers: { 'x-api-key': '<your key>' } },
     },
   };
-  const head = `# ${o.name}
-
-> A read-only public JSON API about AI models: ${o.verified} verified models (${o.all} in all) with their prices, context and output limits, capabilities, speed and benchmark ranks. REST answers with an API key, and the same answers as MCP tools at ${MCP_PATH}.
-
-- Key: every request but this file, ${OPENAPI_PATH} and ${DOCS_PATH} needs an API key in the \`x-api-key\` header (at ${MCP_PATH}, \`Authorization: Bearer <key>\` works too). Keys are issued by whoever runs this gateway (\`modelpub keys create\`); without one the answer is 401.
-- Quota: each key has a number of requests per UTC day (the \`RateLimit-Policy\` header states it, \`RateLimit\` what is left). Every MCP tool call counts one request, as a REST request does; a refused bad argument does not. Revalidate with \`If-None-Match\` and cache answers for five minutes.
-- Data: every answer carries an \`attribution\` object; a display of the data must show its backlink (${o.url}). Each model's provenance names its sources and their licences.
-- This file describes publication `;
-  const tail = ` (the X-Publication-Revision header names the live one).
-
-## REST API
-
-- [List, search and filter models](${API_PREFIX}): one page of models, e.g. \`GET ${API_PREFIX}?capabilities=input:image,tool_use&developer=${q(dev)}&sort=newest&page_size=10\`
-- [One model](${API_PREFIX}/${a}): its detail, e.g. \`GET ${API_PREFIX}/${a}?include=pricing,capabilities,benchmarks\`
-- [Metrics](${METRICS_PATH}): every benchmark metric models are ranked by, e.g. \`GET ${METRICS_PATH}\`
-- [Catalog export](${CATALOG_PATH}): every model of a lane with every include in one answer, e.g. \`GET ${CATALOG_PATH}?lane=verified\`
-- [Changes feed](${CHANGES_PATH}): what changed in recent publications, e.g. \`GET ${CHANGES_PATH}?since=<revision>\`
-- [OpenAPI document](${OPENAPI_PATH}): every operation, parameter and field (no key)
-- [API reference](${DOCS_PATH}): the OpenAPI document rendered for people (no key)
-
-## MCP tools
-
-- [MCP server](${MCP_PATH}): Streamable HTTP, stateless (POST only), read-only. Client config: \`${JSON.stringify(config)}\`
-${Object.entries(MCP_TOOLS)
-  .map(
-    ([name, t]) =>
-      `- [${name}](${MCP_PATH}): ${t.description} Example arguments: \`${JSON.stringify(tools[name as McpToolName])}\``,
-  )
-  .join('\n')}
-
-## Optional
-
-- [${o.name}](${o.url}): the publisher, whose backlink every display of the data carries
-`;
+  const summary = [
+    `A read-only public JSON API about AI models: ${o.verified} verified models (${o.all} in all) with their prices,`,
+    'context and output limits, capabilities, speed and benchmark ranks. REST answers with an API key, and the same',
+    `answers as MCP tools at ${MCP_PATH}.`,
+  ];
+  const notes = [
+    `- Key: every request but this file, ${OPENAPI_PATH} and ${DOCS_PATH} needs an API key in the \`x-api-key\` header`,
+    `  (at ${MCP_PATH}, \`Authorization: Bearer <key>\` works too). Keys are issued by whoever runs this gateway`,
+    '  (`modelpub keys create`); without one the answer is 401.',
+    '- Quota: each key has a number of requests per UTC day (the `RateLimit-Policy` header states it, `RateLimit` what',
+    '  is left). Every MCP tool call counts one request, as a REST request does; a refused bad argument does not.',
+    '  Revalidate with `If-None-Match` and cache answers for five minutes.',
+    `- Data: every answer carries an \`attribution\` object; a display of the data must show its backlink (${o.url}).`,
+    "  Each model's provenance names its sources and their licences.",
+  ];
+  const filter = `capabilities=input:image,tool_use&developer=${q(dev)}&sort=newest&page_size=10`;
+  const rest = [
+    `- [List, search and filter models](${API_PREFIX}): one page of models, e.g. \`GET ${API_PREFIX}?${filter}\``,
+    `- [One model](${API_PREFIX}/${a}): its detail, e.g. \`GET ${API_PREFIX}/${a}?include=pricing,capabilities,benchmarks\``,
+    `- [Metrics](${METRICS_PATH}): every benchmark metric models are ranked by, e.g. \`GET ${METRICS_PATH}\``,
+    `- [Catalog export](${CATALOG_PATH}): every model of a lane with every include in one answer,` +
+      ` e.g. \`GET ${CATALOG_PATH}?lane=verified\``,
+    `- [Changes feed](${CHANGES_PATH}): what changed in recent publications, e.g. \`GET ${CHANGES_PATH}?since=<revision>\``,
+    `- [OpenAPI document](${OPENAPI_PATH}): every operation, parameter and field (no key)`,
+    `- [API reference](${DOCS_PATH}): the OpenAPI document rendered for people (no key)`,
+  ];
+  const mcp = [
+    `- [MCP server](${MCP_PATH}): Streamable HTTP, stateless (POST only), read-only. Client config: \`${JSON.stringify(config)}\``,
+    ...Object.entries(MCP_TOOLS).map(
+      ([name, t]) =>
+        `- [${name}](${MCP_PATH}): ${t.description} Example arguments: \`${JSON.stringify(tools[name as McpToolName])}\``,
+    ),
+  ];
+  // Markdown joins a paragraph's lines: the text is wrapped here for the source, not for the reader.
+  const head = [`# ${o.name}`, '', `> ${summary.join(' ')}`, '', ...notes, '- This file describes publication '].join(
+    '\n',
+  );
+  const tail = [
+    ' (the X-Publication-Revision header names the live one).',
+    '',
+    '## REST API',
+    '',
+    ...rest,
+    '',
+    '## MCP tools',
+    '',
+    ...mcp,
+    '',
+    '## Optional',
+    '',
+    `- [${o.name}](${o.url}): the publisher, whose backlink every display of the data carries`,
+    '',
+  ].join('\n');
   return { head, tail };
 }

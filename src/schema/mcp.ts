@@ -149,8 +149,8 @@ export interface ToolSchemas {
 export const MCP_TOOLS = {
   search_models: {
     description:
-      'Search and filter the model catalog (free text, capabilities, developer, context window, price, open ' +
-      'weights); one page of models with pagination, as GET /api/v1/models answers.',
+      'Search and filter the model catalog (free text, capabilities, developer, context window, price, open weights); ' +
+      'one page of models with pagination, as GET /api/v1/models answers.',
     input: SearchModelsInput,
     output: SearchModelsOutput,
   },
@@ -163,8 +163,8 @@ export const MCP_TOOLS = {
   },
   compare_models: {
     description:
-      'Compare 2 to 10 models side by side: prices, context and output limits, capability keys and headline ' +
-      'benchmark values, one row per model.',
+      'Compare 2 to 10 models side by side: prices, context and output limits, capability keys and headline benchmark ' +
+      'values, one row per model.',
     input: CompareModelsInput,
     output: CompareModelsOutput,
   },
