@@ -7,7 +7,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { LLMS_FILE, OPENAPI_FILE } from '../publication/layout.js';
 import type { ApiRequest, OpenRequest } from '../schema/requests.js';
-import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { CORS_HEADERS, notModified, PUBLIC_CACHE_CONTROL, SCRIPT_CACHE_CONTROL, sendProblem } from './http.js';
 import type { FileInfo, Publication } from './publication.js';
 import { codedEtag, etagOf, httpDate } from './validators.js';
