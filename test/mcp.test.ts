@@ -165,20 +165,19 @@ describe('MCP tools over the SDK client', () => {
     expect(errorText(await callTool(c, 'compare_models', { slugs: ['alpha', 'nope'] }))).toMatch(/^slugs: .*"nope"/);
   });
 
-  it('get_prices gives the current price card of the REST detail; at is an error until history is published', async () => {
+  it('get_prices answers as GET /api/v1/models/{slug}/prices, with or without at', async () => {
     const c = await connect({ 'x-api-key': key });
     await c.listTools();
-    const r = await callTool(c, 'get_prices', { slug: 'alpha' });
-    expect(r.isError, JSON.stringify(r)).toBeFalsy();
-    const d = (await rest('/api/v1/models/alpha?include=pricing')).body.data as { pricing: unknown };
-    expect(d.pricing).not.toBeNull();
-    expect(r.structuredContent).toEqual({ slug: 'alpha', pricing: d.pricing });
-    expect(errorText(await callTool(c, 'get_prices', { slug: 'alpha', at: '2025-01-01' }))).toMatch(
-      /^at: price history is not published yet/,
-    );
-    expect(errorText(await callTool(c, 'get_prices', { slug: 'alpha', at: 'yesterday' }))).toMatch(
-      /^Invalid arguments\. at: /,
-    );
+    // The fixture has no dated prices: the route answers 404, and the tool an error naming the slug.
+    for (const [args, query] of [
+      [{ slug: 'alpha' }, ''],
+      [{ slug: 'alpha', at: '2025-01-01' }, '?at=2025-01-01'],
+    ] as const) {
+      const expected = await rest(`/api/v1/models/alpha/prices${query}`);
+      expect(expected.status).toBe(404);
+      expect(errorText(await callTool(c, 'get_prices', args))).toMatch(/^slug: no model of the slug "alpha" has dated/);
+    }
+    expect(errorText(await callTool(c, 'get_prices', { slug: 'alpha', at: 'yesterday' }))).toMatch(/at/);
   });
 
   it('list_metrics and list_changes answer the REST data', async () => {

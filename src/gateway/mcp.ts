@@ -18,6 +18,7 @@ import {
   CHANGES_PATH,
   METRICS_PATH,
   parseRequest,
+  PRICES_SEGMENT,
   type ApiRequest,
   type InvalidParam,
 } from '../schema/requests.js';
@@ -26,6 +27,7 @@ import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { type ComparisonRow, MCP_DEFAULT_PAGE_SIZE, MCP_TOOLS, type McpToolName } from '../schema/mcp.js';
 import { composerOf } from './compose.js';
 import { CORS_HEADERS, sendProblem } from './http.js';
+import { composePrices, hasPrices } from './prices.js';
 import type { Publication } from './publication.js';
 import type { Admission } from './quota.js';
 
@@ -228,6 +230,10 @@ async function answerOf(pub: Publication, request: ApiRequest): Promise<Answer> 
     const f = composer.cached(request) ?? (await composer.compose(request));
     if ('invalid' in f) return { kind: 'invalid', invalid: f.invalid };
     body = Buffer.concat(f.body);
+  } else if (request.kind === 'prices' && request.at !== null && hasPrices(pub)) {
+    const f = await composePrices(pub, { ...request, at: request.at });
+    if (f === null) return { kind: 'not_found' };
+    body = Buffer.concat(f.body);
   } else return { kind: request.kind === 'changes' ? 'gone' : 'not_found' };
   return { kind: 'ok', data: (JSON.parse(body.toString('utf8')) as { data: unknown }).data };
 }
@@ -295,22 +301,16 @@ const PLANS: Record<McpToolName, (args: Args) => Planned | { error: string }> = 
       },
     };
   },
-  get_prices({ slug, at, lane }) {
-    if (at !== undefined)
-      return {
-        error: `at: price history is not published yet; without at, get_prices gives the current prices.`,
-      };
-    const r = detailRequest(slug as string, { include: ['pricing'], lane });
+  get_prices({ slug, at }) {
+    const r = rest(`${API_PREFIX}/${slug as string}${PRICES_SEGMENT}`, { at });
     if ('error' in r) return r;
     return {
       requests: [r],
-      result([model]) {
-        const m = model as ModelDetail;
-        const pricing = m.pricing ?? null;
-        const text = pricing
-          ? `${m.name} (${m.slug}): ${prices(pricing.input_price_per_million, pricing.output_price_per_million)} per M tokens.`
-          : `${m.name} (${m.slug}) has no price in this lane.`;
-        return success({ slug: m.slug, pricing }, text);
+      result([data]) {
+        const d = data as { slug: string; offers: { provider: string; history: unknown[] }[] };
+        const rows = d.offers.reduce((n, o) => n + o.history.length, 0);
+        const when = at === undefined ? '' : ` in force on ${at as string}`;
+        return success(d, `${d.slug}: ${d.offers.length} offers with dated prices${when}, ${rows} price rows.`);
       },
     };
   },
@@ -381,6 +381,7 @@ function modelLine(m: ModelDetail): string {
 }
 
 function notFound(r: ApiRequest, name: string): string {
+  if (r.kind === 'prices') return `${name}: no model of the slug ${JSON.stringify(r.slug)} has dated prices.`;
   const slug = r.kind === 'detail' ? r.slug : '';
   const lane = r.kind === 'detail' ? r.lane : 'verified';
   const where = lane === 'all' ? '' : ` in lane ${lane}; lane "all" covers every model`;

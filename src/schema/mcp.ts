@@ -12,6 +12,7 @@ import {
   ModelDetail,
   PricingDetail,
 } from './api.js';
+import { ModelPricesResponse } from './history.js';
 import { Slug as SlugPattern } from './primitives.js';
 
 /** search_models pages are short: an agent reads every item it is sent. */
@@ -74,18 +75,9 @@ export const ComparisonRow = z.strictObject({
 });
 export const CompareModelsOutput = z.strictObject({ models: z.array(ComparisonRow) });
 
-export const GetPricesInput = z.strictObject({
-  slug: Slug,
-  at: z.iso
-    .date()
-    .optional()
-    .describe('A date (YYYY-MM-DD): the prices on that day. Price history is not published yet: an error for now.'),
-  lane: arg('lane'),
-});
-export const GetPricesOutput = z.strictObject({
-  slug: z.string(),
-  pricing: PricingDetail.nullable().describe("The model's current price card; null: no price in the verified lane."),
-});
+export const GetPricesInput = z.strictObject({ slug: Slug, at: arg('at') });
+/** GET /api/v1/models/{slug}/prices: every offer's dated price rows (with at, those in force that day). */
+export const GetPricesOutput = ModelPricesResponse.shape.data;
 
 export const ListMetricsInput = z.strictObject({});
 export const ListMetricsOutput = MetricsResponse.shape.data;
@@ -124,7 +116,9 @@ export const MCP_TOOLS = {
     output: CompareModelsOutput,
   },
   get_prices: {
-    description: "A model's current prices (USD per million tokens).",
+    description:
+      "A model's dated prices at each provider (USD per million tokens), as GET /api/v1/models/{slug}/prices " +
+      'answers; at (YYYY-MM-DD) keeps the rows in force that day.',
     input: GetPricesInput,
     output: GetPricesOutput,
   },
