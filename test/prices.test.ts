@@ -10,6 +10,10 @@ import type { Gateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
+import { diffSnapshots } from '../src/pipeline/diff.js';
+import { compute } from '../src/pipeline/compute/index.js';
+import { snapshotOf } from '../src/pipeline/snapshot.js';
+import { loadAndValidate } from '../src/pipeline/build.js';
 import { DEFAULT_SOURCES, HASH, prov, smallCatalog, writeFixture } from './helpers/fixture.js';
 import { gatewayOver, request } from './helpers/request.js';
 
@@ -251,5 +255,26 @@ describe('GET /api/v1/prices?at=', () => {
       const r = await get(target);
       expect(r.status).toBe(400);
     }
+  });
+});
+
+describe('changes', () => {
+  it('a new price row is a change of its offer in the semantic diff (the changes feed and modelpub diff)', async () => {
+    const data = await loadAndValidate(path.join(tmp, 'data'));
+    const before = snapshotOf(compute(data), 'r000000000001');
+    expect(before.models.alpha!.price_history).toEqual({
+      'acme/alpha-1': { rows: 5, latest: '2025-05-01' },
+      'resell/alpha/alpha-1': { rows: 1, latest: '2025-02-01' },
+    });
+    const later = structuredClone(data);
+    const current = later.priceHistory.find((r) => r.provider === 'resell')!;
+    later.priceHistory.push({ ...current, effective_from: '2025-06-01', input_price_per_million: 4 });
+    current.effective_to = '2025-06-01';
+    const diff = diffSnapshots(before, snapshotOf(compute(later), 'r000000000002'));
+    expect(diff.models.map((m) => [m.slug, m.change])).toEqual([['alpha', 'changed']]);
+    expect(diff.models[0]!.fields).toEqual([
+      { path: 'price_history.resell/alpha/alpha-1.latest', old: '2025-02-01', new: '2025-06-01' },
+      { path: 'price_history.resell/alpha/alpha-1.rows', old: 1, new: 2 },
+    ]);
   });
 });

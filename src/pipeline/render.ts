@@ -16,6 +16,7 @@ import {
 import { LOCALES, type Locale } from '../schema/source.js';
 import { foldText } from '../publication/assemble.js';
 import type { SearchFields } from '../publication/files.js';
+import { priceSince } from './compute/history.js';
 import type { Computed } from './compute/index.js';
 import { round } from './compute/numbers.js';
 import { orderSlugs } from './compute/order.js';
@@ -151,6 +152,7 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
         blended_weighting: '3:1 input:output',
         observations: price.observations,
         sources: price.sources,
+        price_since: priceSince(c.history.get(m.slug)),
       },
     };
     models[m.slug] = {

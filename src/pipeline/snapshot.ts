@@ -39,6 +39,17 @@ function laneFigures(view: LaneView, slug: string): LaneFigures {
   };
 }
 
+/** Each offer's count of published price rows and its newest row's start: a new row changes its offer. */
+function historySummary(c: Computed, slug: string): SnapshotModel['price_history'] {
+  const offers = c.history.get(slug)?.offers ?? [];
+  return Object.fromEntries(
+    offers.map((o) => [
+      `${o.provider}/${o.provider_model_id}`,
+      { rows: o.history.length, latest: o.history.at(-1)!.effective_from },
+    ]),
+  );
+}
+
 /** The snapshot of what a build of `c` publishes. `dataRevision`: dataRevision() of the data (pipeline/build.ts). */
 export function snapshotOf(c: Computed, dataRevision: string): SnapshotContent {
   const site = c.data.site;
@@ -87,6 +98,7 @@ export function snapshotOf(c: Computed, dataRevision: string): SnapshotContent {
       max_output_tokens: m.max_output_tokens,
       capabilities,
       display,
+      price_history: historySummary(c, m.slug),
       lanes,
     };
   }

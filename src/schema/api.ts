@@ -112,6 +112,13 @@ export const PricingDetail = PricingSummary.extend({
   blended_weighting: z.literal('3:1 input:output'),
   observations: z.number().int().min(1),
   sources: z.array(z.string()),
+  price_since: z.iso
+    .date()
+    .nullable()
+    .describe(
+      "The effective_from of the headline offer's current models-dev price row: since when this price holds; null " +
+        'when that row is first_seen (when models.dev began listing the offer, not a price change) or there is none',
+    ),
 });
 
 /** Capability flags that are keys when true (compute/capabilities.ts); modalities are keys as input:<m>, output:<m>. */

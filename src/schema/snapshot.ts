@@ -55,6 +55,13 @@ export const SnapshotModel = z.strictObject({
     documentation_url: z.string().nullable().optional(),
     hub_url: z.string().nullable().optional(),
   }),
+  /**
+   * Per offer (`<provider>/<provider_model_id>`) with dated prices: how many published rows, and the newest one's
+   * effective_from. A new price row is a change of its offer here. Absent in snapshots built before dated prices.
+   */
+  price_history: z
+    .record(z.string(), z.strictObject({ rows: z.number().int().min(1), latest: z.string().nullable() }))
+    .optional(),
   /** Per query lane the model is visible in. */
   lanes: z.strictObject({
     verified: LaneFigures.optional(),

@@ -8,7 +8,7 @@ import { round } from './numbers.js';
 import type { PricingDetail } from '../../schema/api.js';
 
 /** The published pricing object (src/schema/api.ts) but for the constants the renderer adds. */
-export type PriceSummary = Omit<PricingDetail, 'currency' | 'blended_weighting'>;
+export type PriceSummary = Omit<PricingDetail, 'currency' | 'blended_weighting' | 'price_since'>;
 
 export const blended = (input: number, output: number): number => (3 * input + output) / 4;
 
