@@ -1385,7 +1385,7 @@ function convert(opts) {
   const w = new Writer(opts.data);
   // site.yaml is the maintainers' (its schema_version follows the API): written only where there is none.
   if (!fs.existsSync(path.join(opts.data, 'site.yaml')))
-    w.write('site.yaml', yamlText({ name: 'modelpub', url: 'https://modelpub.dev', schema_version: '1.0.0' }), 1);
+    w.write('site.yaml', yamlText({ name: 'modelpub', url: 'https://modelpub.dev', schema_version: '2.0.0' }), 1);
   for (const rel of maintained.remove) fs.rmSync(path.join(opts.data, rel));
   const manifest = {};
   for (const [rel, f] of [...plan].sort((a, b) => cmp(a[0], b[0]))) {

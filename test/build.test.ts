@@ -306,6 +306,18 @@ describe('published files', () => {
       blended_weighting: '3:1 input:output',
       observations: 2,
       sources: ['lab'],
+      price_since: null,
+      // The observations name no offer (and the model has none): no headline offer, an empty card.
+      headline_offer: null,
+      cache_read_price_per_million: null,
+      cache_write_price_per_million: null,
+      reasoning_price_per_million: null,
+      input_audio_price_per_million: null,
+      output_audio_price_per_million: null,
+      tiers: [],
+      modes: {},
+      offer_count: 0,
+      offers: [],
     });
     expect(base.pricing_summary).toEqual({
       input_price_per_million: 3,
@@ -332,7 +344,9 @@ describe('published files', () => {
     expect(item.benchmarks).toBeUndefined();
     expect(item.benchmark_groups).toEqual(both.benchmark_groups);
     expect(item.category_performance).toEqual(both.category_performance);
-    expect(item.pricing).toEqual(both.pricing);
+    // The card without the offers, which stay on the detail.
+    const { offers: _offers, ...card } = both.pricing;
+    expect(item.pricing).toEqual(card);
   });
 
   it('numbers are identical across locales: zh and ru files equal the en file but for descriptions and locale', () => {

@@ -99,6 +99,7 @@ describe('prices', () => {
       updated_at: '2025-02-01T00:00:00.000Z',
       observations: 2,
       sources: ['lab'],
+      offer: null, // the observations name no offer
     });
     expect(c.lanes.verified.prices.get('beta')!.blended_price_per_million).toBe(0.75);
     expect(c.lanes.verified.prices.get('gamma')).toBeUndefined();

@@ -130,4 +130,53 @@ describe.skipIf(!hasChecker)('conformance checker against modelpub serve (defaul
     expect(expected.length).toBeGreaterThan(20);
     expect(slugs).toEqual(expected);
   });
+
+  it('issue 31 on the default data: the price card, offers, lifecycle, and provider=groq', async () => {
+    const key = newKey();
+    const get = async (p: string) => {
+      const r = await fetch(`${url}${p}`, { headers: { 'x-api-key': key } });
+      expect(r.status, p).toBe(200);
+      return ((await r.json()) as { data: unknown }).data;
+    };
+    interface Offer {
+      provider: string;
+      tiers: unknown[];
+      modes: Record<string, { input_price_per_million: number; output_price_per_million: number }>;
+    }
+    interface Detail {
+      pricing: { cache_read_price_per_million: number; cache_write_price_per_million: number; offers: Offer[] };
+      lifecycle: { status: string; dated_versions: string[] };
+    }
+    const detail = (slug: string, query = 'include=pricing') =>
+      get(`/api/v1/models/${slug}?${query}`) as Promise<Detail>;
+    const sonnet = (await detail('claude-sonnet-4-5-20250929')).pricing;
+    expect([sonnet.cache_read_price_per_million, sonnet.cache_write_price_per_million]).toEqual([0.3, 3.75]);
+    const google = (await detail('gemini-2-5-pro')).pricing.offers.find((o) => o.provider === 'google')!;
+    expect(google.tiers).toContainEqual(
+      expect.objectContaining({
+        above_context_tokens: 200000,
+        input_price_per_million: 2.5,
+        output_price_per_million: 15,
+      }),
+    );
+    const oss = (await detail('gpt-oss-120b')).pricing.offers;
+    expect(oss).toHaveLength(30);
+    expect(new Set(oss.map((o) => o.provider)).size).toBe(29);
+    const opus = (await detail('claude-opus-4-7')).pricing.offers.find((o) => o.provider === 'anthropic')!;
+    expect(opus.modes.fast).toMatchObject({ input_price_per_million: 30, output_price_per_million: 150 });
+    expect((await detail('claude-3-haiku-20240307', '')).lifecycle.status).toBe('deprecated');
+    expect((await detail('claude-opus-4-5', '')).lifecycle.dated_versions).toContain('claude-opus-4-5-20251101');
+
+    // provider=groq: exactly the models of the lane with a groq offer, as the catalog's offers say.
+    const catalog = JSON.parse(
+      readFileSync(path.join(tmp, 'dist', 'current', 'api/v1/catalog/en.verified.public.json'), 'utf8'),
+    ) as { data: { models: { slug: string; pricing: { offers: Offer[] } | null }[] } };
+    const withGroq = catalog.data.models
+      .filter((m) => m.pricing?.offers.some((o) => o.provider === 'groq'))
+      .map((m) => m.slug)
+      .sort();
+    expect(withGroq.length).toBeGreaterThan(3);
+    const list = (await get('/api/v1/models?provider=groq&page_size=100')) as { models: { slug: string }[] };
+    expect(list.models.map((m) => m.slug).sort()).toEqual(withGroq);
+  });
 });

@@ -231,7 +231,8 @@ describe('repeated and unknown parameters', () => {
   it('unknown parameters are rejected, naming each once and the accepted ones (cache-busters too)', () => {
     const accepted =
       'accepted: q, page, page_size, sort, locale, include, lane, includeDisplayOnly, capabilities, input_modalities, ' +
-      'output_modalities, developer, min_context_window, min_output_tokens, max_blended_price, open_weights';
+      'output_modalities, developer, min_context_window, min_output_tokens, max_blended_price, open_weights, provider, ' +
+      'status, exclude_snapshots';
     expect(invalid(LIST, 'utm_source=x&_=1&_=2')).toEqual([
       { name: 'utm_source', reason: `not a parameter of this operation; ${accepted}` },
       { name: '_', reason: `not a parameter of this operation; ${accepted}` },
@@ -273,6 +274,9 @@ describe('filters', () => {
     min_output_tokens: null,
     max_blended_price: null,
     open_weights: null,
+    provider: [],
+    status: [],
+    exclude_snapshots: false,
   };
   it('are canonical: lists sorted and unique, modalities folded into capability keys', () => {
     expect(filterOf('capabilities=tool_use,input:image,tool_use&developer=OpenAI,Anthropic,OpenAI')).toEqual({
@@ -293,6 +297,30 @@ describe('filters', () => {
       open_weights: true,
     });
     expect(filterOf('developer=Alibaba%20(Qwen),Z.ai')).toEqual({ ...none, developer: ['Alibaba (Qwen)', 'Z.ai'] });
+    expect(filterOf('provider=groq,amazon-bedrock,groq&status=deprecated,active&exclude_snapshots=true')).toEqual({
+      ...none,
+      provider: ['amazon-bedrock', 'groq'],
+      status: ['active', 'deprecated'],
+      exclude_snapshots: true,
+    });
+    expect(filterOf('provider=groq&provider=cerebras')).toEqual({ ...none, provider: ['cerebras', 'groq'] });
+    // false is no filter: the prebuilt list answers.
+    expect(filterOf('exclude_snapshots=false&status=&provider=')).toBeNull();
+  });
+  it('provider ids and statuses are checked for form; whether a provider exists, by the gateway', () => {
+    expect(invalid(LIST, 'provider=Groq')).toEqual([
+      {
+        name: 'provider',
+        reason: '"Groq" is not a provider id (lowercase letters, digits, ".", "_" and "-", as in an offer\'s provider)',
+      },
+    ]);
+    expect(invalid(LIST, 'status=current&exclude_snapshots=1')).toEqual([
+      { name: 'status', reason: '"current" is not a lifecycle status; one of active, beta, deprecated, retired' },
+      { name: 'exclude_snapshots', reason: 'must be true or false' },
+    ]);
+    expect(invalid(LIST, 'exclude_snapshots=true&exclude_snapshots=true')).toEqual([
+      { name: 'exclude_snapshots', reason: 'given more than once; send it once' },
+    ]);
   });
   it('empty lists are no filter, and a request without any has none', () => {
     expect(filterOf('capabilities=&developer=&input_modalities=')).toBeNull();

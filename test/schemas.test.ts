@@ -171,6 +171,7 @@ describe('JSON Schemas generated from zod', () => {
       'benchmark_count',
       'benchmark_summary',
       'provenance',
+      'lifecycle',
     ]);
     const locale = (s.ListResponse as { properties: { locale: { enum: string[] } } }).properties.locale;
     expect(locale.enum).toEqual([...LOCALES]);

@@ -11,9 +11,10 @@
 // slug starts with it, (2) one of their later words does (all three without separators), or the name or slug holds
 // the query as typed (inside a word: 千问 in 通义千问), (3) the rest (matched word by word).
 //
-// Filters (capabilities, developer, min_context_window, ...) keep the models of that order that match all of them.
-// Whether a developer exists is known only here: the known ones are those of lane `all` (every public model), so a
-// developer with no model in the requested lane is an empty list, and a misspelled one a 400 naming the known ones.
+// Filters (capabilities, developer, min_context_window, provider, ...) keep the models of that order that match all
+// of them. Whether a developer or a provider exists is known only here: the known ones are those of lane `all` (every
+// public model), so one with no model in the requested lane is an empty list, and a misspelled one a 400 naming the
+// known ones.
 import { envelopeParts, foldText, listDataJson, sectionsJson } from '../publication/assemble.js';
 import type { ArtifactModel } from '../publication/files.js';
 import { artifactFile, includeKey, type LaneVariant } from '../publication/layout.js';
@@ -64,7 +65,9 @@ const SEARCH_RULES_SINCE = '2026-11-24T00:00:00.000Z';
 const SEARCH_RULES_SINCE_HTTP = httpDate(SEARCH_RULES_SINCE);
 
 /** How filters match, as a version: it enters the validator of every filtered answer (as SEARCH_RULES does). */
-const FILTER_RULES = 'filter 1';
+const FILTER_RULES = 'filter 2: provider, status, exclude_snapshots';
+
+const named = (values: readonly string[]) => values.map((v) => JSON.stringify(v)).join(', ');
 
 const lettersAndDigits = (folded: string): string => folded.replace(/[^\p{L}\p{N}]+/gu, '');
 
@@ -85,6 +88,7 @@ export class ArtifactView {
   private readonly sections = new Map<string, Record<Include, Buffer>>();
   private index: Map<string, SearchEntry> | null = null;
   private developerList: readonly string[] | null = null;
+  private providerList: readonly string[] | null = null;
 
   constructor(readonly artifact: LoadedArtifact) {}
 
@@ -115,23 +119,31 @@ export class ArtifactView {
     return tiers.flat();
   }
 
-  /** The models of `order` that pass every filter. A model without a price never passes max_blended_price. */
+  /**
+   * The models of `order` that pass every filter. A model without a headline price never passes max_blended_price;
+   * exclude_snapshots leaves out a dated snapshot one of whose aliases is in the artifact (the same lane and variant).
+   */
   filter(order: readonly string[], f: ListFilter): string[] {
     const developers = new Set(f.developer);
+    const providers = new Set(f.provider);
+    const statuses = new Set<string>(f.status);
     const models = this.artifact.models;
     return order.filter((slug) => {
-      const { item, sections } = models[slug]!;
+      const { item, sections, facets } = models[slug]!;
       const base = item.en;
       const caps = sections.capabilities.capabilities;
       const keys: readonly string[] = caps.keys; // the filter's keys are checked strings (requests.ts), not the enum
-      const price = sections.pricing.pricing;
+      const blended = sections.pricing.pricing?.blended_price_per_million ?? null;
       return (
         (developers.size === 0 || developers.has(base.developer)) &&
         (f.min_context_window === null || base.context_window_tokens >= f.min_context_window) &&
         (f.min_output_tokens === null || base.max_output_tokens >= f.min_output_tokens) &&
-        (f.max_blended_price === null || (price !== null && price.blended_price_per_million <= f.max_blended_price)) &&
+        (f.max_blended_price === null || (blended !== null && blended <= f.max_blended_price)) &&
         (f.open_weights === null || caps.open_weights === f.open_weights) &&
-        f.capabilities.every((k) => keys.includes(k))
+        f.capabilities.every((k) => keys.includes(k)) &&
+        (providers.size === 0 || (facets?.providers.some((p) => providers.has(p)) ?? false)) &&
+        (statuses.size === 0 || (facets !== undefined && statuses.has(facets.status))) &&
+        (!f.exclude_snapshots || !facets?.aliases.some((alias) => models[alias] !== undefined))
       );
     });
   }
@@ -140,6 +152,14 @@ export class ArtifactView {
   developers(): readonly string[] {
     this.developerList ??= [...new Set(Object.values(this.artifact.models).map((m) => m.item.en.developer))].sort();
     return this.developerList;
+  }
+
+  /** The providers of the artifact's models' offers, sorted. */
+  providers(): readonly string[] {
+    this.providerList ??= [
+      ...new Set(Object.values(this.artifact.models).flatMap((m) => m.facets?.providers ?? [])),
+    ].sort();
+    return this.providerList;
   }
 
   /**
@@ -286,7 +306,7 @@ export class Composer {
    */
   async compose(r: ListRequest): Promise<ComposedFile | { invalid: InvalidParam[] }> {
     const cacheKey = composedKey(r);
-    const invalid = await this.unknownDevelopers(r);
+    const invalid = await this.unknownNames(r);
     if (invalid) return { invalid };
     const view = await this.view(r);
     const order = this.order(view, r);
@@ -347,23 +367,33 @@ export class Composer {
   }
 
   /**
-   * The filter's developers that no public model has, as the 400 names them; null when all are known. The known ones
-   * are those of lane `all` (every public model): a developer with no model in the requested lane is an empty list.
+   * The filter's developers and providers that no public model has, as the 400 names them; null when all are known.
+   * The known ones are those of lane `all` (every public model): one with no model in the requested lane is an empty
+   * list.
    */
-  private async unknownDevelopers(r: ListRequest): Promise<InvalidParam[] | null> {
-    if (!r.filter?.developer.length) return null;
-    const known = (await this.view({ lane: 'all', displayOnly: r.displayOnly })).developers();
-    const unknown = r.filter.developer.filter((d) => !known.includes(d));
-    if (!unknown.length) return null;
-    return [
-      {
+  private async unknownNames(r: ListRequest): Promise<InvalidParam[] | null> {
+    if (!r.filter?.developer.length && !r.filter?.provider.length) return null;
+    const all = await this.view({ lane: 'all', displayOnly: r.displayOnly });
+    const invalid: InvalidParam[] = [];
+    const developers = all.developers();
+    const unknown = r.filter.developer.filter((d) => !developers.includes(d));
+    if (unknown.length)
+      invalid.push({
         name: 'developer',
         reason:
-          `${unknown.map((d) => JSON.stringify(d)).join(', ')} ` +
-          `${unknown.length > 1 ? 'are not developers' : 'is not a developer'} in this publication (names match ` +
-          `exactly, case included); one of ${known.join(', ')}`,
-      },
-    ];
+          `${named(unknown)} ${unknown.length > 1 ? 'are not developers' : 'is not a developer'} in this publication ` +
+          `(names match exactly, case included); one of ${developers.join(', ')}`,
+      });
+    const providers = all.providers();
+    const unknownProviders = r.filter.provider.filter((p) => !providers.includes(p));
+    if (unknownProviders.length)
+      invalid.push({
+        name: 'provider',
+        reason:
+          `${named(unknownProviders)} ${unknownProviders.length > 1 ? 'are not providers' : 'is not a provider'} ` +
+          `of any offer in this publication; one of ${providers.join(', ')}`,
+      });
+    return invalid.length ? invalid : null;
   }
 
   private view(variant: LaneVariant): Promise<ArtifactView> {

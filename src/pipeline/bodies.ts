@@ -93,7 +93,7 @@ export function* bodies(c: Computed, pageSizes: readonly number[]): Generator<Pe
         models: Object.fromEntries(
           Object.entries(parts.models).map(([slug, m]) => [
             slug,
-            { item: m.item, sections: m.itemSections, search: m.search },
+            { item: m.item, sections: m.itemSections, search: m.search, facets: m.facets },
           ]),
         ),
       }),

@@ -8,7 +8,9 @@ import { canonicalJson } from './snapshot.js';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+// An offer's key is bracketed (`[groq/openai/gpt-oss-120b]`): it follows its parent without a dot, and the dots and
+// slashes of a provider model id stay inside the brackets.
+const join = (path: string, key: string) => (path && !key.startsWith('[') ? `${path}.${key}` : `${path}${key}`);
 /** A value with its object keys in canonical order: a change reads the same whichever snapshot it came from. */
 const canonical = (v: unknown): unknown => (v !== null && typeof v === 'object' ? JSON.parse(canonicalJson(v)) : v);
 

@@ -83,10 +83,12 @@ export class CatalogBodies {
     const { head, tail } = this.envelope('en', JSON.stringify(cut));
     this.examples.metrics = JSON.parse(head + JSON.stringify(EXAMPLE_REVISION) + tail);
     const developers = [...new Set(this.c.lanes.all.models.map((m) => m.developer))].sort();
+    const providers = [...new Set([...this.c.offers.values()].flatMap((os) => os.map((o) => o.provider)))].sort();
     const { openapi, ...rest } = openApiDocument({
       name: this.c.data.site.name,
       schemaVersion: this.schemaVersion,
       developers,
+      providers,
       examples: this.examples,
     });
     // The revision that last changed the document, as every body names its own (root x- fields are extensions).

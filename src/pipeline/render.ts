@@ -15,10 +15,11 @@ import {
 } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import { foldText } from '../publication/assemble.js';
-import type { SearchFields } from '../publication/files.js';
+import type { ListFacets, SearchFields } from '../publication/files.js';
 import { priceSince } from './compute/history.js';
 import type { Computed } from './compute/index.js';
 import { round } from './compute/numbers.js';
+import { cardOf, pricingOf } from './compute/offers.js';
 import { orderSlugs } from './compute/order.js';
 import { nearby, percentile, type Placement } from './compute/ranks.js';
 import { NO_TESTS } from './compute/stats.js';
@@ -39,6 +40,8 @@ export interface ModelParts {
    */
   itemSections: ItemSections;
   search: SearchFields;
+  /** What the list filters read that no list item shows (provider, status, exclude_snapshots). */
+  facets: ListFacets;
 }
 
 export interface VariantParts {
@@ -92,6 +95,7 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
       stats: { ...stats },
       performance_summary: perf,
     });
+    const lifecycle = c.lifecycles.get(m.slug)!;
     const item = {} as ModelParts['item'];
     const detail = {} as ModelParts['detail'];
     for (const l of LOCALES) {
@@ -107,6 +111,7 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
         benchmark_count: entries.length,
         benchmark_summary: summary,
         provenance: { sources: view.provenance.get(m.slug) ?? [] },
+        lifecycle,
       };
     }
     const groups = new Map<string, BenchmarkGroup>();
@@ -142,24 +147,25 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
     });
     const benchmark_groups = [...groups.values()];
     const capabilities = { capabilities: c.capabilities.get(m.slug)! };
-    const pricing: ItemSections['pricing'] = {
-      pricing: price && {
-        input_price_per_million: price.input_price_per_million,
-        output_price_per_million: price.output_price_per_million,
-        blended_price_per_million: price.blended_price_per_million,
-        updated_at: price.updated_at,
-        currency: 'USD',
-        blended_weighting: '3:1 input:output',
-        observations: price.observations,
-        sources: price.sources,
-        price_since: priceSince(c.history.get(m.slug)),
-      },
-    };
+    const pricing = pricingOf(price ?? undefined, c.offers.get(m.slug) ?? [], priceSince(c.history.get(m.slug)));
     models[m.slug] = {
       item,
       detail,
-      sections: { benchmarks: { benchmarks: entries, benchmark_groups, category_performance }, capabilities, pricing },
-      itemSections: { benchmarks: { benchmark_groups, category_performance }, capabilities, pricing },
+      sections: {
+        benchmarks: { benchmarks: entries, benchmark_groups, category_performance },
+        capabilities,
+        pricing: { pricing },
+      },
+      itemSections: {
+        benchmarks: { benchmark_groups, category_performance },
+        capabilities,
+        pricing: { pricing: cardOf(pricing) },
+      },
+      facets: {
+        providers: [...new Set((c.offers.get(m.slug) ?? []).map((o) => o.provider))].sort(),
+        status: lifecycle.status,
+        aliases: lifecycle.aliases,
+      },
       search: {
         name: foldText(name),
         slug: m.slug,

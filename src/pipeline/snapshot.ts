@@ -1,10 +1,11 @@
 // The semantic snapshot of a publication, from the computed data: the facts a reader of the API sees, per model
 // and for the catalog, without the combinations the bodies repeat them in (locales x lanes x variants x includes x
 // pages). pipeline/diff.ts compares two of them; the build writes one per release (artifacts/snapshot.json).
-import { QUERY_LANES } from '../schema/api.js';
+import { QUERY_LANES, type Offer } from '../schema/api.js';
 import type { LaneFigures, Snapshot, SnapshotContent, SnapshotModel } from '../schema/snapshot.js';
 import type { Computed, LaneView } from './compute/index.js';
 import { NO_TESTS } from './compute/stats.js';
+import { offerKey } from './compute/offers.js';
 import type { PendingBody } from '../publication/writer.js';
 import { toInstant } from './validate.js';
 
@@ -33,6 +34,7 @@ function laneFigures(view: LaneView, slug: string): LaneFigures {
           input_price_per_million: price.input_price_per_million,
           output_price_per_million: price.output_price_per_million,
           updated_at: price.updated_at,
+          headline_offer: price.offer && offerKey(price.offer),
         }
       : null,
     benchmarks,
@@ -48,6 +50,14 @@ function historySummary(c: Computed, slug: string): SnapshotModel['price_history
       { rows: o.history.length, latest: o.history.at(-1)!.effective_from },
     ]),
   );
+}
+
+/** A model's offers by `[provider/provider_model_id]` (the form a diff path names them in). */
+function offerFigures(offers: readonly Offer[]): NonNullable<SnapshotModel['pricing']>['offers'] {
+  const out: NonNullable<SnapshotModel['pricing']>['offers'] = {};
+  for (const { provider, provider_model_id, ...rest } of offers)
+    out[`[${offerKey({ provider, provider_model_id })}]`] = rest;
+  return out;
 }
 
 /** The snapshot of what a build of `c` publishes. `dataRevision`: dataRevision() of the data (pipeline/build.ts). */
@@ -99,6 +109,8 @@ export function snapshotOf(c: Computed, dataRevision: string): SnapshotContent {
       capabilities,
       display,
       price_history: historySummary(c, m.slug),
+      pricing: { offers: offerFigures(c.offers.get(m.slug) ?? []) },
+      lifecycle: c.lifecycles.get(m.slug)!,
       lanes,
     };
   }

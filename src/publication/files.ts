@@ -6,7 +6,15 @@
 //   changes.json          ChangeList: paths added, changed, removed against the previous release
 //   artifacts/*.json      ListArtifact: what the gateway composes non-prebuilt list answers from
 import { z } from 'zod';
-import { Attribution, DetailResponse, ItemSections, ListItemCore, ListResponse, SORTS } from '../schema/api.js';
+import {
+  Attribution,
+  DetailResponse,
+  ItemSections,
+  LifecycleStatus,
+  ListItemCore,
+  ListResponse,
+  SORTS,
+} from '../schema/api.js';
 import { Instant, RevisionId, Sha256Hex, Slug } from '../schema/primitives.js';
 import { LOCALES } from '../schema/source.js';
 
@@ -84,11 +92,27 @@ const perLocale = <T extends z.ZodType>(t: T) =>
 export const SearchFields = z.strictObject({ name: z.string(), slug: Slug, text: perLocale(z.string()) });
 export type SearchFields = z.infer<typeof SearchFields>;
 
-/** A model as the list artifact carries it: its list item per locale, the item's include sections, its search text. */
+/** What the list filters read of a model that its list item does not show. */
+export const ListFacets = z.strictObject({
+  /** The providers of its offers, sorted (provider=). */
+  providers: z.array(z.string()),
+  /** Its lifecycle status (status=). */
+  status: LifecycleStatus,
+  /** The aliases that name it, when it is a dated snapshot (exclude_snapshots=true hides it when one is listed). */
+  aliases: z.array(Slug),
+});
+export type ListFacets = z.infer<typeof ListFacets>;
+
+/**
+ * A model as the list artifact carries it: its list item per locale, the item's include sections, its search text,
+ * what the filters read.
+ */
 export const ArtifactModel = z.strictObject({
   item: perLocale(ListItemCore),
   sections: ItemSections,
   search: SearchFields,
+  /** Absent in the artifacts of builds that had no offers or lifecycle: such a model passes none of their filters. */
+  facets: ListFacets.optional(),
 });
 export type ArtifactModel = z.infer<typeof ArtifactModel>;
 

@@ -2,7 +2,16 @@
 // JSON Schemas under schemas/ are generated from these; test/schemas.test.ts fails when they are stale.
 import { z } from 'zod';
 import { Instant, RevisionId } from './primitives.js';
-import { CAPABILITY_MODALITIES, Locale, Metric, Modality } from './source.js';
+import {
+  CAPABILITY_MODALITIES,
+  LIFECYCLE_STATUSES,
+  LifecycleStatus,
+  Locale,
+  Metric,
+  Modality,
+  OfferRecord,
+  ProviderId as SourceProviderId,
+} from './source.js';
 
 export const INCLUDES = ['benchmarks', 'capabilities', 'pricing'] as const; // canonical (sorted) order
 export const Include = z.enum(INCLUDES);
@@ -107,19 +116,109 @@ export const PricingSummary = z.strictObject({
   blended_price_per_million: z.number(),
   updated_at: Instant,
 });
-export const PricingDetail = PricingSummary.extend({
-  currency: z.literal('USD'),
-  blended_weighting: z.literal('3:1 input:output'),
-  observations: z.number().int().min(1),
-  sources: z.array(z.string()),
-  price_since: z.iso
-    .date()
-    .nullable()
+
+/** The price fields as an offer record has them (schema/source.ts), published with the same names and meaning. */
+const Card = OfferRecord.shape;
+const ProviderId = SourceProviderId.describe(
+  'The provider id, as the `provider` filter takes it (`groq`, `amazon-bedrock`).',
+);
+
+/** One provider's listing of a model: where it can be called, at what price and within what limits. */
+export const Offer = z
+  .strictObject({
+    provider: ProviderId,
+    provider_name: z.string().describe("The provider's name, for people."),
+    provider_model_id: z.string().describe('The model id a client sends to this provider.'),
+    first_party: Card.first_party,
+    input_price_per_million: Card.input_price_per_million,
+    output_price_per_million: Card.output_price_per_million,
+    cache_read_price_per_million: Card.cache_read_price_per_million,
+    cache_write_price_per_million: Card.cache_write_price_per_million,
+    reasoning_price_per_million: Card.reasoning_price_per_million,
+    input_audio_price_per_million: Card.input_audio_price_per_million,
+    output_audio_price_per_million: Card.output_audio_price_per_million,
+    tiers: Card.tiers,
+    modes: Card.modes,
+    other_prices: Card.other_prices,
+    context_window_tokens: Card.context_window_tokens,
+    max_input_tokens: Card.max_input_tokens,
+    max_output_tokens: Card.max_output_tokens,
+    status: Card.status,
+    free: z.boolean().describe("true for a reseller's 0/0 listing: free or unpriced, never the model's price."),
+    updated_at: Instant.describe('When the listing was last observed to change.'),
+  })
+  .describe("One provider's offer of a model, with its whole price card and limits.");
+export type Offer = z.infer<typeof Offer>;
+
+const noHeadline = 'null when the model has no headline price';
+/**
+ * `pricing` on list items: the headline prices (those of pricing_summary), the headline offer's other prices, tiers
+ * and modes, and how many offers there are.
+ */
+export const PricingCard = z
+  .strictObject({
+    input_price_per_million: z.number().nullable().describe(`The headline input price; ${noHeadline}.`),
+    output_price_per_million: z.number().nullable().describe(`The headline output price; ${noHeadline}.`),
+    blended_price_per_million: z.number().nullable().describe(`(3 x input + output) / 4; ${noHeadline}.`),
+    updated_at: Instant.nullable().describe(`When the headline price was observed; ${noHeadline}.`),
+    currency: z.literal('USD'),
+    blended_weighting: z.literal('3:1 input:output'),
+    observations: z.number().int().min(0).describe('How many price observations the headline rests on (0: none).'),
+    sources: z.array(z.string()).describe('The sources of those observations.'),
+    price_since: z.iso
+      .date()
+      .nullable()
+      .describe(
+        "The effective_from of the headline offer's current models-dev price row: since when this price holds; null " +
+          'when that row is first_seen (when models.dev began listing the offer, not a price change) or there is none',
+      ),
+    headline_offer: z
+      .strictObject({ provider: ProviderId, provider_model_id: z.string() })
+      .nullable()
+      .describe(
+        "The offer the headline prices are read from (the developer's own listing where it has one); " +
+          `${noHeadline} (a reseller's free 0/0 listing is never the headline).`,
+      ),
+    cache_read_price_per_million: Card.cache_read_price_per_million,
+    cache_write_price_per_million: Card.cache_write_price_per_million,
+    reasoning_price_per_million: Card.reasoning_price_per_million,
+    input_audio_price_per_million: Card.input_audio_price_per_million,
+    output_audio_price_per_million: Card.output_audio_price_per_million,
+    tiers: Card.tiers,
+    modes: Card.modes,
+    offer_count: z.number().int().min(0).describe('How many offers the model has, priced or not.'),
+  })
+  .describe("A model's price card: the headline prices, and the rest of the headline offer's card.");
+export type PricingCard = z.infer<typeof PricingCard>;
+/** `pricing` on the detail and in the catalog: the card and every offer. */
+export const PricingDetail = PricingCard.extend({
+  offers: z
+    .array(Offer)
     .describe(
-      "The effective_from of the headline offer's current models-dev price row: since when this price holds; null " +
-        'when that row is first_seen (when models.dev began listing the offer, not a price change) or there is none',
+      'Every offer of the model: by blended price (3:1), then provider, then provider_model_id; unpriced and free ' +
+        'listings last.',
     ),
 });
+export type PricingDetail = z.infer<typeof PricingDetail>;
+
+export { LIFECYCLE_STATUSES, LifecycleStatus };
+export const Lifecycle = z
+  .strictObject({
+    status: LifecycleStatus.describe(
+      "From the developer's own listing; active where it states none. A reseller's status stays on its offer.",
+    ),
+    deprecation_date: Instant.nullable().describe('When the developer deprecated the model; null: not stated.'),
+    retirement_date: Instant.nullable().describe('When the model stops (or stopped) being served; null: not stated.'),
+    successor: z.string().nullable().describe('The slug of the model that replaces it; null: not stated.'),
+    aliases: z.array(z.string()).describe('The aliases that name this dated snapshot (slugs, sorted).'),
+    // Not `snapshots`: SPEC part 1 keeps "private snapshots" out of every answer, and clients and the conformance
+    // checker treat any key named like one as a leaked private field.
+    dated_versions: z
+      .array(z.string())
+      .describe('On an alias: every dated snapshot (version) it has named (slugs, sorted); [] on any other model.'),
+  })
+  .describe('Where the model stands in its life, and its alias / dated snapshot links.');
+export type Lifecycle = z.infer<typeof Lifecycle>;
 
 /** Capability flags that are keys when true (compute/capabilities.ts); modalities are keys as input:<m>, output:<m>. */
 export const CAPABILITY_FLAGS = [
@@ -166,11 +265,14 @@ export const PublicProvenance = z.strictObject({
   ),
 });
 
-/** Sections added by `include` to list items; the detail's `benchmarks` also adds the full metric list. */
+/**
+ * Sections added by `include` to list items; the detail's `benchmarks` also adds the full metric list, and its
+ * `pricing` every offer. `pricing` is null only for a model without any offer.
+ */
 const IncludeSections = {
   benchmark_groups: z.array(BenchmarkGroup).optional(),
   category_performance: z.array(CategoryPerformance).optional(),
-  pricing: PricingDetail.nullable().optional(),
+  pricing: PricingCard.nullable().optional(),
   capabilities: Capabilities.optional(),
 };
 
@@ -203,8 +305,10 @@ export const ModelDetail = z.strictObject({
   benchmark_count: z.number().int().min(0),
   benchmark_summary: z.array(BenchmarkEntry),
   provenance: PublicProvenance,
+  lifecycle: Lifecycle,
   benchmarks: z.array(BenchmarkEntry).optional(),
   ...IncludeSections,
+  pricing: PricingDetail.nullable().optional(),
 });
 export type ModelDetail = z.infer<typeof ModelDetail>;
 
@@ -295,16 +399,16 @@ export const ItemSections = z.strictObject({
     category_performance: z.array(CategoryPerformance),
   }),
   capabilities: z.strictObject({ capabilities: Capabilities }),
-  pricing: z.strictObject({ pricing: PricingDetail.nullable() }),
+  pricing: z.strictObject({ pricing: PricingCard.nullable() }),
 });
 export type ItemSections = z.infer<typeof ItemSections>;
-/** What each include adds to a detail: the item's sections, and the full metric list with nearby models. */
+/** What each include adds to a detail: the item's sections, the full metric list with nearby models, every offer. */
 export const DetailSections = ItemSections.extend({
   benchmarks: ItemSections.shape.benchmarks.extend({ benchmarks: z.array(BenchmarkEntry) }),
+  pricing: z.strictObject({ pricing: PricingDetail.nullable() }),
 });
 export type DetailSections = z.infer<typeof DetailSections>;
 export type Stats = z.infer<typeof Stats>;
-export type PricingDetail = z.infer<typeof PricingDetail>;
 export type Capabilities = z.infer<typeof Capabilities>;
 export type PublicProvenanceSource = z.infer<typeof PublicProvenance>['sources'][number];
 export type Attribution = z.infer<typeof Attribution>;
@@ -316,9 +420,11 @@ export type BenchmarkGroup = z.infer<typeof BenchmarkGroup>;
 const JsonValue = z.unknown();
 /**
  * One changed field. `path` is dotted (`description.en`, `benchmarks.<metric_key>.rank`: a metric key is everything
- * between the first and the last dot). `old` is missing when the field did not exist before (a first price, a new
- * benchmark value, a new override), `new` when it no longer exists. `lanes`, on figures computed per lane (stats,
- * pricing, benchmarks, leaderboards), names the query lanes in which this change happened.
+ * between the first and the last dot); an offer is named in brackets by provider and provider model id
+ * (`pricing.offers[groq/openai/gpt-oss-120b].cache_read_price_per_million`). `old` is missing when the field did not
+ * exist before (a first price, a new benchmark value, a new override), `new` when it no longer exists. `lanes`, on
+ * figures computed per lane (stats, pricing, benchmarks, leaderboards), names the query lanes in which this change
+ * happened.
  */
 export const FieldChange = z.strictObject({
   path: z.string(),

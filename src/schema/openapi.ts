@@ -34,6 +34,7 @@ import {
   ChangesResponse,
   DetailResponse,
   FieldChange,
+  Lifecycle,
   ListItem,
   ListResponse,
   MetricInfo,
@@ -42,7 +43,9 @@ import {
   ModelDetail,
   NearbyModel,
   Pagination,
+  Offer,
   PerformanceSummary,
+  PricingCard,
   PricingDetail,
   PricingSummary,
   Problem,
@@ -53,6 +56,7 @@ import {
 import { SLUG_RE } from './primitives.js';
 import { HeadlinePriceRow, ModelPricesResponse, OfferHistory, PriceRow, PricesAtResponse } from './history.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEMS, problemBody, type ProblemCode } from './problems.js';
+import { PriceMode, PriceTier } from './source.js';
 
 /** Real bodies of each response, as the build has them: the document shows them as examples (none without). */
 export interface OpenApiExamples {
@@ -69,6 +73,8 @@ export interface OpenApiOptions {
   schemaVersion: string;
   /** Every developer of the publication (lane all): the developer filter's allowed values. */
   developers: readonly string[];
+  /** Every provider with an offer in the publication (lane all): the provider filter's allowed values. */
+  providers: readonly string[];
   examples: OpenApiExamples;
 }
 
@@ -99,7 +105,12 @@ const COMPONENTS: Record<string, z.ZodType> = {
   BenchmarkGroup,
   CategoryPerformance,
   PricingSummary,
+  PricingCard,
   PricingDetail,
+  Offer,
+  PriceTier,
+  PriceMode,
+  Lifecycle,
   Capabilities,
   CapabilityKey,
   PublicProvenance,
@@ -209,9 +220,14 @@ const PARAMETER_EXAMPLES: Partial<Record<QueryParameter, string | number>> = {
 
 /**
  * Every query parameter as a component, from its zod schema and description (requests.ts QUERY_PARAMETERS). A list
- * is one comma-separated value (form, not exploded); the developer filter's values are this publication's developers.
+ * is one comma-separated value (form, not exploded); the developer and provider filters' values are this
+ * publication's own.
  */
-function parameters(developers: readonly string[]): Record<string, Json> {
+function parameters(developers: readonly string[], providers: readonly string[]): Record<string, Json> {
+  const known: Partial<Record<QueryParameter, { values: readonly string[]; example: string }>> = {
+    developer: { values: developers, example: 'OpenAI,Anthropic' },
+    provider: { values: providers, example: 'groq,amazon-bedrock' },
+  };
   const out: Record<string, Json> = {};
   for (const [name, zod] of Object.entries(QUERY_PARAMETERS) as [QueryParameter, z.ZodType][]) {
     const {
@@ -226,15 +242,15 @@ function parameters(developers: readonly string[]): Record<string, Json> {
     const example = PARAMETER_EXAMPLES[name];
     const parameter: Json = { name, in: 'query', description, schema };
     if (schema.type === 'array') {
+      const names = known[name];
       const items =
         name === 'capabilities'
           ? ref('CapabilityKey')
-          : name === 'developer' && developers.length
-            ? { type: 'string', enum: [...developers] }
+          : names?.values.length
+            ? { type: 'string', enum: [...names.values] }
             : (schema.items as Json);
       Object.assign(parameter, { style: 'form', explode: false, schema: { ...schema, items, uniqueItems: true } });
-      const listed =
-        name === 'developer' ? (developers.length ? developers.slice(0, 2).join(',') : 'OpenAI,Anthropic') : example;
+      const listed = names ? (names.values.length ? names.values.slice(0, 2).join(',') : names.example) : example;
       if (listed !== undefined) parameter.example = String(listed).split(',');
     } else if (example !== undefined) parameter.example = example;
     out[name] = parameter;
@@ -588,7 +604,7 @@ export function openApiDocument(o: OpenApiOptions): Json {
     },
     components: {
       schemas: componentSchemas(),
-      parameters: parameters(o.developers),
+      parameters: parameters(o.developers, o.providers),
       headers: HEADERS,
       responses: errorResponses(o.developers),
       securitySchemes: {

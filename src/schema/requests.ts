@@ -3,9 +3,20 @@
 // publication/layout.ts's fileFor maps a request to the prebuilt file that answers it, and the gateway composes the
 // rest (q, filters, page sizes not prebuilt) or serves it itself (GET /docs and its script: gateway/open.ts).
 import { z } from 'zod';
-import { CAPABILITY_KEYS, CapabilityKey, Include, INCLUDES, QUERY_LANES, QueryLane, Sort, SORTS } from './api.js';
+import {
+  CAPABILITY_KEYS,
+  CapabilityKey,
+  Include,
+  INCLUDES,
+  LIFECYCLE_STATUSES,
+  LifecycleStatus,
+  QUERY_LANES,
+  QueryLane,
+  Sort,
+  SORTS,
+} from './api.js';
 import { RevisionId, SLUG_RE } from './primitives.js';
-import { CAPABILITY_MODALITIES, Locale, LOCALES, realMonthOrDay } from './source.js';
+import { CAPABILITY_MODALITIES, Locale, LOCALES, ProviderId, realMonthOrDay } from './source.js';
 
 export const API_PREFIX = '/api/v1/models';
 export const DEFAULT_PAGE_SIZE = 50;
@@ -16,6 +27,7 @@ const MAX_PAGE = 1_000_000;
 const MAX_TOKENS = 999_999_999;
 const MAX_PRICE = 9_999_999;
 const MAX_DEVELOPER_LENGTH = 100;
+const MAX_PROVIDER_LENGTH = 100;
 export const MAX_SLUG_LENGTH = 160;
 
 export interface Variant {
@@ -51,6 +63,12 @@ export interface ListFilter {
   /** USD per million tokens; models without a price in the lane do not match. */
   max_blended_price: number | null;
   open_weights: boolean | null;
+  /** Provider ids as in an offer's `provider`, any of. */
+  provider: string[];
+  /** Lifecycle statuses, any of. */
+  status: LifecycleStatus[];
+  /** true: a dated snapshot is left out when one of its aliases is in the same lane and variant. */
+  exclude_snapshots: boolean;
 }
 export interface MetricsRequest {
   kind: 'metrics';
@@ -138,6 +156,8 @@ const LIST_FORM: Readonly<Record<string, string>> = {
   input_modalities: 'input_modalities=text,image',
   output_modalities: 'output_modalities=text,audio',
   developer: 'developer=OpenAI,Anthropic',
+  provider: 'provider=groq,amazon-bedrock',
+  status: 'status=active,beta',
 };
 /** How to send a parameter a client sent in pieces (`what`: its name, or "it"): once, and a list as one value. */
 const sendOnce = (name: string, what = name) =>
@@ -154,6 +174,9 @@ export const FILTER_PARAMS = [
   'min_output_tokens',
   'max_blended_price',
   'open_weights',
+  'provider',
+  'status',
+  'exclude_snapshots',
 ] as const;
 export const LIST_PARAMS = ['q', 'page', 'page_size', 'sort', ...VARIANT_PARAMS, ...FILTER_PARAMS] as const;
 export const DETAIL_PARAMS = VARIANT_PARAMS;
@@ -247,6 +270,22 @@ export const QUERY_PARAMETERS = {
         'tokens) is at most this.',
     ),
   open_weights: z.boolean().describe('Keeps the models whose weights are open (true) or not (false).'),
+  provider: z
+    .array(ProviderId.max(MAX_PROVIDER_LENGTH))
+    .describe(
+      "Keeps the models with an offer at any provider listed (comma-separated provider ids, as in an offer's " +
+        'provider). An id no offer of the publication has is a 400 that lists them.',
+    ),
+  status: z
+    .array(LifecycleStatus)
+    .describe('Keeps the models whose lifecycle.status is any of those listed (comma-separated).'),
+  exclude_snapshots: z
+    .boolean()
+    .default(false)
+    .describe(
+      'true: leaves out a dated snapshot (claude-opus-4-5-20251101) when one of its aliases (claude-opus-4-5) is in ' +
+        'the same lane.',
+    ),
   since: RevisionId.describe(
     'The X-Publication-Revision of the last answer you read: the feed then lists only the publications after it. ' +
       'Without it, every publication the feed keeps.',
@@ -438,8 +477,8 @@ const inVocabulary =
       : `${JSON.stringify(part.slice(0, 40))} is not ${what}; one of ${vocabulary.join(', ')}`;
 
 /**
- * The filter parameters, checked as far as the request alone tells: capability keys and modalities are a fixed
- * vocabulary; whether a developer exists depends on the publication (gateway/compose.ts checks that).
+ * The filter parameters, checked as far as the request alone tells: capability keys, modalities and statuses are a
+ * fixed vocabulary; whether a developer or a provider exists depends on the publication (gateway/compose.ts).
  */
 function parseFilter(values: Map<string, string>, invalid: InvalidParam[]): ListFilter | null {
   const capabilities = new Set(
@@ -483,6 +522,21 @@ function parseFilter(values: Map<string, string>, invalid: InvalidParam[]): List
     if (ow === 'true' || ow === 'false') open_weights = ow === 'true';
     else invalid.push({ name: 'open_weights', reason: 'must be true or false' });
   }
+  const provider = new Set(
+    commaList(values, 'provider', invalid, (part) =>
+      part.length <= MAX_PROVIDER_LENGTH && ProviderId.safeParse(part).success
+        ? null
+        : `${JSON.stringify(part.slice(0, 40))} is not a provider id ` +
+          `(lowercase letters, digits, ".", "_" and "-", as in an offer's provider)`,
+    ),
+  );
+  const status = new Set(commaList(values, 'status', invalid, inVocabulary(LIFECYCLE_STATUSES, 'a lifecycle status')));
+  let exclude_snapshots = false;
+  const ex = given('exclude_snapshots');
+  if (ex !== undefined) {
+    if (ex === 'true' || ex === 'false') exclude_snapshots = ex === 'true';
+    else invalid.push({ name: 'exclude_snapshots', reason: 'must be true or false' });
+  }
   const filter: ListFilter = {
     capabilities: [...capabilities].sort(),
     developer: [...developer].sort(),
@@ -490,6 +544,9 @@ function parseFilter(values: Map<string, string>, invalid: InvalidParam[]): List
     min_output_tokens,
     max_blended_price,
     open_weights,
+    provider: [...provider].sort(),
+    status: LIFECYCLE_STATUSES.filter((s) => status.has(s)),
+    exclude_snapshots,
   };
   const none =
     !filter.capabilities.length &&
@@ -497,7 +554,10 @@ function parseFilter(values: Map<string, string>, invalid: InvalidParam[]): List
     min_context_window === null &&
     min_output_tokens === null &&
     max_blended_price === null &&
-    open_weights === null;
+    open_weights === null &&
+    !filter.provider.length &&
+    !filter.status.length &&
+    !exclude_snapshots;
   return none ? null : filter;
 }
 

@@ -2,7 +2,7 @@
 // model and for the catalog, compact enough to keep one per release. A later build, `modelpub diff` and a fresh CI
 // runner (through the remote layout) compare the data against it; pipeline/snapshot.ts makes it.
 import { z } from 'zod';
-import { Capabilities, Stats } from './api.js';
+import { Capabilities, Lifecycle, Offer, Stats } from './api.js';
 import { Instant, RevisionId, Slug } from './primitives.js';
 import { LOCALES, RecordLane } from './source.js';
 
@@ -18,6 +18,8 @@ export const LaneFigures = z.strictObject({
       input_price_per_million: z.number(),
       output_price_per_million: z.number(),
       updated_at: Instant,
+      /** `provider/provider_model_id` of the headline offer, or null; absent in snapshots of builds without offers. */
+      headline_offer: z.string().nullable().optional(),
     })
     .nullable(),
   /** By metric key. ranked_count is the leaderboard's, kept once in the catalog (`leaderboards`). */
@@ -62,6 +64,15 @@ export const SnapshotModel = z.strictObject({
   price_history: z
     .record(z.string(), z.strictObject({ rows: z.number().int().min(1), latest: z.string().nullable() }))
     .optional(),
+  /**
+   * Every offer, keyed `[provider/provider_model_id]`, as published but for those two and its order (which follows
+   * from the prices): a diff names a field `pricing.offers[groq/openai/gpt-oss-120b].cache_read_price_per_million`.
+   * Absent in snapshots of builds without offers, as `lifecycle` is.
+   */
+  pricing: z
+    .strictObject({ offers: z.record(z.string(), Offer.omit({ provider: true, provider_model_id: true })) })
+    .optional(),
+  lifecycle: Lifecycle.optional(),
   /** Per query lane the model is visible in. */
   lanes: z.strictObject({
     verified: LaneFigures.optional(),

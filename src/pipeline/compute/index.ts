@@ -10,7 +10,9 @@ import { headlineOffers, priceHistories, type ModelHistory } from './history.js'
 import { isResellerZero, priceSummaries, type PriceSummary } from './prices.js';
 import { buildLeaderboards, type Leaderboard, type Placement } from './ranks.js';
 import { isSentinel, speedStats, type SentinelOf, type SpeedStats } from './stats.js';
-import type { PublicProvenanceSource } from '../../schema/api.js';
+import type { Lifecycle, Offer, PublicProvenanceSource } from '../../schema/api.js';
+import { lifecycles } from './lifecycle.js';
+import { offersByModel } from './offers.js';
 
 export type PublicProvenanceEntry = PublicProvenanceSource;
 
@@ -41,6 +43,9 @@ export interface Computed {
   overrides: Map<string, DisplayOverride>;
   /** Every public model's offers with their dated prices (compute/history.ts); lane-independent. */
   history: Map<string, ModelHistory>;
+  /** Every public model's offers, ordered (compute/offers.ts); the same in each lane the model is visible in. */
+  offers: Map<string, Offer[]>;
+  lifecycles: Map<string, Lifecycle>;
   leftOut: LeftOut;
 }
 
@@ -107,6 +112,8 @@ export function compute(data: SourceData): Computed {
       data.offers.filter((o) => isPublic(o) && publicSlugs.has(o.model)),
       headlineOffers(prices),
     ),
+    offers: offersByModel(data.offers.filter(isPublic), data.providers.filter(isPublic), publicSlugs),
+    lifecycles: lifecycles(models),
     leftOut: {
       sentinelSpeedSamples: speed.filter((r) => publicSlugs.has(r.model) && isSentinel(r, sentinelOf)).length,
       resellerZeroPrices: prices.filter((o) => publicSlugs.has(o.model) && isResellerZero(o)).length,

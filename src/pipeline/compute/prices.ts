@@ -5,10 +5,18 @@
 import type { PriceObservation } from '../../schema/source.js';
 import { toInstant } from '../validate.js';
 import { round } from './numbers.js';
-import type { PricingDetail } from '../../schema/api.js';
 
-/** The published pricing object (src/schema/api.ts) but for the constants the renderer adds. */
-export type PriceSummary = Omit<PricingDetail, 'currency' | 'blended_weighting' | 'price_since'>;
+/** A model's headline price in a lane. */
+export interface PriceSummary {
+  input_price_per_million: number;
+  output_price_per_million: number;
+  blended_price_per_million: number;
+  updated_at: string;
+  observations: number;
+  sources: string[];
+  /** The offer the price is read from: the one every observation it rests on names, else null. */
+  offer: { provider: string; provider_model_id: string } | null;
+}
 
 export const blended = (input: number, output: number): number => (3 * input + output) / 4;
 
@@ -35,7 +43,18 @@ export function priceSummaries(observations: readonly PriceObservation[]): Map<s
       updated_at: at,
       observations: rows.length,
       sources: [...new Set(rows.map((r) => r.provenance.source))].sort(),
+      offer: sameOffer(rows),
     });
   }
   return out;
+}
+
+/** The offer all rows name, or null when one names none or two differ (an average of several listings). */
+function sameOffer(rows: readonly PriceObservation[]): PriceSummary['offer'] {
+  const first = rows[0]?.offer ?? null;
+  if (!first) return null;
+  const same = rows.every(
+    (r) => r.offer?.provider === first.provider && r.offer.provider_model_id === first.provider_model_id,
+  );
+  return same ? { provider: first.provider, provider_model_id: first.provider_model_id } : null;
 }
