@@ -141,7 +141,10 @@ describe('MCP tools over the SDK client', () => {
           input_price_per_million: number;
           output_price_per_million: number;
           blended_price_per_million: number;
+          cache_read_price_per_million: number | null;
+          cache_write_price_per_million: number | null;
         } | null;
+        lifecycle: { status: string };
         capabilities: { keys: string[] };
         context_window_tokens: number;
         max_output_tokens: number;
@@ -150,6 +153,9 @@ describe('MCP tools over the SDK client', () => {
       expect(row.input_price_per_million).toBe(d.pricing?.input_price_per_million ?? null);
       expect(row.output_price_per_million).toBe(d.pricing?.output_price_per_million ?? null);
       expect(row.blended_price_per_million).toBe(d.pricing?.blended_price_per_million ?? null);
+      expect(row.cache_read_price_per_million).toBe(d.pricing?.cache_read_price_per_million ?? null);
+      expect(row.cache_write_price_per_million).toBe(d.pricing?.cache_write_price_per_million ?? null);
+      expect(row.status).toBe(d.lifecycle.status);
       expect(row.capabilities).toEqual(d.capabilities.keys);
       expect(row.context_window_tokens).toBe(d.context_window_tokens);
       expect(row.max_output_tokens).toBe(d.max_output_tokens);

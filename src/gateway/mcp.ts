@@ -362,6 +362,9 @@ function comparisonRow(m: ModelDetail): z.infer<typeof ComparisonRow> {
     input_price_per_million: p?.input_price_per_million ?? null,
     output_price_per_million: p?.output_price_per_million ?? null,
     blended_price_per_million: p?.blended_price_per_million ?? null,
+    cache_read_price_per_million: p?.cache_read_price_per_million ?? null,
+    cache_write_price_per_million: p?.cache_write_price_per_million ?? null,
+    status: m.lifecycle.status,
     capabilities: m.capabilities?.keys ?? [],
     benchmarks: m.benchmark_summary.map((b) => ({
       metric_key: b.metric_key,

@@ -7,6 +7,7 @@ import {
   BenchmarkEntry,
   CapabilityKey,
   ChangesResponse,
+  Lifecycle,
   ListResponse,
   MetricsResponse,
   ModelDetail,
@@ -66,6 +67,9 @@ export const ComparisonRow = z.strictObject({
   input_price_per_million: price.describe('USD per million input tokens; null: no price.'),
   output_price_per_million: price.describe('USD per million output tokens; null: no price.'),
   blended_price_per_million: price.describe('(3 x input + output) / 4; null: no price.'),
+  cache_read_price_per_million: price.describe("The headline offer's cache read price; null: not stated."),
+  cache_write_price_per_million: price.describe("The headline offer's cache write price; null: not stated."),
+  status: Lifecycle.shape.status,
   capabilities: z.array(CapabilityKey).describe('The capability keys the model has (search_models capabilities).'),
   benchmarks: z
     .array(
