@@ -28,7 +28,7 @@ import {
   SpeedRun,
 } from './schema/source.js';
 import { Snapshot } from './schema/snapshot.js';
-import { ModelPricesResponse, PricesAtResponse } from './schema/history.js';
+import { ModelPricesResponse, PricesArtifactFile, PricesAtResponse } from './schema/history.js';
 
 interface Entry {
   schema: z.ZodType;
@@ -72,6 +72,12 @@ export const SCHEMAS: Readonly<Record<string, Entry>> = {
     schema: PricesAtResponse,
     io: 'output',
     description: "GET /api/v1/prices?at=: every model's headline price in force on a day",
+  },
+  PricesArtifact: {
+    schema: PricesArtifactFile,
+    io: 'output',
+    description:
+      "artifacts/prices.json: every model's offer histories and headline offer, for the gateway's ?at= answers",
   },
   ListResponse: { schema: ListResponse, io: 'output', description: 'GET /api/v1/models: api/v1/list/**.json' },
   DetailResponse: {

@@ -63,6 +63,7 @@ describe('published files', () => {
     expect([...files.keys()].filter((p) => !p.startsWith('api/')).sort()).toEqual([
       'artifacts/all.display.json',
       'artifacts/all.public.json',
+      'artifacts/prices.json',
       'artifacts/provisional.display.json',
       'artifacts/provisional.public.json',
       'artifacts/snapshot.json',
@@ -79,10 +80,10 @@ describe('published files', () => {
       'api/v1/changes/index.json',
       `api/v1/changes/since/${r.revision}.json`,
     ]);
-    // llms.txt is the + 1 after the 3 metrics; the br and gzip representations of every distinct body are in one file:
-    // representations.pack
-    expect(files.size).toBe(1974 + 22 + 3 + 1 + 3 + 1);
-    expect(r.files).toBe(1974 + 22 + 3 + 1);
+    // llms.txt is the + 1 after the 3 metrics, the prices artifact the next; the br and gzip representations of every
+    // distinct body are in one file: representations.pack
+    expect(files.size).toBe(1974 + 22 + 3 + 1 + 1 + 3 + 1);
+    expect(r.files).toBe(1974 + 22 + 3 + 1 + 1);
   });
 
   it('`current` is a relative link to releases/0001-<revision>', async () => {
@@ -105,21 +106,25 @@ describe('published files', () => {
           ? 'MetricsResponse'
           : p.startsWith('api/v1/list/')
             ? 'ListResponse'
-            : p.startsWith('api/v1/models/')
-              ? 'DetailResponse'
-              : p.startsWith('api/v1/changes/')
-                ? 'ChangesResponse'
-                : p === 'artifacts/snapshot.json'
-                  ? 'Snapshot'
-                  : p.startsWith('artifacts/')
-                    ? 'ListArtifact'
-                    : p === 'manifest.json'
-                      ? 'Manifest'
-                      : p === 'changes.json'
-                        ? 'ChangeList'
-                        : p === 'publication.json'
-                          ? 'PublicationMeta'
-                          : null;
+            : /^api\/v1\/models\/[^/]+\/prices\.json$/.test(p)
+              ? 'ModelPricesResponse'
+              : p.startsWith('api/v1/models/')
+                ? 'DetailResponse'
+                : p.startsWith('api/v1/changes/')
+                  ? 'ChangesResponse'
+                  : p === 'artifacts/snapshot.json'
+                    ? 'Snapshot'
+                    : p === 'artifacts/prices.json'
+                      ? 'PricesArtifact'
+                      : p.startsWith('artifacts/')
+                        ? 'ListArtifact'
+                        : p === 'manifest.json'
+                          ? 'Manifest'
+                          : p === 'changes.json'
+                            ? 'ChangeList'
+                            : p === 'publication.json'
+                              ? 'PublicationMeta'
+                              : null;
     const checked: Record<string, number> = {};
     for (const [p, buf] of files) {
       if (p === 'api/v1/openapi.json') continue; // an OpenAPI document: test/openapi.test.ts lints it
@@ -137,6 +142,7 @@ describe('published files', () => {
       DetailResponse: 432,
       ListResponse: 1536,
       ListArtifact: 6,
+      PricesArtifact: 1,
       Manifest: 1,
       ChangeList: 1,
       ChangesResponse: 2,
@@ -422,7 +428,7 @@ describe('determinism', () => {
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
       // the bodies, the release's three files, its representations.pack, the folder's marker and lock
-      expect(ta.files).toHaveLength(1974 + 22 + 3 + 1 + 3 + 1 + 2);
+      expect(ta.files).toHaveLength(1974 + 22 + 3 + 1 + 1 + 3 + 1 + 2);
       expect(tb).toEqual(ta);
     });
   });

@@ -113,3 +113,9 @@ export const PricesArtifact = z.strictObject({
   ),
 });
 export type PricesArtifact = z.infer<typeof PricesArtifact>;
+/** The file as written: the artifact with its kind and the revision that wrote it (render-prices.ts assembles them). */
+export const PricesArtifactFile = z.strictObject({
+  kind: z.literal('modelpub.prices-artifact'),
+  publicationRevision: RevisionId,
+  ...PricesArtifact.shape,
+});
