@@ -1,5 +1,6 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { loadAndValidate } from '../src/pipeline/build.js';
+import { parseCapabilities } from '../src/pipeline/compute/capabilities.js';
 import { compute, type Computed } from '../src/pipeline/compute/index.js';
 import { round } from '../src/pipeline/compute/numbers.js';
 import { priceSummaries } from '../src/pipeline/compute/prices.js';
@@ -141,6 +142,24 @@ describe('render', () => {
   });
   it('parses capabilities into filterable keys', () => {
     expect(c.capabilities.get('alpha')!.keys).toEqual(['input:text', 'output:text', 'temperature', 'tool_use']);
+  });
+  it('publishes a flag the source leaves unknown as null, not false, and not as a key', () => {
+    const known = c.capabilities.get('alpha')!;
+    const unknown = parseCapabilities({
+      input: ['text'],
+      output: ['text'],
+      reasoning: false,
+      tool_call: true,
+      structured_output: null,
+      attachment: false,
+      temperature: null,
+      open_weights: false,
+      knowledge_cutoff: null,
+    });
+    expect(known.temperature).toBe(true);
+    expect(unknown.temperature).toBeNull();
+    expect(unknown.structured_output).toBeNull();
+    expect(unknown.keys).toEqual(['input:text', 'output:text', 'tool_use']);
   });
 });
 

@@ -25,6 +25,7 @@ const EXPECTED = [
   'OverridesFile',
   'PriceHistoryRecord',
   'PriceObservation',
+  'PricesArtifact',
   'PricesAtResponse',
   'Problem',
   'ProvidersFile',

@@ -30,8 +30,7 @@ export function parseCapabilities(c: ModelRecord['capabilities']): ParsedCapabil
     tool_use: c.tool_call,
     structured_output: c.structured_output,
     attachments: c.attachment,
-    // Unknown (null) in the source; published as false until the API's Capabilities.temperature is nullable.
-    temperature: c.temperature ?? false,
+    temperature: c.temperature,
     open_weights: c.open_weights,
     knowledge_cutoff: c.knowledge_cutoff,
   };
