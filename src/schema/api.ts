@@ -245,7 +245,10 @@ export const Capabilities = z.strictObject({
   tool_use: z.boolean(),
   structured_output: z.boolean().nullable(),
   attachments: z.boolean(),
-  temperature: z.boolean().nullable().describe('Whether the temperature can be set; null where the source does not say.'),
+  temperature: z
+    .boolean()
+    .nullable()
+    .describe('Whether the temperature can be set; null where the source does not say.'),
   open_weights: z.boolean(),
   knowledge_cutoff: z.string().nullable(),
 });
