@@ -3,9 +3,8 @@
 import { z } from 'zod';
 import { Attribution } from './api.js';
 import { RevisionId } from './primitives.js';
-import { OfferRecord, PricePrecision, ProviderId } from './source.js';
+import { PriceCard, PricePrecision, ProviderId } from './source.js';
 
-const Card = OfferRecord.shape;
 /** A calendar day, as `at` and the ranges write it. */
 export const IsoDay = z.iso.date().describe('A calendar date, YYYY-MM-DD (UTC)');
 
@@ -17,16 +16,7 @@ export const PriceRow = z
         "null where the source gives no start (genai-prices' first price of a model): in force every day before effective_to",
     ),
     effective_to: IsoDay.nullable().describe('The first day no longer in force (exclusive); null on the current row'),
-    input_price_per_million: Card.input_price_per_million,
-    output_price_per_million: Card.output_price_per_million,
-    cache_read_price_per_million: Card.cache_read_price_per_million,
-    cache_write_price_per_million: Card.cache_write_price_per_million,
-    reasoning_price_per_million: Card.reasoning_price_per_million,
-    input_audio_price_per_million: Card.input_audio_price_per_million,
-    output_audio_price_per_million: Card.output_audio_price_per_million,
-    tiers: Card.tiers,
-    modes: Card.modes,
-    other_prices: Card.other_prices,
+    ...PriceCard.shape,
     source: z.string().describe('Where the row comes from: models-dev (its git history) or genai-prices'),
     precision: PricePrecision.describe(
       "How sure effective_from is: announced (the vendor's date), commit_date (when the change reached the source's " +
