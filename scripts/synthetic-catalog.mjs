@@ -11,7 +11,16 @@
 //   - about 10 % of measurements are in the provisional lane (confidence 0.7), about 5 % of models are provisional;
 //   - some (model, metric) pairs are measured more than once (the build has to choose), and about 3 % of benchmark
 //     rows come from a source whose licence forbids redistribution (the rights filter has to drop them);
-//   - price observations for about 80 % of models, some with several observations at the same newest instant;
+//   - offers (offers/<provider>.jsonl, providers.yaml) in the reference's proportions: 4.5 per model on average, most
+//     models at one or two providers and a few at 20 to 40, about half with the developer's own (first-party) offer;
+//     price cards with cache prices on half, long-context tiers, a `fast` mode, other_prices, unpriced offers and free
+//     listings; served_by is the providers of a model's offers;
+//   - every offer's dated prices (price-history/*.jsonl): contiguous ranges, 1.35 rows per offer, some short-lived,
+//     corrections and removals, and a second source's announced prices for a few first-party offers;
+//   - price observations naming each priced model's headline offer, for about 88 % of those models, some with
+//     several observations at the same newest instant;
+//   - lifecycle: about 3 % deprecated, a few retired and beta, some with dates and a successor; about 4 % of models
+//     are aliases ("... (latest)") of one to three dated snapshots that are models of their own;
 //   - speed runs spread unevenly over models (Zipf, exponent 1.1, over a shuffled model order; some models get none);
 //   - a few display-only overrides in two override files.
 // The folder given to --out must be empty or missing (or pass --force to delete what it holds first).
@@ -298,6 +307,10 @@ function catalog(r, nMetrics) {
     src('synth-bench-b', 'Synthetic benchmark suite B', 'CC-BY-4.0', true),
     src('synth-closed', 'Synthetic closed leaderboard', 'NOASSERTION', false),
     src('synth-prices', 'Synthetic price tracker', 'MIT', true),
+    // The build reads price_since from the rows of the models-dev source (compute/history.ts): the dated prices'
+    // source has that id, so that the synthetic catalog exercises it.
+    src('models-dev', 'Synthetic price history (in the place of models.dev)', 'MIT', true),
+    src('synth-announcements', 'Synthetic vendor price announcements', 'MIT', true),
     src('synth-speed-eu', 'Synthetic speed probe (EU)', 'MIT', true),
     src('synth-speed-us', 'Synthetic speed probe (US)', 'MIT', true),
   ];
@@ -387,64 +400,126 @@ function describe(m, caps) {
   return { en, zh, ru };
 }
 
+/** One model's record but its lifecycle, served_by and provenance (finishModels), and its latent quality. */
+function modelRecord(r, { id, slug, name, developer, release }) {
+  const updated = r.chance(0.05) ? release - r.int(1, 60) * DAY : Math.min(END, release + r.int(0, 400) * DAY); // a few out of order, as in the reference
+  const input = ['text', ...['image', 'audio', 'video', 'pdf'].filter(() => r.chance(0.25))];
+  const output = ['text', ...['image', 'audio'].filter(() => r.chance(0.08))];
+  const openWeights = r.chance(0.3);
+  const caps = {
+    input,
+    output,
+    reasoning: r.chance(0.35),
+    tool_call: r.chance(0.7),
+    structured_output: r.chance(0.15) ? null : r.chance(0.6),
+    attachment: input.length > 1,
+    temperature: r.chance(0.9),
+    open_weights: openWeights,
+    knowledge_cutoff: r.chance(0.3)
+      ? null
+      : r.chance(0.5)
+        ? isoDate(release - r.int(60, 500) * DAY)
+        : isoDate(release - r.int(60, 500) * DAY).slice(0, 7),
+  };
+  const m = {
+    slug,
+    id,
+    name,
+    developer,
+    release_date: isoDate(release),
+    updated_at: isoDate(updated),
+    context_window_tokens: r.pick(CONTEXTS),
+    max_output_tokens: r.pick(OUTPUTS),
+    documentation_url: r.chance(0.9) ? `https://docs.${slugify(developer)}.example/models/${slug}` : null,
+    hub_url: openWeights ? `https://huggingface.co/${slugify(developer)}/${slug}` : null,
+    served_by: [], // the providers of its offers (finishModels)
+    description: null,
+    capabilities: caps,
+    lane: r.chance(0.05) ? 'provisional' : 'verified',
+    status: 'active',
+  };
+  m.description = describe(m, caps);
+  m.quality = r.normal(); // latent, not written
+  return m;
+}
+
+/**
+ * Models, in id order. About 4 % are aliases ("Acme Nova 2.1 Pro (latest)", as claude-opus-4-5 in the reference: 27
+ * of 674) naming 1-3 dated snapshots that follow them (acme-nova-2-1-pro-20250314), each a model of its own.
+ */
 function makeModels(r, n) {
   const models = [];
   const used = new Set();
-  for (let i = 0; i < n; i++) {
+  const uniqueSlug = (name) => {
+    let slug = slugify(name);
+    for (let k = 2; used.has(slug); k++) slug = slugify(`${name} r${k}`);
+    used.add(slug);
+    return slug;
+  };
+  const lastRelease = Math.floor((END - EPOCH) / DAY) - 30;
+  while (models.length < n) {
     const developer = r.pick(DEVELOPERS);
     const family = r.pick(FAMILIES);
     const version = `${r.int(1, 5)}.${r.int(0, 9)}`;
     const size = r.pick(SIZES);
-    let name = `${developer.split(' ')[0]} ${family} ${version} ${size}`;
-    let slug = slugify(name);
-    for (let k = 2; used.has(slug); k++) slug = slugify(`${name} r${k}`);
-    if (slug !== slugify(name)) name = r.chance(0.5) ? name : `${name} (${slug.split('-').pop()})`; // some display names repeat
-    used.add(slug);
-    const release = EPOCH + r.int(0, Math.floor((END - EPOCH) / DAY) - 30) * DAY;
-    const updated = r.chance(0.05) ? release - r.int(1, 60) * DAY : Math.min(END, release + r.int(0, 400) * DAY); // a few out of order, as in the reference
-    const input = ['text', ...['image', 'audio', 'video', 'pdf'].filter(() => r.chance(0.25))];
-    const output = ['text', ...['image', 'audio'].filter(() => r.chance(0.08))];
-    const openWeights = r.chance(0.3);
-    const caps = {
-      input,
-      output,
-      reasoning: r.chance(0.35),
-      tool_call: r.chance(0.7),
-      structured_output: r.chance(0.15) ? null : r.chance(0.6),
-      attachment: input.length > 1,
-      temperature: r.chance(0.9),
-      open_weights: openWeights,
-      knowledge_cutoff: r.chance(0.3)
-        ? null
-        : r.chance(0.5)
-          ? isoDate(release - r.int(60, 500) * DAY)
-          : isoDate(release - r.int(60, 500) * DAY).slice(0, 7),
-    };
-    // served_by: Zipf-ish, most models have 1-3 providers, a few have many (this orders sort=popular, with ties).
-    const nProviders = Math.min(PROVIDERS.length, Math.floor(1 / (0.07 + r.next() * 0.93)) - 1 + r.int(0, 1));
-    const m = {
-      slug,
-      id: i + 1,
-      name,
+    const base = `${developer.split(' ')[0]} ${family} ${version} ${size}`;
+    const release = EPOCH + r.int(0, lastRelease) * DAY;
+    const nSnapshots = r.chance(0.04) ? r.pick([1, 1, 1, 1, 1, 1, 2, 2, 2, 3]) : 0;
+    if (nSnapshots === 0 || models.length + 1 + nSnapshots > n) {
+      const slug = uniqueSlug(base);
+      // Some display names repeat: a second model of the same name gets its slug's suffix half of the time.
+      const name = slug === slugify(base) || r.chance(0.5) ? base : `${base} (${slug.split('-').pop()})`;
+      models.push(modelRecord(r, { id: models.length + 1, slug, name, developer, release }));
+      continue;
+    }
+    const alias = modelRecord(r, {
+      id: models.length + 1,
+      slug: uniqueSlug(base),
+      name: `${base} (latest)`,
       developer,
-      release_date: isoDate(release),
-      updated_at: isoDate(updated),
-      context_window_tokens: r.pick(CONTEXTS),
-      max_output_tokens: r.pick(OUTPUTS),
-      documentation_url: r.chance(0.9) ? `https://docs.${slugify(developer)}.example/models/${slug}` : null,
-      hub_url: openWeights ? `https://huggingface.co/${slugify(developer)}/${slug}` : null,
-      served_by: r.sample(PROVIDERS, nProviders).sort(),
-      description: null,
-      capabilities: caps,
-      lane: r.chance(0.05) ? 'provisional' : 'verified',
-      provenance: null,
-    };
-    m.description = describe(m, caps);
-    m.provenance = { source: 'synth-catalog', evidence_sha256: sha256(JSON.stringify({ ...m, slug })) };
-    m.quality = r.normal(); // latent, not written
-    models.push(m);
+      release,
+    });
+    models.push(alias);
+    alias.snapshots = [];
+    for (let k = 0; k < nSnapshots; k++) {
+      // The newest snapshot is the alias's release; older ones came months before.
+      const at = Math.max(EPOCH, release - k * r.int(60, 200) * DAY);
+      const slug = uniqueSlug(`${alias.slug}-${isoDate(at).replaceAll('-', '')}`);
+      models.push(modelRecord(r, { id: models.length + 1, slug, name: base, developer, release: at }));
+      alias.snapshots.push(slug);
+    }
+    alias.snapshots.sort();
   }
   return models;
+}
+
+/**
+ * Lifecycle as in the reference (652 active, 21 deprecated, 1 beta of 674), plus a few retired models, some with
+ * dates and a successor; served_by from the offers; then the provenance hash over the whole record.
+ */
+function finishModels(r, models, offersOf) {
+  for (const m of models) {
+    const u = r.next();
+    m.status = u < 0.03 ? 'deprecated' : u < 0.034 ? 'retired' : u < 0.036 ? 'beta' : 'active';
+    if (m.status === 'deprecated' || m.status === 'retired') {
+      const deprecated = Date.parse(`${m.release_date}T00:00:00Z`) + r.int(90, 600) * DAY;
+      if (m.status === 'retired' || r.chance(0.5)) m.deprecation_date = isoDate(deprecated);
+      if (m.status === 'retired') m.retirement_date = isoDate(deprecated + r.int(0, 180) * DAY);
+      if (r.chance(0.3)) {
+        const s = r.pick(models).slug;
+        if (s !== m.slug) m.successor = s;
+      }
+    }
+    m.served_by = [...new Set((offersOf.get(m.slug) ?? []).map((o) => o.provider))].sort();
+    // snapshots go after the lifecycle fields, as the reference writes them
+    if (m.snapshots) {
+      const { snapshots } = m;
+      delete m.snapshots;
+      m.snapshots = snapshots;
+    }
+    const { slug, quality, price, outputRatio, ...record } = m;
+    m.provenance = { source: 'synth-catalog', evidence_sha256: sha256(JSON.stringify({ ...record, slug })) };
+  }
 }
 
 const laneOf = (r) => (r.chance(0.1) ? ['provisional', 0.7] : ['verified', 1]);
@@ -502,36 +577,6 @@ function benchmarkRows(r, models, metrics, sourceOf) {
   return rows;
 }
 
-function priceRows(r, models) {
-  const rows = [];
-  for (const m of models) {
-    if (!r.chance(0.8)) continue;
-    const base = Math.exp(r.normal() * 1.2 - m.quality * 0.5); // USD per million input tokens
-    const n = r.int(1, 4);
-    let at = Date.parse(`${m.release_date}T00:00:00Z`);
-    for (let k = 0; k < n; k++) {
-      at = Math.min(END, at + r.int(0, 120) * DAY);
-      const copies = k === n - 1 && r.chance(0.1) ? 2 : 1; // two observations at the same newest instant: averaged
-      for (let c = 0; c < copies; c++) {
-        const input = r.chance(0.03) ? 0 : round(base * (1 + 0.1 * r.normal()) * (1 - 0.1 * k), 3);
-        const [lane] = laneOf(r);
-        const row = {
-          model: m.slug,
-          lane,
-          input_per_million: Math.max(0, input),
-          output_per_million: Math.max(0, round(input * r.pick([2, 3, 4, 5, 8]), 3)),
-          observed_at: `${new Date(at).toISOString().slice(0, 19)}Z`,
-        };
-        rows.push({
-          ...row,
-          provenance: { source: 'synth-prices', evidence_sha256: sha256(JSON.stringify(row) + rows.length) },
-        });
-      }
-    }
-  }
-  return rows;
-}
-
 /** Speed runs: Zipf over a shuffled model order, so a few models carry most runs and the tail gets none. */
 function* speedRows(r, models, total) {
   const order = r.shuffle(models.map((_, i) => i));
@@ -563,6 +608,266 @@ function* speedRows(r, models, total) {
     const source = i % 3 === 0 ? 'synth-speed-eu' : 'synth-speed-us';
     yield { source, row: { ...row, provenance: { source, evidence_sha256: sha256(JSON.stringify(row) + i) } } };
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Providers, offers and dated prices
+
+/**
+ * How many offers a model has, as counted in the reference's offers/ (3,076 offers of 668 models): weight of 1, 2, ...
+ * 40 offers. Most models have one or two; a few dozen of every thousand have 20 to 40.
+ */
+const OFFER_COUNTS = [
+  258, 112, 75, 47, 23, 21, 13, 8, 12, 14, 9, 8, 11, 8, 8, 3, 5, 5, 5, 2, 2, 1, 1, 0, 1, 3, 1, 0, 3, 3, 0, 2, 0, 0, 1,
+  0, 1, 0, 1, 1,
+];
+const RESELLER_WORDS = [
+  ['Open', 'Deep', 'Cloud', 'Edge', 'Hyper', 'Swift', 'Bright', 'Prime', 'Polar', 'Signal'],
+  ['Router', 'Infer', 'Host', 'Gate', 'Compute', 'Serve', 'Stack'],
+];
+
+/**
+ * Providers: each developer's own API (a first-party offer) and 80 resellers, the first ones carrying most offers
+ * (Zipf), as the reference's 123 providers do.
+ */
+function makeProviders() {
+  const own = DEVELOPERS.map((d) => ({ id: slugify(d), name: d, firstParty: true }));
+  const resellers = [...PROVIDERS.map((id) => ({ id, name: id[0].toUpperCase() + id.slice(1) }))];
+  for (const b of RESELLER_WORDS[1])
+    for (const a of RESELLER_WORDS[0])
+      if (resellers.length < 80 && !resellers.some((p) => p.id === slugify(a + b)))
+        resellers.push({ id: slugify(a + b), name: a + b });
+  const records = [...own, ...resellers]
+    .map((p, i) => ({
+      id: p.id,
+      name: p.name,
+      api: i % 7 === 3 ? null : `https://api.${p.id}.example/v1`,
+      doc: i % 5 === 2 ? null : `https://docs.${p.id}.example/models`,
+      provenance: { source: 'synth-catalog', evidence_sha256: sha256(`provider ${p.id}`) },
+    }))
+    .sort((a, b) => (a.id < b.id ? -1 : 1));
+  const weights = resellers.map((_, k) => 1 / (k + 1) ** 0.8);
+  return { records, resellers: resellers.map((p) => p.id), weights };
+}
+
+const priceOr = (x, d = 3) => (x == null ? null : round(x, d));
+/** A card with every per-million price times f (an older price). */
+function scaledCard(card, f) {
+  const s = (x) => priceOr(x == null ? null : x * f);
+  const prices = (c) =>
+    Object.fromEntries(Object.entries(c).map(([k, v]) => [k, k.endsWith('_per_million') ? s(v) : v]));
+  return {
+    ...prices(card),
+    tiers: card.tiers.map(prices),
+    modes: Object.fromEntries(Object.entries(card.modes).map(([k, v]) => [k, prices(v)])),
+    other_prices: card.other_prices,
+  };
+}
+/** The card's fields as the reference writes them: null prices and empty lists left out. */
+function cardFields(card) {
+  const out = {};
+  for (const [k, v] of Object.entries(card)) {
+    if (v === null || (Array.isArray(v) && !v.length)) continue;
+    if (typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).length) continue;
+    if (Array.isArray(v)) out[k] = v.map((t) => Object.fromEntries(Object.entries(t).filter(([, x]) => x !== null)));
+    else if (typeof v === 'object')
+      out[k] = Object.fromEntries(
+        Object.entries(v).map(([n, m]) => [
+          n,
+          typeof m === 'object' ? Object.fromEntries(Object.entries(m).filter(([, x]) => x !== null)) : m,
+        ]),
+      );
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** One offer's price card, in the shares the reference's offers have them (cache reads on half, tiers on 5 %, ...). */
+function priceCard(r, m, firstParty) {
+  const none = { input_price_per_million: null, output_price_per_million: null };
+  const empty = { tiers: [], modes: {}, other_prices: {} };
+  if (r.chance(0.06)) return { ...none, ...empty }; // unpriced: the source states no price
+  if (!firstParty && r.chance(0.07)) return { input_price_per_million: 0, output_price_per_million: 0, ...empty }; // a free listing
+  const input = firstParty ? m.price : m.price * Math.exp(0.2 * r.normal());
+  const output = input * m.outputRatio;
+  const cacheRead = r.chance(0.5) ? input * r.pick([0.1, 0.25, 0.5]) : null;
+  const card = {
+    input_price_per_million: round(input, 3),
+    output_price_per_million: round(output, 3),
+    cache_read_price_per_million: priceOr(cacheRead),
+    cache_write_price_per_million: r.chance(0.17) ? round(input * 1.25, 3) : null,
+    reasoning_price_per_million: r.chance(0.018) ? round(output, 3) : null,
+    input_audio_price_per_million: r.chance(0.014) ? round(input * 4, 3) : null,
+    output_audio_price_per_million: r.chance(0.002) ? round(output * 4, 3) : null,
+    ...empty,
+  };
+  if (r.chance(0.047))
+    card.tiers = [
+      {
+        above_context_tokens: r.pick([128000, 200000, 256000]),
+        input_price_per_million: round(input * 2, 3),
+        output_price_per_million: round(output * 1.5, 3),
+        cache_read_price_per_million: priceOr(cacheRead == null ? null : cacheRead * 2),
+        cache_write_price_per_million: null,
+      },
+    ];
+  if (r.chance(0.012))
+    card.modes = {
+      fast: {
+        input_price_per_million: round(input * 6, 3),
+        output_price_per_million: round(output * 6, 3),
+        cache_read_price_per_million: priceOr(cacheRead == null ? null : cacheRead * 6),
+        cache_write_price_per_million: null,
+      },
+    };
+  if (r.chance(0.004))
+    card.other_prices = { [r.pick(['request', 'citation', 'web_search'])]: round(0.001 + r.next() * 0.01, 4) };
+  return card;
+}
+
+/** Weight of the number of dated rows an offer has in the reference (1 row: 2,335 of 3,076 offers; up to 13). */
+const HISTORY_ROWS = [2335, 529, 153, 32, 13, 5, 3, 2, 0, 2, 0, 1, 1];
+const weighted = (r, weights) => {
+  let u = r.next() * weights.reduce((a, b) => a + b, 0);
+  for (let i = 0; i < weights.length; i++) if ((u -= weights[i]) < 0) return i;
+  return weights.length - 1;
+};
+
+/**
+ * One offer's dated prices from the history source: contiguous ranges, the last still in force (or ended by a
+ * removal), older prices a little higher; some rows short-lived or flagged as corrections, as in the reference.
+ * Returns the rows and the card in force now (the offer's card).
+ */
+function historyOf(r, offer, card, startMs) {
+  const n = weighted(r, HISTORY_ROWS) + 1;
+  const starts = [startMs];
+  for (let k = 1; k < n; k++) {
+    const prev = starts[k - 1];
+    const next = prev + (r.chance(0.04) ? r.int(1, 2) : r.int(3, 150)) * DAY;
+    if (next > END) break;
+    starts.push(next);
+  }
+  const removedOn = r.chance(0.01) ? starts[starts.length - 1] + r.int(1, 60) * DAY : null;
+  const removed = removedOn !== null && removedOn <= END;
+  const rows = starts.map((from, k) => {
+    const last = k === starts.length - 1;
+    const to = last ? (removed ? removedOn : null) : starts[k + 1];
+    const c = last ? card : scaledCard(card, 1 + 0.08 * (starts.length - 1 - k) * r.next());
+    const row = {
+      model: offer.model,
+      provider: offer.provider,
+      provider_model_id: offer.provider_model_id,
+      effective_from: k === 0 && n > 1 && r.chance(0.002) ? null : isoDate(from),
+      effective_to: to === null ? null : isoDate(to),
+      ...cardFields(c),
+      precision: 'commit_date',
+      ...(k === 0 ? { first_seen: true } : {}),
+      ...(!last && to - from < 3 * DAY ? { short_lived: true } : {}),
+      ...(k > 0 && r.chance(0.085) ? { likely_correction: true } : {}),
+      ...(last && removed ? { removed: true } : {}),
+    };
+    return { ...row, provenance: { source: 'models-dev', evidence_sha256: sha256(JSON.stringify(row)) } };
+  });
+  return { rows, updated: starts[starts.length - 1] };
+}
+
+/**
+ * Offers of every model (several providers each, up to 40 for a few), their dated prices, and the price observations
+ * naming each priced model's headline offer (its own API's, else the cheapest reseller's), as the reference has them.
+ */
+function makeOffers(r, models, providers) {
+  const offersOf = new Map();
+  const history = []; // the history source's rows (price-history/models-dev.jsonl)
+  const announced = []; // a second source's rows for a few first-party offers (price-history/synth-announcements.jsonl)
+  const observations = [];
+  const taken = new Set(); // provider + provider_model_id: one offer per id at a provider
+  for (const m of models) {
+    m.price = Math.exp(r.normal() * 1.2 - m.quality * 0.5); // USD per million input tokens at the developer's API
+    m.outputRatio = r.pick([2, 3, 4, 5, 8]);
+    if (r.chance(0.01)) continue; // a few models no one offers
+    const n = weighted(r, OFFER_COUNTS) + 1;
+    const firstParty = r.chance(0.47);
+    const chosen = new Set();
+    while (chosen.size < Math.min(n - (firstParty ? 1 : 0), providers.resellers.length))
+      chosen.add(providers.resellers[weighted(r, providers.weights)]);
+    const listings = [...(firstParty ? [[slugify(m.developer), m.slug, true]] : [])];
+    for (const p of [...chosen].sort()) {
+      listings.push([p, `${slugify(m.developer)}/${m.slug}`, false]);
+      if (r.chance(0.015)) listings.push([p, `${slugify(m.developer)}/${m.slug}:${r.pick(['free', 'fast'])}`, false]); // a second listing
+    }
+    const start = Math.max(Date.parse(`${m.release_date}T00:00:00Z`), EPOCH);
+    const offers = [];
+    for (const [provider, id, fp] of listings) {
+      if (taken.has(`${provider}/${id}`)) continue;
+      taken.add(`${provider}/${id}`);
+      const card = id.endsWith(':free')
+        ? { input_price_per_million: 0, output_price_per_million: 0, tiers: [], modes: {}, other_prices: {} }
+        : priceCard(r, m, fp);
+      const offer = { model: m.slug, provider, provider_model_id: id, first_party: fp };
+      const since = Math.min(END, start + r.int(0, 90) * DAY);
+      const { rows, updated } = historyOf(r, offer, card, since);
+      history.push(...rows);
+      if (fp && r.chance(0.02)) {
+        // A vendor's own announcement: a price with no known start, then the announced one.
+        const day = isoDate(Math.min(END, since + r.int(1, 30) * DAY));
+        for (const [from, to] of [
+          [null, day],
+          [day, null],
+        ]) {
+          const row = { ...offer, effective_from: from, effective_to: to, ...cardFields(card), precision: 'announced' };
+          delete row.first_party;
+          announced.push({
+            ...row,
+            provenance: { source: 'synth-announcements', evidence_sha256: sha256(JSON.stringify(row)) },
+          });
+        }
+      }
+      const context = r.chance(0.975) ? (r.chance(0.8) ? m.context_window_tokens : r.pick(CONTEXTS)) : null;
+      const record = {
+        ...offer,
+        ...cardFields(card),
+        context_window_tokens: context,
+        max_input_tokens: context !== null && r.chance(0.14) ? Math.floor(context * 0.75) : null,
+        max_output_tokens: r.chance(0.97) ? m.max_output_tokens : null,
+        status: r.chance(0.024) ? r.pick(['deprecated', 'deprecated', 'deprecated', 'deprecated', 'beta']) : null,
+        updated_at: isoDate(updated),
+      };
+      offers.push({
+        ...record,
+        provenance: { source: 'synth-catalog', evidence_sha256: sha256(JSON.stringify(record)) },
+        card,
+        rows,
+      });
+    }
+    offersOf.set(m.slug, offers);
+
+    // The headline: the developer's own priced offer, else the cheapest priced reseller's; observed at each of its
+    // prices' starts (the build keeps the newest), for about 88 % of the models that have one.
+    const priced = offers.filter((o) => o.card.input_price_per_million > 0 && o.card.output_price_per_million > 0);
+    const blend = (o) => 3 * o.card.input_price_per_million + o.card.output_price_per_million;
+    const head = priced.find((o) => o.first_party) ?? priced.sort((a, b) => blend(a) - blend(b))[0];
+    if (!head || !r.chance(0.88)) continue;
+    const kept = head.rows.filter((row) => !row.short_lived && row.input_price_per_million > 0);
+    kept.forEach((row, k) => {
+      const copies = k === kept.length - 1 && r.chance(0.1) ? 2 : 1; // two observations at the same newest instant: averaged
+      for (let c = 0; c < copies; c++) {
+        const obs = {
+          model: m.slug,
+          lane: laneOf(r)[0],
+          input_per_million: row.input_price_per_million,
+          output_per_million: row.output_price_per_million,
+          first_party: head.first_party,
+          observed_at: `${row.effective_from ?? head.updated_at}T00:00:00Z`,
+          offer: { provider: head.provider, provider_model_id: head.provider_model_id },
+        };
+        observations.push({
+          ...obs,
+          provenance: { source: 'synth-prices', evidence_sha256: sha256(JSON.stringify(obs) + observations.length) },
+        });
+      }
+    });
+  }
+  return { offersOf, history, announced, observations };
 }
 
 function overrideFiles(r, models) {
@@ -620,7 +925,15 @@ export function generate(opts) {
       throw new Error(`${out} is not empty; choose an empty folder or pass --force to replace its contents`);
     fs.rmSync(out, { recursive: true, force: true });
   }
-  for (const d of ['models', 'overrides', 'measurements/speed', 'measurements/benchmarks', 'measurements/prices'])
+  for (const d of [
+    'models',
+    'overrides',
+    'offers',
+    'price-history',
+    'measurements/speed',
+    'measurements/benchmarks',
+    'measurements/prices',
+  ])
     fs.mkdirSync(path.join(out, d), { recursive: true });
   const put = (rel, text) => fs.writeFileSync(path.join(out, rel), text);
 
@@ -628,27 +941,49 @@ export function generate(opts) {
   put('site.yaml', yaml(site));
   put('sources.yaml', yaml({ sources }));
   put('metrics.yaml', yaml({ metrics }));
+  const providers = makeProviders();
+  put('providers.yaml', yaml({ providers: providers.records }));
 
   const models = makeModels(r, opts.models);
-  for (const { slug, quality, ...m } of models) put(`models/${slug}.yaml`, yaml(m));
-
-  const counts = { models: models.length, metrics: metrics.length, benchmarks: 0, prices: 0, speed: 0, overrides: 0 };
+  const counts = {
+    models: models.length,
+    metrics: metrics.length,
+    benchmarks: 0,
+    prices: 0,
+    speed: 0,
+    overrides: 0,
+    providers: providers.records.length,
+    offers: 0,
+    history: 0,
+  };
   const writers = new Map();
-  const writer = (kind, source) => {
-    const key = `${kind}/${source}`;
-    if (!writers.has(key)) writers.set(key, jsonlWriter(path.join(out, 'measurements', kind, `${source}.jsonl`)));
+  const writer = (dir, name) => {
+    const key = `${dir}/${name}`;
+    if (!writers.has(key)) writers.set(key, jsonlWriter(path.join(out, dir, `${name}.jsonl`)));
     return writers.get(key);
   };
   for (const row of benchmarkRows(r, models, metrics, sourceOf)) {
-    writer('benchmarks', row.provenance.source).write(row);
+    writer('measurements/benchmarks', row.provenance.source).write(row);
     counts.benchmarks++;
   }
-  for (const row of priceRows(r, models)) {
-    writer('prices', row.provenance.source).write(row);
+  const { offersOf, history, announced, observations } = makeOffers(r, models, providers);
+  for (const offers of offersOf.values())
+    for (const { card, rows, ...offer } of offers) {
+      writer('offers', offer.provider).write(offer);
+      counts.offers++;
+    }
+  for (const row of [...history, ...announced]) {
+    writer('price-history', row.provenance.source).write(row);
+    counts.history++;
+  }
+  for (const row of observations) {
+    writer('measurements/prices', row.provenance.source).write(row);
     counts.prices++;
   }
+  finishModels(r, models, offersOf);
+  for (const { slug, quality, price, outputRatio, ...m } of models) put(`models/${slug}.yaml`, yaml(m));
   for (const { source, row } of speedRows(r, models, opts.speed)) {
-    writer('speed', source).write(row);
+    writer('measurements/speed', source).write(row);
     counts.speed++;
   }
   for (const w of writers.values()) w.close();
@@ -681,7 +1016,7 @@ async function main() {
   const t0 = performance.now();
   const c = generate(opts);
   console.log(
-    `wrote ${opts.out}: ${c.models} models, ${c.metrics} metrics, ${c.benchmarks} benchmark results, ${c.prices} price observations, ${c.speed} speed runs, ${c.overrides} overrides (seed ${opts.seed}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    `wrote ${opts.out}: ${c.models} models, ${c.metrics} metrics, ${c.benchmarks} benchmark results, ${c.prices} price observations, ${c.offers} offers of ${c.providers} providers, ${c.history} dated prices, ${c.speed} speed runs, ${c.overrides} overrides (seed ${opts.seed}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
 }
 
