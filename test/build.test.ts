@@ -918,7 +918,9 @@ describe('atomic switch', () => {
       const r1 = await build({ dataDir, outDir });
       const tree = async () => {
         const t = await readTree(outDir);
-        return { ...fingerprint(t), inodes: [...t.files].map(([p, f]) => `${p} ${f.ino}`).sort() };
+        // The marker is rewritten (its record listed the staging folder while it was there): its bytes are compared.
+        const inodes = [...t.files].filter(([p]) => p !== '.modelpub-publication').map(([p, f]) => `${p} ${f.ino}`);
+        return { ...fingerprint(t), inodes: inodes.sort() };
       };
       const before = await tree();
       const spec = smallCatalog();
@@ -987,9 +989,14 @@ describe('atomic switch', () => {
       expect(Number(await readFile(path.join(outDir, '.build-lock.pid'), 'utf8'))).toBe(child.pid);
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
       const after = fingerprint(await readTree(outDir));
+      // The folder's record (its marker) lists the staging folder, so that the next build may remove it.
       const notStaging = (xs: string[]) =>
-        xs.filter((x) => !x.startsWith('.staging-') && !x.startsWith('.build-lock.pid'));
-      expect({ files: notStaging(after.files), links: after.links, dirs: notStaging(after.dirs) }).toEqual(before);
+        xs.filter((x) => !/^(\.staging-|\.build-lock\.pid|\.modelpub-publication )/.test(x));
+      expect({ files: notStaging(after.files), links: after.links, dirs: notStaging(after.dirs) }).toEqual({
+        ...before,
+        files: notStaging(before.files),
+      });
+      expect(JSON.parse(await readFile(path.join(outDir, '.modelpub-publication'), 'utf8')).staging).toEqual([staging]);
       await assertIntact(outDir);
 
       // The next build takes the lock the kernel released, removes the stale staging folder and publishes
@@ -1001,6 +1008,7 @@ describe('atomic switch', () => {
       expect(r2.revision).not.toBe(r1.revision);
       expect(await currentDir(outDir)).toBe(r2.releaseDir);
       expect((await readdir(outDir)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']);
+      expect(JSON.parse(await readFile(path.join(outDir, '.modelpub-publication'), 'utf8')).staging).toEqual([]);
       await assertIntact(outDir);
       expect(r2.changes.previousRevision).toBe(r1.revision);
     });
@@ -1038,9 +1046,15 @@ describe('the output folder', () => {
       const spec = smallCatalog();
       await writeFixture(dataDir, spec);
       await build({ dataDir, outDir });
+      // A process that has ended: a staging folder named for it looks like a dead build's.
+      const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout.trim();
       const mine = [
         ['releases/my-backups/2024.tar', 'backup'],
         ['releases/0007-notes.txt', 'named like a release, but a file'],
+        // Folders named exactly as a build names its own: the folder's record does not list them.
+        ['releases/0001-userstuff/notes.txt', 'looks like a release'],
+        ['releases/0002-userstuff/api/v1/metrics/en.json', '{}'],
+        [`.staging-userstuff-${dead}/notes.txt`, "looks like a dead build's staging"],
         ['.staging-photos/cat.jpg', 'a cat'],
         ['.current-notes', 'not a link'],
       ];
@@ -1055,9 +1069,13 @@ describe('the output folder', () => {
         await build({ dataDir, outDir });
       }
       expect((await readdir(path.join(outDir, 'releases'))).filter((n) => !/^\d{4}-r/.test(n)).sort()).toEqual([
+        '0001-userstuff',
+        '0002-userstuff',
         '0007-notes.txt',
         'my-backups',
       ]);
+      // The builds' own releases were pruned all the same: the live one and the one it replaced are left.
+      expect((await readdir(path.join(outDir, 'releases'))).filter((n) => /^\d{4}-r/.test(n))).toHaveLength(2);
       for (const [p, text] of mine) expect(await readFile(path.join(outDir, p!), 'utf8')).toBe(text);
 
       // A `current` someone replaced: a file, a folder, a link elsewhere. Each is refused, and left as it was.

@@ -1,11 +1,11 @@
 // The build lock of an --out folder (.build-lock): one build at a time, across processes, with real processes.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clearStaleStaging, lockOutDir } from '../src/publication/folder.js';
+import { clearStaleStaging, lockOutDir, MARKER } from '../src/publication/folder.js';
 import { ROOT, ensureCompiled } from './helpers/cli.js';
 import { tracked } from './helpers/children.js';
 
@@ -112,13 +112,16 @@ describe('lockOutDir', () => {
 });
 
 describe('clearStaleStaging', () => {
-  it("removes only what dead builds left, by the names and kinds a build makes: never a live build's, never a user's", async () => {
+  it("removes only what dead builds left, as the folder's record lists it: never a live build's, never a user's", async () => {
     const out = await tempDir();
     const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout.trim();
     const live = run('setInterval(() => {}, 1000);');
     try {
       const livePid = String(live.child.pid);
-      for (const d of [`.staging-r1-${dead}`, `.staging-r1-${livePid}`, '.staging-photos', `.current-${livePid}.d`])
+      const recorded = [`.staging-r1-${dead}`, `.staging-r1-${livePid}`, `.staging-r3-${dead}`];
+      await writeFile(path.join(out, MARKER), JSON.stringify({ format: 1, releases: [], staging: recorded }));
+      // `.staging-r2-<dead>`: named as a build names its staging, but the record does not list it (a user's).
+      for (const d of [...recorded.slice(0, 2), `.staging-r2-${dead}`, '.staging-photos', `.current-${livePid}.d`])
         await mkdir(path.join(out, d, 'api'), { recursive: true });
       await writeFile(path.join(out, `.staging-notes-${dead}`), 'a file, not a staging folder');
       await symlink('releases/0001-r1', path.join(out, `.current-${dead}`));
@@ -126,13 +129,17 @@ describe('clearStaleStaging', () => {
       await clearStaleStaging(out);
       expect((await readdir(out)).sort()).toEqual(
         [
+          MARKER,
           `.current-${livePid}`,
           `.current-${livePid}.d`,
+          `.staging-r2-${dead}`,
           '.staging-photos',
           `.staging-notes-${dead}`,
           `.staging-r1-${livePid}`,
         ].sort(),
       );
+      // The entries of what is gone are dropped; the live build's stays.
+      expect(JSON.parse(await readFile(path.join(out, MARKER), 'utf8')).staging).toEqual([`.staging-r1-${livePid}`]);
     } finally {
       live.child.kill('SIGKILL');
       await live.output;

@@ -24,10 +24,11 @@ import { createProgress, type Progress } from './progress.js';
 import {
   checkOutDir,
   claimOutDir,
+  claimStaging,
   clearStaleStaging,
+  forgetStaging,
   lockOutDir,
   pruneReleases,
-  stagingDirFor,
   switchTo,
 } from '../publication/folder.js';
 import { validateTree, type SourceData } from './validate.js';
@@ -166,8 +167,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       return unchangedResult(semantic.unchanged, t0, { leftOut: computed.leftOut, warnings: data.warnings });
     }
 
-    staging = stagingDirFor(o.outDir, revision);
-    await rm(staging, { recursive: true, force: true });
+    staging = await claimStaging(o.outDir, revision);
     progress.phase('render + write', countBodies(computed, pageSizes) + semantic.bodyCount);
     // Compression runs on worker threads beside the rendering, one core left to the rendering thread (on 2 cores, 1
     // thread built 4% faster than 2: the same CPU, less contention); the pool ends with the write, failed or not.
@@ -225,7 +225,10 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       ...(from.nothingPublished ? { nothingAtPrevious: true } : {}),
     };
   } finally {
-    if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});
+    if (staging)
+      await rm(staging, { recursive: true, force: true })
+        .then(() => forgetStaging(o.outDir, staging!))
+        .catch(() => {});
     await closePrevious?.().catch(() => {});
     await unlock();
   }

@@ -1,6 +1,7 @@
 // A build's output folder on the local disk: what a build writes (claimed, locked, switched, pruned here) and what
 // `serve --dir`, `publish --from`, `diff --against` and the next build read (folderSource).
-//   <out>/.modelpub-publication   marker: this folder is ours (a folder without it, and not empty, is refused)
+//   <out>/.modelpub-publication   marker: this folder is ours (a folder without it, and not empty, is refused), and
+//                                 its record: the release and staging folders its builds made, the only ones removed
 //   <out>/current -> releases/<n>-<revision>  the live release; replaced by rename(2), so readers see old or new
 //   <out>/releases/<n>-<revision>/            one complete release (layout.ts)
 //   <out>/.staging-<revision>-<pid>           a build in progress; a killed build's is removed by the next build
@@ -8,6 +9,7 @@
 import { lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
 import { writeFileNamed } from '../write-file.js';
@@ -195,13 +197,44 @@ export async function checkOutDir(out: string): Promise<boolean> {
   }
 }
 
-/** checkOutDir, then create the folder if needed and mark it as modelpub's. */
+/**
+ * checkOutDir, then create the folder if needed and mark it as modelpub's. A marker that is there is left as it is:
+ * it holds the folder's record, which only a build holding the lock writes.
+ */
 export async function claimOutDir(out: string): Promise<void> {
   if (!(await checkOutDir(out))) makeDirs(out);
-  await writeFileNamed(
-    path.join(out, MARKER),
-    `${JSON.stringify({ format: 1, note: 'written by modelpub build; do not put other files here' })}\n`,
-  );
+  const marker = path.join(out, MARKER);
+  if (!(await lstat(marker).catch(() => null))) await writeFileNamed(marker, recordBytes(EMPTY_RECORD));
+}
+
+/**
+ * The folder's own record, in its marker: the release folders (under releases/) and staging folders its builds made.
+ * Only what it lists is ever removed, so a user's `releases/0001-userstuff` or `.staging-photos-12` stays. A marker
+ * written before the record existed (or unreadable) is taken as a record of the live release alone.
+ */
+const OutRecord = z.object({ releases: z.array(z.string()), staging: z.array(z.string()) });
+type OutRecord = z.infer<typeof OutRecord>;
+const EMPTY_RECORD: OutRecord = { releases: [], staging: [] };
+const recordBytes = (r: OutRecord) =>
+  `${JSON.stringify({ format: 1, note: 'written by modelpub build; do not put other files here', ...r })}\n`;
+
+async function readRecord(out: string): Promise<OutRecord> {
+  const text = await readFile(path.join(out, MARKER), 'utf8').catch(() => '');
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  const r = OutRecord.safeParse(parsed);
+  if (r.success) return { releases: [...new Set(r.data.releases)], staging: [...new Set(r.data.staging)] };
+  const live = await currentRelease(out).catch(() => null);
+  return { releases: live ? [path.basename(live)] : [], staging: [] };
+}
+
+/** Written whole and renamed into place (under the build lock): a reader sees the old record or the new one. */
+async function writeRecord(out: string, r: OutRecord): Promise<void> {
+  const tmp = path.join(out, `${MARKER}.${process.pid}.tmp`);
+  await writeFileNamed(tmp, recordBytes(r));
+  await rename(tmp, path.join(out, MARKER));
 }
 
 /**
@@ -280,18 +313,48 @@ const CURRENT_TMP = /^\.current-(\d{1,10})$/;
  */
 export async function clearStaleStaging(out: string): Promise<void> {
   const dead = (pid: string | undefined) => Number(pid) === process.pid || !pidAlive(Number(pid));
+  const record = await readRecord(out);
+  const staging = record.staging.filter((name) => {
+    const m = STAGING.exec(name);
+    return m !== null && !dead(m[1]);
+  });
+  for (const name of record.staging) {
+    if (staging.includes(name) || !STAGING.test(name)) continue;
+    const st = await lstat(path.join(out, name)).catch(() => null);
+    if (st?.isDirectory()) await rm(path.join(out, name), { recursive: true, force: true });
+  }
+  if (staging.length !== record.staging.length) await writeRecord(out, { ...record, staging });
   for (const name of await readdir(out)) {
-    const file = path.join(out, name);
-    const st = await lstat(file).catch(() => null);
-    if (!st) continue;
-    const staging = STAGING.exec(name);
     const link = CURRENT_TMP.exec(name);
-    if (staging && st.isDirectory() && dead(staging[1])) await rm(file, { recursive: true, force: true });
-    else if (link && st.isSymbolicLink() && dead(link[1])) await rm(file, { force: true });
+    const st = link && (await lstat(path.join(out, name)).catch(() => null));
+    if (st?.isSymbolicLink() && dead(link![1])) await rm(path.join(out, name), { force: true });
   }
 }
 
-export const stagingDirFor = (out: string, revision: string) => path.join(out, `.staging-${revision}-${process.pid}`);
+/**
+ * The staging folder of this build (`.staging-<revision>-<pid>`), entered in the record before it is made, so that
+ * the next build removes it if this one dies. A folder of that name the record does not list is not this build's.
+ */
+export async function claimStaging(out: string, revision: string): Promise<string> {
+  const name = `.staging-${revision}-${process.pid}`;
+  const dir = path.join(out, name);
+  const record = await readRecord(out);
+  if (!record.staging.includes(name)) {
+    if (await lstat(dir).catch(() => null))
+      throw new UsageError(`--out ${out}: ${name} is in the way, and no build of this folder made it: move it away`);
+    await writeRecord(out, { ...record, staging: [...record.staging, name] });
+  }
+  await rm(dir, { recursive: true, force: true });
+  return dir;
+}
+
+/** Drop a staging folder's entry from the record, once the folder is gone (renamed into releases/, or removed). */
+export async function forgetStaging(out: string, staging: string): Promise<void> {
+  const record = await readRecord(out);
+  const name = path.basename(staging);
+  if (record.staging.includes(name))
+    await writeRecord(out, { ...record, staging: record.staging.filter((n) => n !== name) });
+}
 
 /** A release folder's number: the n of `<n>-<revision>`; 0 for any other name. */
 const releaseNumber = (name: string) => Number(/^(\d{1,9})-/.exec(name)?.[1] ?? 0); // 9 digits: exact as a number
@@ -309,7 +372,12 @@ export async function switchTo(out: string, staging: string, revision: string): 
   const n = 1 + Math.max(0, ...(await readdir(path.join(out, RELEASES))).map(releaseNumber));
   const name = `${String(n).padStart(4, '0')}-${revision}`;
   const release = path.join(out, RELEASES, name);
+  // Entered before the rename: a build killed between the two leaves a name with no folder, never an unlisted
+  // release; the staging entry goes after it.
+  const record = await readRecord(out);
+  await writeRecord(out, { ...record, releases: [...record.releases, name] });
   await rename(staging, release);
+  await forgetStaging(out, staging);
   const tmp = path.join(out, `.current-${process.pid}`);
   await rm(tmp, { force: true });
   await symlink(path.join(RELEASES, name), tmp);
@@ -321,15 +389,19 @@ export async function switchTo(out: string, staging: string, revision: string): 
 const RELEASE_NAME = /^\d{1,9}-[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /**
- * Delete every release but the given ones (the new one and the one it replaced): only folders named as switchTo
- * names them. Anything else in releases/ (a user's folder) is left alone.
+ * Delete every release but the given ones (the new one and the one it replaced): only folders the record lists (so
+ * named as switchTo names them). Anything else in releases/ (a user's folder, however it is named) is left alone.
  */
 export async function pruneReleases(out: string, keep: string[]): Promise<void> {
   const dir = path.join(out, RELEASES);
   const keepNames = new Set(keep.map((k) => path.basename(k)));
-  for (const n of await readdir(dir).catch(() => [] as string[])) {
-    if (keepNames.has(n) || !RELEASE_NAME.test(n)) continue;
+  const record = await readRecord(out);
+  const releases: string[] = [];
+  for (const n of record.releases) {
+    if (!RELEASE_NAME.test(n)) continue;
     const st = await lstat(path.join(dir, n)).catch(() => null);
-    if (st?.isDirectory()) await rm(path.join(dir, n), { recursive: true, force: true });
+    if (keepNames.has(n) && st) releases.push(n);
+    else if (st?.isDirectory()) await rm(path.join(dir, n), { recursive: true, force: true });
   }
+  if (releases.join() !== record.releases.join()) await writeRecord(out, { ...record, releases });
 }
