@@ -79,11 +79,13 @@ afterAll(() => {
 });
 
 describe('benchmark scripts at a tiny size', () => {
-  it('bench-build measures the reference data twice, a synthetic catalog and its incremental rebuild', async () => {
+  it('bench-build measures full builds next to cp -r, peak RSS and both rebuilds, and a full-only synthetic catalog', async () => {
     const out = path.join(dir, 'build-results');
     const r = await run([
       'scripts/bench-build.mjs',
       '--models',
+      '12',
+      '--full-only-above',
       '10',
       '--metrics',
       '3',
@@ -99,27 +101,40 @@ describe('benchmark scripts at a tiny size', () => {
       out,
     ]);
     expect(r.code, failure(r)).toBe(0);
-    expect(r.stdout).toMatch(/reference \(.*\/\), median of 2 +\d+\.\d s/);
-    expect(r.stdout).toMatch(/synthetic 10×3×100 +\d+\.\d s/);
-    expect(r.stdout).toMatch(/synthetic 10×3×100, incremental \(1 description\) +\d+\.\d s/);
-    expect(r.stdout).toContain('| build | wall | peak RSS |');
+    expect(r.stdout).toContain('| catalog | full build | cp -r of its release |');
+    expect(r.stdout).toMatch(/^\| --data \S+ \(median of 2\) \| \d+\.\d s \| \d+\.\d s \| \d+\.\d\d× \|/m);
+    expect(r.stdout).toMatch(/^\| synthetic 12 models \| \d+\.\d s \| .* \| not measured \| not measured \|/m);
+    expect(r.stdout).toMatch(/^load average \(1, 5, 15 min\) at the start: [\d.]+ [\d.]+ [\d.]+$/m);
 
     const [file] = readdirSync(out);
     const results = JSON.parse(readFileSync(path.join(out, file!), 'utf8'));
-    expect(results.rows).toHaveLength(3);
-    for (const row of results.rows) {
-      expect(row.wall, row.name).toBeGreaterThan(0);
-      expect(row.rss, row.name).toBeGreaterThan(0);
-      expect(row.files, row.name).toBeGreaterThan(0);
+    const [small, synthetic] = results.catalogs;
+    expect(results.catalogs).toHaveLength(2);
+    expect(small.samples).toHaveLength(2);
+    for (const s of small.samples) {
+      expect(s.full.wall).toBeGreaterThan(0);
+      expect(s.full.rss).toBeGreaterThan(0);
+      expect(s.cp).toBeGreaterThan(0);
+      expect(s.files).toBeGreaterThan(0);
+      // Each rebuild publishes its one change, and keeps the other bodies.
+      expect(s.description.edit).toMatch(/^models\/.+\.yaml description\.en$/);
+      expect(s.benchmark.edit).toMatch(/^measurements\/benchmarks\/.+\.jsonl:\d+ /);
+      for (const k of ['description', 'benchmark']) {
+        expect(s[k].failed, k).toBeUndefined();
+        expect(s[k].reported.changed, k).toBeGreaterThan(0);
+        expect(s[k].reported.kept, k).toBeGreaterThan(0);
+      }
     }
-    const [reference, full, incremental] = results.rows;
-    expect(reference.samples).toHaveLength(2);
-    expect(full.cpR).toBeGreaterThan(0);
-    // One description changed: some bodies are rewritten, the rest kept by hard link.
-    expect(incremental.reported.changed).toBeGreaterThan(0);
-    expect(incremental.reported.kept).toBeGreaterThan(0);
-    // The working folder is removed without --keep.
+    expect(small.summary.descriptionShare).toBeGreaterThan(0);
+    expect(synthetic.fullOnly).toBe(true);
+    expect(synthetic.samples).toHaveLength(1);
+    expect(synthetic.samples[0].description).toBeUndefined();
+    expect(synthetic.summary.rssMax).toBeGreaterThan(0);
+    // The working folder is removed without --keep, and the measured copy of --data leaves it as it was.
     expect(existsSync(path.join(dir, 'build-root'))).toBe(false);
+    expect(
+      readFileSync(path.join(data, 'models', readdirSync(path.join(data, 'models')).sort()[0]!), 'utf8'),
+    ).not.toContain('Edited for the rebuild benchmark');
   });
 
   it('bench-compression-build pairs builds with and without representations, full and incremental', async () => {
