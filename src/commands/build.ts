@@ -51,6 +51,9 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
     `  ${r.files} files, ${r.stats.uniqueBodies} distinct bodies, ${mb(r.stats.bytesWritten)} MB written, ` +
       `${r.stats.linkedFromPrevious} kept from the previous publication`,
   );
+  console.log(
+    `  ${r.stats.rendered} bodies made, ${r.stats.skipped} carried over unchanged (the same inputs as in the previous publication)`,
+  );
   if (r.compressed)
     console.log(
       `  br + gzip representations: ${r.stats.encodedNew} bodies compressed, ${r.stats.encodedReused} kept from the previous publication`,

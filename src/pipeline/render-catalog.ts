@@ -14,6 +14,7 @@ import { catalogFile, LLMS_FILE, metricsFile, OPENAPI_FILE } from '../publicatio
 import { llmsParts, TEXT_CONTENT_TYPE } from './render-llms.js';
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
+import { digestOf, sectionDigests, type VariantDigests } from './inputs.js';
 import type { VariantParts } from './render.js';
 
 /** How many bodies CatalogBodies yields in a build (for the progress count). */
@@ -35,6 +36,8 @@ export class CatalogBodies {
   constructor(
     private readonly c: Computed,
     private readonly attributionJson: string,
+    /** The digest of each locale's envelope (bodies.ts): where a catalog body's inputs digest starts. */
+    private readonly envelopes: Record<Locale, string>,
   ) {
     this.schemaVersion = c.data.site.schema_version;
   }
@@ -43,22 +46,37 @@ export class CatalogBodies {
     return envelopeParts(this.schemaVersion, locale, this.attributionJson, dataJson);
   }
 
-  /** The catalog bodies of one lane and display variant; from the verified public one, the document's examples. */
-  *variant(parts: VariantParts, sections: Map<string, Record<Include, string>>): Generator<PendingBody> {
+  /**
+   * The catalog bodies of one lane and display variant, each made only when its digest changed; from the verified
+   * public one, the document's examples.
+   */
+  *variant(
+    parts: VariantParts,
+    sections: Map<string, Record<Include, string>>,
+    digests: VariantDigests,
+  ): Generator<PendingBody> {
     const slugs = Object.keys(parts.models).sort();
     const { lane, displayOnly } = parts;
     for (const locale of LOCALES) {
-      const details = slugs.map((slug) =>
-        withSections(JSON.stringify(parts.models[slug]!.detail[locale]), sections.get(slug)!, INCLUDES),
+      const detail = (slug: string) =>
+        withSections(JSON.stringify(parts.models[slug]!.detail[locale]), sections.get(slug)!, INCLUDES);
+      const inputs = digestOf(
+        this.envelopes[locale],
+        slugs.length,
+        ...slugs.map((s) => `${digests.detail.get(s)![locale]}:${sectionDigests(digests.sections.get(s)!, INCLUDES)}`),
       );
-      const dataJson = `{"models":[${details.join(',')}],"total":${slugs.length}}`;
-      yield { path: catalogFile({ locale, lane, displayOnly }), ...this.envelope(locale, dataJson) };
-      if (lane === 'verified' && !displayOnly && locale === 'en') this.keepExamples(parts, details);
+      yield {
+        path: catalogFile({ locale, lane, displayOnly }),
+        inputs,
+        render: () => this.envelope(locale, `{"models":[${slugs.map(detail).join(',')}],"total":${slugs.length}}`),
+      };
+      if (lane === 'verified' && !displayOnly && locale === 'en')
+        this.keepExamples(parts, slugs[0] === undefined ? null : detail(slugs[0]), slugs.length);
     }
   }
 
   /** Real answers of this publication, as the document shows them (the revision aside: EXAMPLE_REVISION). */
-  private keepExamples(parts: VariantParts, details: string[]): void {
+  private keepExamples(parts: VariantParts, firstDetail: string | null, total: number): void {
     const example = (dataJson: string) => {
       const { head, tail } = this.envelope('en', dataJson);
       return JSON.parse(head + JSON.stringify(EXAMPLE_REVISION) + tail) as unknown;
@@ -71,7 +89,7 @@ export class CatalogBodies {
     const first = order[0];
     if (first === undefined) return;
     this.examples.detail = example(JSON.stringify(parts.models[first]!.detail.en));
-    this.examples.catalog = example(`{"models":[${details[0]}],"total":${details.length}}`);
+    this.examples.catalog = example(`{"models":[${firstDetail}],"total":${total}}`);
   }
 
   /** The metrics bodies and the OpenAPI document: after every variant (they need what each one left). */

@@ -28,6 +28,12 @@ export const ManifestEntry = z.strictObject({
   /** Revision and time at which this body last changed (its Last-Modified). */
   revision: RevisionId,
   last_modified: Instant,
+  /**
+   * A digest of what the body is made from, its revision aside (the records it shows, the list order, the ranks,
+   * the nearby models, the code that assembles it): the next build carries an entry whose digest it computes again
+   * over, with its file, without making the body. Absent in releases of builds that did not record it.
+   */
+  inputs: z.string().optional(),
 });
 export type ManifestEntry = z.infer<typeof ManifestEntry>;
 

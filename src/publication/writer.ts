@@ -2,8 +2,10 @@
 // bytes is a hard link to it. A body whose content did not change since the previous release keeps that release's
 // revision and bytes (it is hard-linked from the previous release, or written again when that release is remote), so
 // its sha256, ETag and Last-Modified stay put. Every other body takes the time policy's `changedAt` (times.ts).
+// A body whose inputs digest equals the one the previous release's manifest lists for its path is not made at all:
+// its entry and representations are carried over and its file hard-linked, so a rebuild costs what changed.
 import { hash } from 'node:crypto';
-import { type FileHandle, link, mkdir, open, readFile, rm } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pMap from 'p-map';
 import { UsageError } from '../errors.js';
@@ -30,12 +32,21 @@ import {
 import type { Release } from './release.js';
 import type { TimePolicy } from './times.js';
 
-/** A body to write at `path`. */
-export interface PendingBody extends BodyParts {
+/**
+ * A body to write at `path`: its parts, or (with the digest of its inputs) a function that makes them, called only
+ * when the previous release has no body made from the same inputs at that path.
+ */
+export type PendingBody = {
   path: string;
   /** JSON unless said otherwise (llms.txt is text). */
   contentType?: string;
-}
+} & (BodyParts | { inputs: string; render: () => BodyParts });
+
+/** The parts of a pending body, made if they are not yet. */
+export const partsOf = (b: PendingBody): BodyParts => ('render' in b ? b.render() : b);
+
+/** The inputs digest of a body given as its parts: the parts themselves, hashed (cheap bodies, few of them). */
+const partsDigest = (b: BodyParts): string => hash('sha256', `${b.head.length}:${b.head}${b.tail}`, 'base64url');
 
 export interface WriteStats {
   files: number;
@@ -47,6 +58,9 @@ export interface WriteStats {
   /** Distinct bodies compressed by this build, and those whose representations were taken from the previous pack. */
   encodedNew: number;
   encodedReused: number;
+  /** Bodies made to bytes, and bodies carried over from the previous release by their inputs digest (not made). */
+  rendered: number;
+  skipped: number;
 }
 
 /** The stats of a write that wrote nothing (a no-change build reports these too). */
@@ -58,6 +72,8 @@ export const emptyWriteStats = (): WriteStats => ({
   newlyModified: 0,
   encodedNew: 0,
   encodedReused: 0,
+  rendered: 0,
+  skipped: 0,
 });
 
 export interface WriteOptions {
@@ -81,6 +97,12 @@ export interface WriteOptions {
 
 /** Compressions asked for and not yet written: past this many bytes of bodies, rendering waits for the pool. */
 const MAX_ENCODING_BYTES = 64 * 1024 * 1024;
+
+const succeeds = (p: Promise<unknown>): Promise<boolean> =>
+  p.then(
+    () => true,
+    () => false,
+  );
 
 // The one-shot hash: a third of the cost of createHash() for the build's 75,000 small bodies.
 const sha256 = (s: string | Buffer) => hash('sha256', s);
@@ -106,11 +128,47 @@ export async function writeBodies(
     return p;
   };
   let done = 0;
+  /**
+   * Carries `prev` over for a body made from the same inputs: its file hard-linked (when it is on this disk and has
+   * the size listed), its representations taken from the previous pack. False when it cannot be: the body is made.
+   */
+  const carry = async (b: PendingBody, prev: ManifestEntry): Promise<boolean> => {
+    const dir = o.previous?.dir;
+    if (!dir) return false;
+    const encoded = encoder !== null && !isArtifactFile(b.path);
+    if (encoded && !(await encoder.reusable(prev.sha256))) return false;
+    const old = path.join(dir, b.path);
+    const target = path.join(o.stagingDir, b.path);
+    const intact = await stat(old).then(
+      (s) => s.isFile() && s.size === prev.bytes,
+      () => false,
+    );
+    if (!intact) return false;
+    await ensureDir(path.dirname(target));
+    if (!(await succeeds(link(old, target)))) return false;
+    if (!firstPathOf.has(prev.sha256)) {
+      firstPathOf.set(prev.sha256, Promise.resolve(target));
+      stats.uniqueBodies++;
+      stats.linkedFromPrevious++;
+    }
+    if (encoded) await encoder.add(prev.sha256, null);
+    entries.push(prev);
+    stats.files++;
+    stats.skipped++;
+    return true;
+  };
   const rendered = pMap(
     bodies,
-    async (b) => {
+    async (pending) => {
       if (refused) return;
-      const prev = o.previous?.files.get(b.path);
+      const prev = o.previous?.files.get(pending.path);
+      const inputs = 'render' in pending ? pending.inputs : partsDigest(pending);
+      if (prev?.inputs === inputs && (await carry(pending, prev))) {
+        o.onProgress?.(++done);
+        return;
+      }
+      const b = { ...pending, ...partsOf(pending) };
+      stats.rendered++;
       let revision = o.revision;
       let lastModified = changedAt;
       // Encoded once: hashed, written and compressed as these bytes.
@@ -184,6 +242,7 @@ export async function writeBodies(
         content_type: b.contentType ?? JSON_CONTENT_TYPE,
         revision,
         last_modified: lastModified,
+        inputs,
       });
       stats.files++;
       o.onProgress?.(++done);
@@ -265,10 +324,16 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
 
   const waiters: (() => void)[] = [];
   return {
-    async add(hash: string, body: Buffer): Promise<void> {
+    /** Whether the previous pack holds intact representations of `hash` (a carried body needs them). */
+    async reusable(hash: string): Promise<boolean> {
+      return started.has(hash) || ((await previous)?.intact.has(hash) ?? false);
+    },
+    /** The representations of `hash`: the previous pack's, else those of `body` (null: reusable() said yes). */
+    async add(hash: string, body: Buffer | null): Promise<void> {
       if (started.has(hash) || failure) return;
       started.add(hash);
       if (await reuse(hash)) return;
+      if (!body) throw new Error(`the representations of ${hash} are not in the previous pack`);
       pendingBytes += body.length;
       const p: Promise<void> = encode(hash, body)
         .catch((e: Error) => {

@@ -1,0 +1,155 @@
+// A rebuild costs what changed, and gives what a full build gives. For each kind of change (description, price,
+// benchmark value, a new model, a removed model): build A, change the data, rebuild over the kept dist/ and, on a
+// fresh --out, with --previous at a publish of A; every file of both releases must be the bytes of a full build of
+// the changed data into an empty --out. All three builds name one --revision, so that a body kept from A and the same
+// body made anew are the same bytes; the rebuilds give a later --published-at than A, as a changed body needs.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { expect, it } from 'vitest';
+import { build, type BuildResult } from '../src/pipeline/build.js';
+import type { Manifest, ManifestEntry } from '../src/publication/files.js';
+import { fileTarget } from '../src/publication/targets/file.js';
+import { publish } from '../src/publish/publish.js';
+import { model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
+import { readAll } from './helpers/tree.js';
+
+const REVISION = 'v1';
+const BEFORE = '2026-01-01T00:00:00.000Z';
+const AFTER = '2026-01-02T00:00:00.000Z';
+const RELEASE_FILES = ['manifest.json', 'publication.json', 'changes.json'];
+
+const manifestOf = async (r: BuildResult): Promise<Manifest> =>
+  JSON.parse(await readFile(path.join(r.releaseDir, 'manifest.json'), 'utf8')) as Manifest;
+
+type Change = (spec: FixtureSpec) => FixtureSpec;
+const CHANGES: Array<[string, Change]> = [
+  [
+    'a description',
+    (s) => ({
+      ...s,
+      models: s.models!.map((m) =>
+        m.slug === 'alpha' ? { ...m, description: { ...(m.description as object), en: 'alpha, described anew.' } } : m,
+      ),
+    }),
+  ],
+  [
+    'a price',
+    (s) => ({ ...s, prices: s.prices!.map((p) => (p.model === 'beta' ? { ...p, input_per_million: 0.75 } : p)) }),
+  ],
+  [
+    'a benchmark value',
+    (s) => ({
+      ...s,
+      benchmarks: s.benchmarks!.map((b) => (b.model === 'beta' && b.metric === 'code.pass' ? { ...b, value: 85 } : b)),
+    }),
+  ],
+  [
+    'a new model',
+    (s) => ({
+      ...s,
+      models: [...s.models!, model('epsilon', 5)],
+      benchmarks: [
+        ...s.benchmarks!,
+        {
+          model: 'epsilon',
+          metric: 'code.pass',
+          lane: 'verified',
+          value: 85,
+          stderr: null,
+          confidence: 1,
+          eval_date: '2025-01-12',
+          provenance: prov(108),
+        },
+      ],
+    }),
+  ],
+  [
+    'a removed model',
+    (s) => ({
+      ...s,
+      models: s.models!.filter((m) => m.slug !== 'gamma'),
+      benchmarks: s.benchmarks!.filter((b) => b.model !== 'gamma'),
+    }),
+  ],
+];
+
+/**
+ * `rebuilt` holds the bytes of `full` in every file; its manifest is full's but that the bodies it kept from A keep
+ * A's Last-Modified (a full build has no earlier time to keep).
+ */
+async function expectSameAsFull(rebuilt: BuildResult, full: BuildResult, a: Manifest): Promise<void> {
+  const [x, y] = [await readAll(rebuilt.releaseDir), await readAll(full.releaseDir)];
+  expect([...x.keys()].sort()).toEqual([...y.keys()].sort());
+  for (const [p, bytes] of y) if (!RELEASE_FILES.includes(p)) expect(x.get(p)!.equals(bytes), p).toBe(true);
+  const [mx, my] = [await manifestOf(rebuilt), await manifestOf(full)];
+  const before = new Map(a.files.map((f) => [f.path, f]));
+  const made = new Set([...rebuilt.changes.added, ...rebuilt.changes.changed]);
+  const expected: ManifestEntry[] = my.files.map((f) =>
+    made.has(f.path) ? f : { ...f, last_modified: before.get(f.path)!.last_modified },
+  );
+  expect(mx).toEqual({ ...my, files: expected });
+  const meta = async (r: BuildResult) => {
+    const { manifestSha256: _, ...rest } = JSON.parse(
+      await readFile(path.join(r.releaseDir, 'publication.json'), 'utf8'),
+    );
+    return rest;
+  };
+  expect(await meta(rebuilt)).toEqual(await meta(full));
+}
+
+it.each(CHANGES)(
+  'after %s: a rebuild (kept dist/, --previous URL) is byte for byte a full build, and made only what changed',
+  async (_, change) => {
+    await withTemp(async (tmp) => {
+      const data = path.join(tmp, 'data');
+      const kept = path.join(tmp, 'kept');
+      const remote = pathToFileURL(path.join(tmp, 'remote')).href;
+      await writeFixture(data, smallCatalog());
+      const a = await build({ dataDir: data, outDir: kept, revision: REVISION, publishedAt: BEFORE });
+      expect(a.stats.skipped).toBe(0);
+      const aManifest = await manifestOf(a);
+      await publish({ from: kept, target: fileTarget(remote), keep: 3, concurrency: 4, say: () => {}, progress: null });
+
+      await writeFixture(data, change(smallCatalog()));
+      const again = { dataDir: data, revision: REVISION, publishedAt: AFTER };
+      const full = await build({ ...again, outDir: path.join(tmp, 'full') });
+      const overKept = await build({ ...again, outDir: kept });
+      const onRunner = await build({ ...again, outDir: path.join(tmp, 'runner'), previousUrl: remote });
+      expect(overKept.changes.added.length + overKept.changes.changed.length).toBeGreaterThan(0);
+      await expectSameAsFull(overKept, full, aManifest);
+      await expectSameAsFull(onRunner, full, aManifest);
+
+      // Over the kept dist/, exactly the bodies whose bytes changed (or that are new) were made; every other one was
+      // carried over by its inputs digest, without being made.
+      const made = overKept.changes.added.length + overKept.changes.changed.length;
+      expect(overKept.stats.rendered).toBe(made);
+      expect(overKept.stats.skipped).toBe(overKept.files - made);
+      expect(overKept.stats.skipped).toBeGreaterThan(0);
+    });
+  },
+);
+
+it('a description change makes that model’s details in its locale, the lists and artifacts that show it, and no other body', async () => {
+  await withTemp(async (tmp) => {
+    const data = path.join(tmp, 'data');
+    const out = path.join(tmp, 'out');
+    await writeFixture(data, smallCatalog());
+    await build({ dataDir: data, outDir: out });
+    await writeFixture(data, CHANGES[0]![1](smallCatalog()));
+    const r = await build({ dataDir: data, outDir: out });
+    const made = [...r.changes.added, ...r.changes.changed];
+    expect(r.stats.rendered).toBe(made.length);
+    const shows = (p: string) =>
+      p.startsWith('api/v1/models/alpha/en.') ||
+      p.startsWith('api/v1/list/en.') ||
+      p.startsWith('api/v1/catalog/en.') ||
+      p.startsWith('api/v1/changes/') ||
+      p.startsWith('artifacts/') ||
+      p === 'api/v1/openapi.json'; // its examples show alpha
+    expect(made.filter((p) => !shows(p))).toEqual([]);
+    // 48 details (3 lanes x public/display x 8 include subsets), 192 list pages, 6 catalogs, 6 list artifacts
+    expect(made.filter((p) => p.startsWith('api/v1/models/'))).toHaveLength(48);
+    expect(made.filter((p) => p.startsWith('api/v1/list/'))).toHaveLength(192);
+  });
+});
