@@ -3,7 +3,8 @@
 // (s3rver). Each passes the same reads and meets the same five faults: an object missing, truncated, or altered, a
 // pointer that names a missing manifest, and an origin that does not answer. The consumers' tests (serve, build
 // --previous, publish --from, diff --against) test only what each adds.
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
@@ -23,6 +24,7 @@ import { fileTarget } from '../src/publication/targets/file.js';
 import { openTarget } from '../src/publication/targets/index.js';
 import type { RemoteTarget } from '../src/publication/targets/types.js';
 import { publish } from '../src/publish/publish.js';
+import { type FaultyHost, faultyHost } from './helpers/faulty-host.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
 import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
 
@@ -76,6 +78,18 @@ interface Harness {
   missingManifest(): Promise<[key: string, bytes: Buffer | null]>;
   /** The same kind of source over a host that accepts a connection and never answers; null where none can be. */
   silent(): Promise<{ where: string; options: SourceOptions; error: RegExp; close(): Promise<void> } | null>;
+  /**
+   * For a source over a network: the same publication behind a host whose answers a test turns into faults
+   * (helpers/faulty-host.ts), the request path of a key there, and the URL a message names a key by.
+   */
+  network?: {
+    host(): Promise<FaultyHost>;
+    over(hostUrl: string): { where: string; options: SourceOptions };
+    pathOf(key: string): string;
+    urlOf(hostUrl: string, key: string): string;
+  };
+  /** For a source on this disk: the folder a key is a file in. */
+  localRoot?: string;
   close?(): Promise<void>;
 }
 
@@ -243,6 +257,89 @@ function testSource(name: string, setup: () => Promise<Harness>) {
       }
     });
 
+    describe('an origin that trickles or does not answer: every read ends by its bounds', () => {
+      let host: FaultyHost | undefined;
+      afterEach(async () => {
+        await host?.close();
+        host = undefined;
+      });
+      /** The source over a faulty host (its idle timeout out of the way: the bounds under test end the read). */
+      const openOver = async (o: SourceOptions = {}) => {
+        const n = h.network!;
+        host = await n.host();
+        const { where, options } = n.over(host.url);
+        return open(where, { ...options, retryAttempts: 2, timeoutMs: 3_600_000, ...o });
+      };
+
+      it('a body that trickles fails at its minimum rate, naming the URL; the next read, once it recovers, succeeds', async (ctx) => {
+        if (!h.network) return ctx.skip(); // a local folder does not trickle: see the local faults below
+        const live = (await (await openOver()).live())!;
+        const entry = live.files.get(PATH)!;
+        host!.fault.set(h.network.pathOf(h.keyOf(entry)), 'trickle');
+        await expect(live.read(entry, { minBytesPerSecond: 1_000_000, rateWindowMs: 50 })).rejects.toThrow(
+          `GET ${h.network.urlOf(host!.url, h.keyOf(entry))}: slower than the minimum rate of 1000000 bytes/s`,
+        );
+        host!.fault.set(h.network.pathOf(h.keyOf(entry)), null);
+        expect(sha256Hex(await live.read(entry))).toBe(entry.sha256);
+      });
+
+      it('a body that never comes fails at its deadline, retries included', async (ctx) => {
+        if (!h.network) return ctx.skip();
+        const live = (await (await openOver()).live())!;
+        const entry = live.files.get(PATH)!;
+        host!.fault.set(h.network.pathOf(h.keyOf(entry)), 'silent');
+        await expect(live.read(entry, { deadlineMs: 100, minBytesPerSecond: 0 })).rejects.toThrow(
+          `GET ${h.network.urlOf(host!.url, h.keyOf(entry))}: no complete answer within 100 ms`,
+        );
+      });
+
+      it("a pointer that trickles fails at the pointer's own deadline, however long a body may take", async (ctx) => {
+        if (!h.network) return ctx.skip();
+        const s = await openOver({ pointerDeadlineMs: 100, bounds: { deadlineMs: 3_600_000, minBytesPerSecond: 0 } });
+        host!.fault.set(h.network.pathOf(POINTER_KEY), 'trickle');
+        await expect(s.currentId()).rejects.toThrow(
+          `GET ${h.network.urlOf(host!.url, POINTER_KEY)}: no complete answer within 100 ms`,
+        );
+        host!.fault.set(h.network.pathOf(POINTER_KEY), null);
+        expect(await s.currentId()).not.toBeNull();
+      });
+    });
+
+    describe('a file that is not a regular file of the publication is refused, unread and without a wait', () => {
+      const fifo = (file: string) => execFileSync('mkfifo', [file]);
+      const cases: Array<[string, (file: string, bytes: Buffer) => Promise<void>, RegExp]> = [
+        ['a FIFO', async (file) => fifo(file), /is a FIFO, not a regular file/],
+        ['a link to /dev/zero', (file) => symlink('/dev/zero', file), /leads out of .* \(to \/dev\/zero\)/],
+        ['a folder', (file) => mkdir(file).then(() => {}), /is a folder, not a regular file/],
+        [
+          'a link to the same bytes outside the root',
+          async (file, bytes) => {
+            const outside = path.join(tmp, `outside-${path.basename(file)}`);
+            await writeFile(outside, bytes);
+            await symlink(outside, file);
+          },
+          /leads out of/,
+        ],
+      ];
+      for (const [what, make, error] of cases)
+        it(what, async (ctx) => {
+          if (!h.localRoot) return ctx.skip(); // a host over a network serves bytes, not files
+          const live = (await (await open()).live())!;
+          const entry = live.files.get(PATH)!;
+          const file = path.join(h.localRoot, h.keyOf(entry));
+          const bytes = (await h.storage.read(h.keyOf(entry)))!;
+          await change(h.keyOf(entry), null); // put back after the test, as any change
+          try {
+            await make(file, bytes);
+            const err = await live.read(entry).catch((e: unknown) => e);
+            expect(err).toBeInstanceOf(IntegrityError);
+            expect(String(err)).toMatch(error);
+          } finally {
+            await rm(file, { recursive: true, force: true });
+          }
+        });
+    });
+
     it('nothing published there: no id, no live release, and a sentence that says so', async () => {
       const s = await open(h.empty);
       expect(await s.currentId()).toBeNull();
@@ -263,6 +360,7 @@ testSource('folder (a build --out)', async () => {
     // `current` names a release whose manifest.json is gone.
     missingManifest: async () => ['manifest.json', null],
     silent: async () => null,
+    localRoot: releaseDir,
   };
 });
 
@@ -276,6 +374,7 @@ testSource('file:// (the root a publish wrote)', async () => {
     empty: pathToFileURL(await mkdtemp(path.join(tmp, 'empty-'))).href,
     missingManifest: pointerToMissingManifest(storage),
     silent: async () => null,
+    localRoot: remoteDir,
   };
 });
 
@@ -290,6 +389,12 @@ testSource('http:// (a static server over that root)', async () => {
     empty: `${server.url}nothing/`,
     missingManifest: pointerToMissingManifest(storage),
     silent: () => silentHost((url) => ({ where: `${url}/`, error: /current\.json: no answer in 50 ms/ })),
+    network: {
+      host: () => faultyHost(remoteDir),
+      over: (url) => ({ where: url, options: {} }),
+      pathOf: (key) => `/${key}`,
+      urlOf: (hostUrl, key) => `${hostUrl}${key}`,
+    },
     close: server.close,
   };
 });
@@ -330,6 +435,21 @@ describe('s3://', () => {
           options: { endpoint: url, region: 'us-east-1' },
           error: new RegExp(`GET s3://${s3.bucket}/pub/current\\.json: .*(timeout|timed out)`, 'i'),
         })),
+      network: {
+        // A plain web server answers GetObject as S3 would, path style: /BUCKET/pub/KEY is remoteDir/KEY.
+        async host() {
+          const root = await mkdtemp(path.join(tmp, 's3-host-'));
+          await mkdir(path.join(root, s3.bucket));
+          await symlink(remoteDir, path.join(root, s3.bucket, 'pub'));
+          return faultyHost(root);
+        },
+        over: (url) => ({
+          where: `s3://${s3.bucket}/pub`,
+          options: { endpoint: url.slice(0, -1), region: 'us-east-1' },
+        }),
+        pathOf: (key) => `/${s3.bucket}/pub/${key}`,
+        urlOf: (_, key) => `s3://${s3.bucket}/pub/${key}`,
+      },
     };
   });
 });
@@ -375,5 +495,57 @@ describe('a release is checked once when opened', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('credentials in an http(s) origin URL (a static host behind basic auth) reach no message', () => {
+  const TOKEN = 's3cr3t-t0ken';
+  let host: FaultyHost;
+  beforeAll(async () => {
+    host = await faultyHost(remoteDir);
+    host.auth = `user:${TOKEN}`;
+  });
+  afterAll(async () => {
+    await host?.close();
+  });
+  const withAuth = (url: string, password = TOKEN) => url.replace('http://', `http://user:${password}@`);
+
+  it('reads with them, and describes, fails and retries without them', async () => {
+    const retried: unknown[] = [];
+    const s = await openSource(withAuth(host.url), { retryAttempts: 2, onRetry: (e) => retried.push(e) });
+    const said: string[] = [s.description, s.nothingPublished];
+    try {
+      const live = (await s.live())!;
+      said.push(live.where);
+      const entry = live.files.get(PATH)!;
+      expect(sha256Hex(await live.read(entry))).toBe(entry.sha256);
+      const key = objectKey(entry.sha256);
+      for (const fault of ['trickle', 'silent'] as const) {
+        host.fault.set(`/${key}`, fault);
+        said.push(String(await live.read(entry, { deadlineMs: 100, minBytesPerSecond: 0 }).catch((e) => e)));
+      }
+      host.fault.set(`/${key}`, null);
+      await rm(path.join(remoteDir, key));
+      try {
+        said.push(String(await live.read(entry).catch((e) => e)));
+      } finally {
+        await writeFile(path.join(remoteDir, key), await readFile(path.join(releaseDir, PATH)));
+      }
+    } finally {
+      await s.close();
+    }
+    // A wrong password: the host answers 401, and the retries of a refused connection over https.
+    for (const where of [withAuth(host.url, `wrong-${TOKEN}`), `https://user:${TOKEN}@127.0.0.1:1/`]) {
+      const other = await openSource(where, { retryAttempts: 2, onRetry: (e) => retried.push(e) });
+      said.push(other.description, String(await other.currentId().catch((e) => e)));
+      await other.close();
+    }
+    said.push(...retried.map(String));
+    expect(
+      said.filter((m) => /no complete answer|is missing|answered 401|ECONNREFUSED/.test(m)).length,
+    ).toBeGreaterThanOrEqual(5);
+    expect(retried.length).toBeGreaterThan(0);
+    for (const m of said) expect(m).not.toContain(TOKEN);
+    expect(said[0]).toBe(withAuth(host.url, '***'));
   });
 });

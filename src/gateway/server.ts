@@ -17,6 +17,7 @@ import { openStore } from './stores/index.js';
 import type { QuotaStore } from './stores/types.js';
 import { openSource } from '../publication/source.js';
 import type { RemoteOptions } from '../publication/targets/index.js';
+import type { ReadBounds } from '../publication/targets/types.js';
 
 export interface GatewayOptions {
   dir?: string;
@@ -43,6 +44,9 @@ export interface GatewayOptions {
 }
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+/** The bounds of a gateway's reads from its origin: a request answers 503 within 20 s rather than wait a minute. */
+export const ORIGIN_READ_BOUNDS: ReadBounds = { deadlineMs: 20_000 };
 
 export interface RunningGateway {
   url: string;
@@ -78,9 +82,14 @@ export interface Gateway {
 
 export async function openGateway(o: HandlerOptions): Promise<Gateway> {
   // A reader on the request path tries fewer times and waits less than a publish: a request should fail within the
-  // gateway's own 30 s, not wait out six backoffs.
+  // gateway's own 30 s, not wait out six backoffs. Every read ends by its deadline (bounds.ts), retries included.
   const source = o.origin
-    ? await openSource(o.origin, { retryAttempts: 3, timeoutMs: 10_000, ...o.originOptions })
+    ? await openSource(o.origin, {
+        retryAttempts: 3,
+        timeoutMs: 10_000,
+        bounds: ORIGIN_READ_BOUNDS,
+        ...o.originOptions,
+      })
     : await openSource(o.dir ?? 'dist');
   const cache = new BodyCache(o.cacheBytes);
   let current = await source

@@ -6,7 +6,7 @@
 //   <out>/releases/<n>-<revision>/            one complete release (layout.ts)
 //   <out>/.staging-<revision>-<pid>           a build in progress; a killed build's is removed by the next build
 //   <out>/.build-lock[.pid]  the build lock (an OS lock on the file) and, while it is held, its holder's pid
-import { lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
@@ -14,10 +14,10 @@ import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
 import { writeFileNamed } from '../write-file.js';
 import { Manifest, PublicationMeta } from './files.js';
-import { tooLarge } from './integrity.js';
 import { MANIFEST_FILE, META_FILE, type StoredBytes } from './layout.js';
 import { parseJsonFile } from './reader.js';
 import { openRelease, type Release, type Source } from './release.js';
+import { readRegularFile } from './targets/file.js';
 import type { GetOptions } from './targets/types.js';
 
 export const MARKER = '.modelpub-publication';
@@ -83,25 +83,16 @@ export async function currentRelease(out: string): Promise<string | null> {
 }
 
 /**
- * The bytes `s` names in a release folder: a whole file, or its range of one; a file larger than `maxBytes` is refused
- * unread. A range past the end of the file comes back short, and the caller's check refuses it.
+ * The bytes `s` names in a release folder (a real path): a whole file, or its range of one; a file larger than
+ * `maxBytes` is refused unread, and only a regular file inside the folder is read (readRegularFile). A range past the
+ * end of the file comes back short, and the caller's check refuses it.
  */
-export async function readStored(releaseDir: string, s: StoredBytes, o: GetOptions = {}): Promise<Buffer | null> {
-  const file = path.join(releaseDir, s.path);
-  const handle = await open(file, 'r').catch((e: NodeJS.ErrnoException) => {
-    if (e.code === 'ENOENT') return null;
-    throw e;
+export function readStored(releaseDir: string, s: StoredBytes, o: GetOptions = {}): Promise<Buffer | null> {
+  return readRegularFile(path.join(releaseDir, s.path), releaseDir, storedWhere(releaseDir, s), {
+    maxBytes: o.maxBytes,
+    offset: s.offset,
+    length: s.offset === undefined ? undefined : s.bytes,
   });
-  if (!handle) return null;
-  try {
-    const max = o.maxBytes ?? Infinity;
-    if (s.offset === undefined && (await handle.stat()).size > max) throw tooLarge(file, max);
-    const out = Buffer.allocUnsafe(s.bytes);
-    const { bytesRead } = await handle.read(out, 0, s.bytes, s.offset ?? 0);
-    return out.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
 }
 
 const storedWhere = (dir: string, s: StoredBytes) =>

@@ -5,7 +5,7 @@
 import { checkBytes, IntegrityError, sha256Hex } from './integrity.js';
 import type { Manifest, ManifestEntry, PublicationMeta } from './files.js';
 import { MANIFEST_FILE, META_FILE, type StoredBytes } from './layout.js';
-import type { GetOptions } from './targets/types.js';
+import type { GetOptions, ReadBounds } from './targets/types.js';
 
 export interface Source {
   /** Where it is, for messages: the folder or the URL (never credentials). */
@@ -37,8 +37,11 @@ export interface Release {
   /** manifest.json as its build wrote it, and its sha256 (the one publication.json names). */
   readonly manifestBytes: Buffer;
   readonly manifestSha256: string;
-  /** The bytes of a body or representation its manifest lists, checked against their size and sha256. */
-  read(stored: StoredBytes): Promise<Buffer>;
+  /**
+   * The bytes of a body or representation its manifest lists, checked against their size and sha256; read within
+   * the source's bounds (deadline, minimum rate) unless `bounds` gives others.
+   */
+  read(stored: StoredBytes, bounds?: ReadBounds): Promise<Buffer>;
   /** The body at `path`, checked; null when the manifest lists no such path. */
   file(path: string): Promise<Buffer | null>;
 }
@@ -74,9 +77,9 @@ export function openRelease(p: ReleaseParts): Release {
         "it is not this publication's manifest",
     );
   let byPath: Map<string, ManifestEntry> | null = null; // made when first asked for: the gateway has its own index
-  const read = async (stored: StoredBytes) => {
+  const read = async (stored: StoredBytes, bounds?: ReadBounds) => {
     // Every body read is bounded here: by the size the manifest lists, so a damaged store cannot fill memory.
-    const b = await p.fetch(stored, { maxBytes: stored.bytes });
+    const b = await p.fetch(stored, { ...bounds, maxBytes: stored.bytes });
     const where = p.whereOf(stored);
     if (!b) throw new IntegrityError(`${where} is missing`);
     checkBytes(b, where, stored.sha256, stored.bytes);

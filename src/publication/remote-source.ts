@@ -20,14 +20,22 @@ import {
   type RemotePublication,
   unpackManifest,
 } from './remote.js';
+import { MANIFEST_FILE, type StoredBytes } from './layout.js';
+import { SHA256_HEX_RE } from '../schema/primitives.js';
+import { DEFAULT_READ_BOUNDS } from './targets/bounds.js';
 import { openReader, type RemoteOptions } from './targets/index.js';
-import type { RemoteReader } from './targets/types.js';
+import type { GetOptions, RemoteReader } from './targets/types.js';
 
 /**
  * The pointer's bound: it names at most --keep publications (1,000), each in about a kilobyte. A larger one is not
  * a pointer `modelpub publish` wrote, and is refused before it fills memory.
  */
 export const MAX_POINTER_BYTES = 8 * 1024 * 1024;
+/**
+ * The pointer's read is short, whatever the reads of bodies may take: a gateway polls it, and a host that trickles it
+ * must not hold a poll (and with it every switch) for the minute a body may take.
+ */
+export const DEFAULT_POINTER_DEADLINE_MS = 10_000;
 /** A manifest no pointer gives the size of (an interrupted publish's) is unpacked up to this. */
 const MAX_MANIFEST_BYTES = 2 ** 31 - 1;
 /** What gzip may add to incompressible bytes, at most: a stored manifest larger than its JSON and this is refused. */
@@ -42,12 +50,19 @@ export interface RemoteLayout {
   manifest(ref: ManifestRef): Promise<{ manifest: Manifest; bytes: Buffer }>;
 }
 
-export function remoteLayout(r: RemoteReader): RemoteLayout {
+export function remoteLayout(
+  r: RemoteReader,
+  o: Pick<RemoteOptions, 'bounds' | 'pointerDeadlineMs'> = {},
+): RemoteLayout {
   const root = r.description.replace(/\/?$/, '/');
+  const pointerDeadlineMs = Math.min(
+    o.pointerDeadlineMs ?? DEFAULT_POINTER_DEADLINE_MS,
+    o.bounds?.deadlineMs ?? DEFAULT_READ_BOUNDS.deadlineMs,
+  );
   return {
     description: r.description,
     async pointer() {
-      const b = await r.get(POINTER_KEY, { maxBytes: MAX_POINTER_BYTES });
+      const b = await r.get(POINTER_KEY, { maxBytes: MAX_POINTER_BYTES, deadlineMs: pointerDeadlineMs });
       return b && parseJsonFile(Pointer, b, `${root}${POINTER_KEY}`);
     },
     async manifest(ref) {
@@ -74,6 +89,12 @@ export function remoteLayout(r: RemoteReader): RemoteLayout {
 export async function openRemoteRelease(r: RemoteReader, p: RemotePublication): Promise<Release> {
   const root = r.description.replace(/\/?$/, '/');
   const { manifest, bytes } = await remoteLayout(r).manifest(manifestRefOf(p));
+  const fetch = (s: StoredBytes, bounds: GetOptions) => {
+    // The hash becomes a key: one that is not a hash (the manifest's schema takes any string) names no object.
+    if (!SHA256_HEX_RE.test(s.sha256))
+      throw new IntegrityError(`${root}${MANIFEST_FILE}: ${s.path} has sha256 ${JSON.stringify(s.sha256)}, not a hash`);
+    return r.get(objectKey(s.sha256), bounds);
+  };
   return openRelease({
     id: publicationId(p),
     where: r.description,
@@ -82,7 +103,7 @@ export async function openRemoteRelease(r: RemoteReader, p: RemotePublication): 
     meta: p.publication,
     manifestBytes: bytes,
     manifestSha256: p.manifest.sha256, // checked by manifest()
-    fetch: (s, bounds) => r.get(objectKey(s.sha256), bounds),
+    fetch: async (s, bounds) => fetch(s, bounds),
     whereOf: (s) => `${root}${objectKey(s.sha256)}`,
   });
 }
@@ -93,7 +114,7 @@ export async function openRemoteRelease(r: RemoteReader, p: RemotePublication): 
  */
 export async function remoteSource(url: string, o: RemoteOptions = {}): Promise<Source> {
   const r = await openReader(url, o);
-  const layout = remoteLayout(r);
+  const layout = remoteLayout(r, o);
   /** The publications the last pointer read names: what release(id) opens, without reading the pointer again. */
   let named = new Map<string, RemotePublication>();
   const currentId = async () => {

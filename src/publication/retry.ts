@@ -10,6 +10,8 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** Told before each retry (progress output counts them). */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+  /** Ends the retries (and a wait between two) when aborted: a read's deadline (targets/bounds.ts) covers them all. */
+  signal?: AbortSignal;
 }
 
 const RETRYABLE_NAMES = new Set([
@@ -60,11 +62,12 @@ export async function withRetry<T>(fn: () => Promise<T>, o: RetryOptions = {}): 
     try {
       return await fn();
     } catch (e) {
+      if (o.signal?.aborted) throw o.signal.reason;
       if (attempt >= attempts || !isRetryable(e)) throw e;
       // "Full jitter": many concurrent uploads throttled together must not all come back at the same moment.
       const delay = Math.round(Math.random() * Math.min(max, base * 2 ** (attempt - 1)));
       o.onRetry?.(e, attempt, delay);
-      await sleep(delay);
+      await sleep(delay, undefined, { signal: o.signal });
     }
   }
 }

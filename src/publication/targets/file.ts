@@ -1,33 +1,81 @@
 // A folder as the remote: what a static web server (nginx, a CDN's origin folder) serves. Headers cannot be stored
 // per file here, so the server's configuration sets Cache-Control and Content-Type (docs/examples/nginx-remote.conf).
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { tooLarge } from '../integrity.js';
-import type { RemoteTarget } from './types.js';
+import { IntegrityError, tooLarge } from '../integrity.js';
+import { bounded } from './bounds.js';
+import type { ReadBounds, RemoteTarget } from './types.js';
+
+/**
+ * Opened without blocking (a FIFO with no writer would hold a thread of libuv's pool, and then the process's exit)
+ * and without following a link in its last part: what fstat then says is what is read.
+ */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+const kindOf = (st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean }) =>
+  st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() ? 'a device' : 'not a regular file';
+
+/**
+ * The bytes of a regular file under `root` (a real path): `length` bytes from `offset`, or the whole file when
+ * `length` is not given, refused unread when it is larger than `maxBytes`. Null when there is no such file. Anything
+ * else (a folder, a FIFO, a device, a link out of `root`) is an IntegrityError naming `where`: no read of a
+ * publication waits on a pipe or reads a device without end.
+ */
+export async function readRegularFile(
+  file: string,
+  root: string,
+  where: string,
+  o: { maxBytes?: number; offset?: number; length?: number } = {},
+): Promise<Buffer | null> {
+  const real = await realpath(file).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return null;
+    throw e;
+  });
+  if (real === null) return null;
+  if (real !== root && !real.startsWith(root + path.sep))
+    throw new IntegrityError(`${where} leads out of ${root} (to ${real}): a publication reads only its own files`);
+  const handle = await open(real, READ_FLAGS).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return null;
+    if (e.code === 'ELOOP') throw new IntegrityError(`${where} was replaced by a link while it was read`);
+    throw e;
+  });
+  if (!handle) return null;
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw new IntegrityError(`${where} is ${kindOf(st)}, not a regular file`);
+    if (o.length === undefined && st.size > (o.maxBytes ?? Infinity)) throw tooLarge(where, o.maxBytes!);
+    // Never more than the stated size (or the size seen): a file that grows while it is read is cut, then refused.
+    const out = Buffer.allocUnsafe(o.length ?? st.size);
+    const { bytesRead } = await handle.read(out, 0, out.length, o.offset ?? 0);
+    return out.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+export interface FileTargetOptions {
+  /** The deadline and minimum rate of every read (bounds.ts), unless a read asks for its own. */
+  bounds?: ReadBounds;
+}
 
 /** Files being written: renamed into place when complete, so a killed publish leaves no partial object. */
 const TMP = '.modelpub-tmp';
 
-export function fileTarget(url: string): RemoteTarget {
+export function fileTarget(url: string, fo: FileTargetOptions = {}): RemoteTarget {
   const root = fileURLToPath(url);
   const abs = (key: string) => path.join(root, ...key.split('/'));
+  let realRoot: string | undefined;
   return {
     description: url,
-    async get(key, o = {}) {
-      const handle = await open(abs(key), 'r').catch((e: NodeJS.ErrnoException) => {
-        if (e.code === 'ENOENT') return null;
-        throw e;
+    get(key, o = {}) {
+      const where = `${url.replace(/\/?$/, '/')}${key}`;
+      return bounded(`GET ${where}`, o, fo.bounds, async () => {
+        realRoot ??= await realpath(root).catch(() => undefined);
+        return realRoot === undefined ? null : readRegularFile(abs(key), realRoot, where, { maxBytes: o.maxBytes });
       });
-      if (!handle) return null;
-      try {
-        if (o.maxBytes !== undefined && (await handle.stat()).size > o.maxBytes)
-          throw tooLarge(`${url.replace(/\/?$/, '/')}${key}`, o.maxBytes);
-        return await handle.readFile();
-      } finally {
-        await handle.close();
-      }
     },
     async put(key, body) {
       const tmpDir = path.join(root, TMP);

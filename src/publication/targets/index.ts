@@ -1,11 +1,16 @@
 // A remote by URL: file:///PATH, s3://BUCKET/PREFIX, or (read only) http(s)://HOST/PREFIX/.
 import { UsageError } from '../../errors.js';
-import { fileTarget } from './file.js';
+import { type FileTargetOptions, fileTarget } from './file.js';
 import { type HttpReaderOptions, httpReader } from './http.js';
 import type { S3TargetOptions } from './s3.js';
 import type { RemoteReader, RemoteTarget } from './types.js';
 
-export type RemoteOptions = S3TargetOptions & HttpReaderOptions;
+export type RemoteOptions = S3TargetOptions &
+  HttpReaderOptions &
+  FileTargetOptions & {
+    /** The pointer's own deadline (remote-source.ts, DEFAULT_POINTER_DEADLINE_MS); never longer than bounds'. */
+    pointerDeadlineMs?: number;
+  };
 
 function scheme(url: string, where: string, allowed: string[]): string {
   let u: URL;
@@ -28,7 +33,7 @@ export async function openTarget(url: string, o: RemoteOptions = {}, where = '--
       throw new UsageError(
         `${where} ${url}: a file:// URL names an absolute path, with three slashes: file:///srv/modelpub`,
       );
-    return fileTarget(url);
+    return fileTarget(url, o);
   }
   const { s3Target } = await import('./s3.js');
   return s3Target(url, o);

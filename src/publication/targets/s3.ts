@@ -14,7 +14,8 @@ import pMap from 'p-map';
 import { UsageError } from '../../errors.js';
 import { IntegrityError, tooLarge } from '../integrity.js';
 import { isRetryable, statusOf, withRetry } from '../retry.js';
-import type { RemoteTarget, TargetEvents } from './types.js';
+import { bounded } from './bounds.js';
+import type { ReadBounds, RemoteTarget, TargetEvents } from './types.js';
 
 export interface S3TargetOptions extends TargetEvents {
   /** An S3-compatible host's API URL, e.g. https://<account>.r2.cloudflarestorage.com or http://127.0.0.1:9000. */
@@ -29,6 +30,8 @@ export interface S3TargetOptions extends TargetEvents {
   retryAttempts?: number;
   /** How long a request may wait for the host's next bytes (default 120 s). */
   timeoutMs?: number;
+  /** The deadline and minimum rate of every read (bounds.ts), unless a read asks for its own. */
+  bounds?: ReadBounds;
 }
 
 /** s3://bucket/prefix -> bucket and prefix (without slashes at either end; '' for the bucket's root). */
@@ -69,9 +72,9 @@ export function s3Target(url: string, o: S3TargetOptions = {}): RemoteTarget {
       httpsAgent: { keepAlive: true, maxSockets: concurrency },
     },
   });
-  const call = async <T>(what: string, key: string, fn: () => Promise<T>): Promise<T> => {
+  const call = async <T>(what: string, key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
     try {
-      return await withRetry(fn, { attempts: o.retryAttempts, onRetry: o.onRetry });
+      return await withRetry(fn, { attempts: o.retryAttempts, onRetry: o.onRetry, signal });
     } catch (e) {
       throw explain(e, `${what} s3://${bucket}/${full(key)}`);
     }
@@ -104,19 +107,42 @@ export function s3Target(url: string, o: S3TargetOptions = {}): RemoteTarget {
   return {
     description,
     get: (key, g = {}) =>
-      call('GET', key, async () => {
-        try {
-          const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: full(key) }));
-          if (g.maxBytes !== undefined && (r.ContentLength ?? 0) > g.maxBytes) {
-            (r.Body as { destroy?: () => void }).destroy?.();
-            throw tooLarge(`s3://${bucket}/${full(key)}`, g.maxBytes);
-          }
-          return Buffer.from(await r.Body!.transformToByteArray());
-        } catch (e) {
-          if (statusOf(e) === 404) return null;
-          throw e;
-        }
-      }),
+      bounded(`GET s3://${bucket}/${full(key)}`, g, o.bounds, (t) =>
+        call(
+          'GET',
+          key,
+          async () => {
+            try {
+              const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: full(key) }), {
+                abortSignal: t.signal,
+              });
+              const max = g.maxBytes ?? Infinity;
+              const body = r.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
+              if ((r.ContentLength ?? 0) > max) {
+                body.destroy?.();
+                throw tooLarge(`s3://${bucket}/${full(key)}`, max);
+              }
+              // Counted as it comes, and cut at max + 1 bytes: a host whose Content-Length lies cannot fill memory.
+              const chunks: Uint8Array[] = [];
+              let received = 0;
+              for await (const c of body) {
+                received += c.length;
+                t.received(c.length);
+                if (received > max) {
+                  body.destroy?.();
+                  throw tooLarge(`s3://${bucket}/${full(key)}`, max);
+                }
+                chunks.push(c);
+              }
+              return Buffer.concat(chunks);
+            } catch (e) {
+              if (statusOf(e) === 404) return null;
+              throw e;
+            }
+          },
+          t.signal,
+        ),
+      ),
     put: (key, body, p) =>
       call('PUT', key, async () => {
         await client.send(

@@ -7,10 +7,26 @@ export interface PutOptions {
 }
 
 /**
- * The bounds of one read, decided where the read is asked for (release.ts for bodies, remote-source.ts for the pointer
- * and manifests) and kept by every target. Add a bound here (a deadline, a minimum rate) and in each target's get().
+ * How long a read may take and how slowly its bytes may come: a reader's defaults (RemoteOptions.bounds), overridden
+ * per read. Unset fields take DEFAULT_READ_BOUNDS (bounds.ts): 60 s, and 1 KiB/s over each 10 s window.
  */
-export interface GetOptions {
+export interface ReadBounds {
+  /** The whole read, retries and waits between them included, fails (ReadTimeoutError) past this many ms. */
+  deadlineMs?: number;
+  /**
+   * A read that receives fewer bytes than this per second, averaged over each rateWindowMs from its start (waiting
+   * for the answer included), fails: a host that answers nothing, or trickles, cannot hold a read until its deadline.
+   * 0 turns the check off.
+   */
+  minBytesPerSecond?: number;
+  rateWindowMs?: number;
+}
+
+/**
+ * The bounds of one read, decided where the read is asked for (release.ts for bodies, remote-source.ts for the pointer
+ * and manifests) and kept by every target's get().
+ */
+export interface GetOptions extends ReadBounds {
   /** A stored object larger than this is refused (IntegrityError) without being read in whole. */
   maxBytes?: number;
 }
