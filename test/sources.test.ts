@@ -308,7 +308,7 @@ function testSource(name: string, setup: () => Promise<Harness>) {
     describe('a file that is not a regular file of the publication is refused, unread and without a wait', () => {
       const fifo = (file: string) => execFileSync('mkfifo', [file]);
       const cases: Array<[string, (file: string, bytes: Buffer) => Promise<void>, RegExp]> = [
-        ['a FIFO', async (file) => fifo(file), /is a FIFO, not a regular file/],
+        ['a FIFO', async (file) => void fifo(file), /is a FIFO, not a regular file/],
         ['a link to /dev/zero', (file) => symlink('/dev/zero', file), /leads out of .* \(to \/dev\/zero\)/],
         ['a folder', (file) => mkdir(file).then(() => {}), /is a folder, not a regular file/],
         [
