@@ -14,6 +14,7 @@ import { build } from '../src/pipeline/build.js';
 import {
   IMMUTABLE_CACHE_CONTROL,
   manifestKey,
+  manifestKeyOf,
   objectKey,
   POINTER_CACHE_CONTROL,
   POINTER_KEY,
@@ -401,12 +402,15 @@ describe.skipIf(!nginxPath())('file:// served by nginx', () => {
     expect((await readBackWhole(nginx.url)).objects).toBe(builds.D.objects.size);
   });
 
-  it('--rollback moves the pointer to a kept publication and nothing else; an unknown one is refused', async () => {
+  it('--rollback moves the pointer to a kept publication, under a manifest with later times; an unknown one is refused', async () => {
     const before = await tree(root);
     const r = await runCli(['publish', '--rollback', builds.C.revision, '--to', url]);
     expect([r.code, r.stdout]).toEqual([0, expect.stringContaining(`to ${builds.C.revision}`)]);
-    expect(await tree(root)).toEqual(before);
     const back = await readBackWhole(nginx.url);
+    // C's bytes again, no object uploaded: only its manifest with times past D's (rollback.test.ts), and the pointer.
+    expect(await tree(root)).toEqual([...before, manifestKeyOf(back.pointer.live)].sort());
+    expect(back.manifest.files.map((f) => f.sha256)).toEqual(builds.C.manifest.files.map((f) => f.sha256));
+    expect(back.manifest.publishedAt > builds.D.manifest.publishedAt).toBe(true);
     expect(back.pointer.live.publication.publicationRevision).toBe(builds.C.revision);
     expect(back.pointer.previous.map((p) => p.publication.publicationRevision)).toEqual([builds.D.revision]);
     const unknown = await runCli(['publish', '--rollback', builds.A.revision, '--to', url]);
@@ -605,7 +609,7 @@ describe('s3:// against s3rver', () => {
     );
   });
 
-  it('--dry-run sends no PUT or DELETE; --rollback writes the pointer alone', async () => {
+  it('--dry-run sends no PUT or DELETE; --rollback writes a manifest and the pointer, nothing else', async () => {
     s3.requests.length = 0;
     const dry = await cli(['--from', builds.D.dir, '--dry-run', '--keep', '1']);
     expect(dry.code).toBe(0);
@@ -615,9 +619,12 @@ describe('s3:// against s3rver', () => {
     s3.requests.length = 0;
     const rb = await cli(['--rollback', builds.B.revision]);
     expect(rb.code).toBe(0);
-    expect(s3.requests.filter((q) => q.method === 'PUT').map((q) => q.key)).toEqual([`${prefix}/${POINTER_KEY}`]);
-    expect(s3.requests.filter((q) => q.method === 'DELETE' || q.method === 'POST')).toEqual([]);
     const back = await readBack();
+    expect(s3.requests.filter((q) => q.method === 'PUT').map((q) => q.key)).toEqual([
+      `${prefix}/${manifestKeyOf(back.pointer.live)}`,
+      `${prefix}/${POINTER_KEY}`,
+    ]);
+    expect(s3.requests.filter((q) => q.method === 'DELETE' || q.method === 'POST')).toEqual([]);
     expect(back.pointer.live.publication.publicationRevision).toBe(builds.B.revision);
     expect(back.pointer.previous.map((p) => p.publication.publicationRevision)).toEqual([builds.C.revision]);
   });

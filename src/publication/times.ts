@@ -5,7 +5,7 @@
 // later than its publication: that lets the next build bound every time any path ever had, removed paths included,
 // by the previous release alone.
 import { UsageError } from '../errors.js';
-import type { ManifestEntry } from './files.js';
+import type { Manifest, ManifestEntry } from './files.js';
 
 /** What the policy needs of the previous release. */
 export interface PreviousTimes {
@@ -94,3 +94,41 @@ const tooEarly = (t: string, file: string, latest: string) =>
   `and ${file} changed or is new (it may have been published before, and removed): ` +
   'its Last-Modified must be later than any it may have had, or If-Modified-Since would answer 304 for its new bytes. ' +
   `Give --published-at ${secondAfter(t, latest)} or later, or leave it out.`;
+
+/** The latest Last-Modified a manifest shows (latestLastModified, for a whole manifest). */
+function latestOf(m: Manifest): string {
+  let latest = m.publishedAt;
+  for (const f of m.files) if (f.last_modified > latest) latest = f.last_modified;
+  return latest;
+}
+
+const wholeSecond = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+/**
+ * A kept publication made live again by `publish --rollback`: its bytes, with times no client can take for older
+ * ones. Clients may hold any body the kept publications served, with its time, and the live one's are the newest;
+ * `to`'s own times are older, so If-Modified-Since would answer 304 for bytes that changed back (RFC 9110 13.1.3).
+ * A body the live publication serves at its path with the same bytes keeps the later of the two times; every other
+ * body, and the publication itself, take the first whole second after every Last-Modified a kept publication shows.
+ * Either way, a kept publication with other bytes at the path must show an earlier whole second, or the body too
+ * takes that time. The next build continues from these times, so it never goes back behind the rolled-back-from one.
+ * `kept`: the manifests of the publications the remote keeps, the live one first.
+ */
+export function rolledBackTimes(to: Manifest, kept: readonly Manifest[]): Manifest {
+  const latest = [to, ...kept].map(latestOf).reduce((a, b) => (b > a ? b : a));
+  const at = secondAfter(latest, latest);
+  const byPath = kept.map((m) => new Map(m.files.map((f) => [f.path, f])));
+  const live = byPath[0];
+  const files = to.files.map((f): ManifestEntry => {
+    const same = live?.get(f.path);
+    let t =
+      same?.sha256 !== f.sha256 ? at : same.last_modified > f.last_modified ? same.last_modified : f.last_modified;
+    if (t !== at)
+      for (const m of byPath) {
+        const other = m.get(f.path);
+        if (other && other.sha256 !== f.sha256 && wholeSecond(other.last_modified) >= wholeSecond(t)) t = at;
+      }
+    return t === f.last_modified ? f : { ...f, last_modified: t };
+  });
+  return { ...to, publishedAt: at, files };
+}

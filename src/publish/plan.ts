@@ -25,6 +25,8 @@ import {
   type RemotePublication,
 } from '../publication/remote.js';
 import { UsageError } from '../errors.js';
+import { sha256Hex } from '../publication/integrity.js';
+import { rolledBackTimes } from '../publication/times.js';
 
 /** The release a publish uploads (its --from, opened), as the remote layout holds it. */
 export interface Upload {
@@ -227,6 +229,12 @@ export async function planPublish(
 export interface RollbackPlan {
   from: RemotePublication;
   to: KeptPublication;
+  /**
+   * `to` as it goes live again: the same bytes under a manifest of its own whose times are past every kept
+   * publication's (rolledBackTimes), so that no client holding newer bytes is answered 304. It replaces `to` in
+   * what the pointer keeps.
+   */
+  again: { entry: RemotePublication; storedManifest: Buffer };
   /** Objects of the publication rolled back to that the live one does not list: each is looked for first. */
   check: ObjectSource[];
   pointer: Pointer;
@@ -251,7 +259,31 @@ export async function planRollback(target: RemoteTarget, state: RemoteState, rev
     state.kept.filter((k) => publicationId(k.entry) === publicationId(live)).map((k) => k.manifest),
   );
   const check = [...objectsOf(to.manifest).values()].filter((o) => !liveKeys.has(objectKey(o.sha256)));
+  const again = rolledBackEntry(
+    to,
+    state.kept.map((k) => k.manifest),
+  );
   // Nothing is dropped by a rollback: the publication it leaves stays kept, so a publish can roll forward again.
-  const pointer = nextPointer(state.pointer, to.entry, keptOf(state.pointer).length);
-  return { from: live, to, check, pointer };
+  const pointer: Pointer = {
+    format: state.pointer.format,
+    live: again.entry,
+    previous: keptOf(state.pointer).filter(
+      (p) => ![to.entry, again.entry].some((q) => publicationId(q) === publicationId(p)),
+    ),
+  };
+  return { from: live, to, again, check, pointer };
+}
+
+/** A kept publication with its rolled-back times: its manifest as the remote stores it, and the pointer's entry. */
+function rolledBackEntry(to: KeptPublication, kept: Manifest[]): RollbackPlan['again'] {
+  const manifest = rolledBackTimes(to.manifest, kept);
+  const json = Buffer.from(JSON.stringify(manifest));
+  const sha256 = sha256Hex(json);
+  return {
+    entry: {
+      publication: { ...to.entry.publication, publishedAt: manifest.publishedAt, manifestSha256: sha256 },
+      manifest: { sha256, bytes: json.length },
+    },
+    storedManifest: packManifest(json),
+  };
 }

@@ -269,15 +269,28 @@ export async function rollback(o: RollbackOptions): Promise<{ moved: boolean; po
     plan.check.map((x) => ({ key: objectKey(x.sha256), bytes: x.bytes })),
   );
   if (missing) throw new IntegrityError(`cannot roll back to ${o.revision}: ${missing}: the pointer was not moved`);
+  // The rolled-back publication goes live under a manifest of its own, with later times (plan.ts RollbackPlan).
+  const manifestKey = manifestKeyOf(plan.again.entry);
   if (o.dryRun) {
+    say(`would upload ${manifestKey} (${plan.again.storedManifest.length} bytes: its times past every kept one's)`);
     say(`would write ${POINTER_KEY}: ${o.revision} live, ${keptLine(plan.pointer)}`);
     say('dry run: nothing was written');
     return { moved: false, pointer: state.pointer! };
   }
+  if ((await o.target.sizes([manifestKey])).get(manifestKey) !== plan.again.storedManifest.length)
+    await o.target.put(manifestKey, plan.again.storedManifest, {
+      contentType: GZIP_CONTENT_TYPE,
+      cacheControl: IMMUTABLE_CACHE_CONTROL,
+    });
+  const notThere = await missingOf(o.target, [{ key: manifestKey, bytes: plan.again.storedManifest.length }]);
+  if (notThere) throw new IntegrityError(`cannot roll back to ${o.revision}: ${notThere}: the pointer was not moved`);
   await o.target.put(POINTER_KEY, pointerBytes(plan.pointer), {
     contentType: JSON_CONTENT_TYPE,
     cacheControl: POINTER_CACHE_CONTROL,
   });
-  say(`rolled back ${o.target.description} from ${rev(plan.from)} to ${o.revision} (${keptLine(plan.pointer)})`);
+  say(
+    `rolled back ${o.target.description} from ${rev(plan.from)} to ${o.revision} (${keptLine(plan.pointer)}); ` +
+      `its changed bodies are dated ${plan.again.entry.publication.publishedAt}, past every kept publication`,
+  );
   return { moved: true, pointer: plan.pointer };
 }
