@@ -324,16 +324,23 @@ describe.skipIf(!nginxPath())('file:// served by nginx', () => {
     expect((await get(`${nginx.url}objects/sha256/00/${'0'.repeat(64)}`)).headers['cache-control']).toBeUndefined();
   });
 
-  it('publishing the live revision again uploads nothing and asks for no object', async () => {
+  it('publishing the live revision again uploads nothing, once every object is checked whole', async () => {
     const rec = recording(fileTarget(url));
     let sized = 0;
-    const sizes = rec.target.sizes;
+    let hashed = 0;
+    const { sizes, hashes } = rec.target;
     rec.target.sizes = async (keys) => {
       sized += keys.length;
       return sizes(keys);
     };
+    rec.target.hashes = async (objects) => {
+      hashed += objects.length;
+      return hashes!(objects);
+    };
     const r = await quiet({ from: builds.A.dir, target: rec.target, keep: 3 });
-    expect([r.alreadyLive, r.uploaded.objects, rec.puts, rec.deletes, sized]).toEqual([true, 0, [], [], 0]);
+    // A folder gives each object's size and, read, its sha256: the live publication's are checked too (issue 33).
+    expect([r.alreadyLive, r.uploaded.objects, rec.puts, rec.deletes]).toEqual([true, 0, [], []]);
+    expect([sized, hashed]).toEqual([builds.A.objects.size, builds.A.objects.size]);
     const cli = await runCli(['publish', '--from', builds.A.dir, '--to', url]);
     expect([cli.code, cli.stdout]).toEqual([0, expect.stringContaining('nothing uploaded')]);
   });
@@ -507,21 +514,26 @@ describe('s3:// against s3rver', () => {
     client.destroy();
   });
 
-  it('the live revision again: no upload, and no request about any object', async () => {
+  it('the live revision again: no upload, and one listing of objects/ for the size of every object', async () => {
     s3.requests.length = 0;
     const r = await cli(['--from', builds.A.dir]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('nothing uploaded');
-    // The pointer, the live manifest and a listing of revisions/: nothing else.
+    // The pointer, the live manifest, a listing of revisions/, and one of objects/ (a page per 1,000): no HEAD.
+    const listOf = (q: string) => decodeURIComponent(/prefix=([^&]*)/.exec(q)?.[1] ?? '');
     expect(
       s3.requests
-        .map((q) => `${q.method} ${q.key}${q.key ? '' : q.query.includes('list-type=2') ? 'list' : q.query}`)
+        .map(
+          (q) =>
+            `${q.method} ${q.key}${q.key ? '' : q.query.includes('list-type=2') ? `list ${listOf(q.query)}` : q.query}`,
+        )
         .sort(),
     ).toEqual(
       [
         `GET ${prefix}/${POINTER_KEY}`,
         `GET ${prefix}/${manifestKey({ revision: builds.A.revision, sha256: sha256Hex(builds.A.manifestBytes) })}`,
-        'GET list',
+        `GET list ${prefix}/revisions/`,
+        ...Array(Math.ceil(builds.A.objects.size / 1000)).fill(`GET list ${prefix}/objects/sha256/`),
       ].sort(),
     );
   });
@@ -578,10 +590,10 @@ describe('s3:// against s3rver', () => {
         ...newIn(builds.B, builds.C).map(objectKey),
       ].sort(),
     );
-    // No HEAD for what kept manifests list: only for the new objects, and once more to verify them.
+    // Every object's size from a listing of objects/; a HEAD for each new object once it is uploaded, and two for
+    // the new manifest (whether an interrupted run wrote it; after it is uploaded).
     const heads = s3.requests.filter((q) => q.method === 'HEAD');
-    // (and the new manifest: one HEAD to find whether an interrupted run wrote it, one after it is uploaded)
-    expect(heads.length).toBe(2 * newIn(builds.B, builds.C).length + 2);
+    expect(heads.length).toBe(newIn(builds.B, builds.C).length + 2);
     const gone = [...builds.A.objects].filter((h) => !builds.B.objects.has(h) && !builds.C.objects.has(h));
     expect(r.stdout).toContain(`deleted ${gone.length} objects`);
     const { S3Client, ListObjectsV2Command } = await import('@aws-sdk/client-s3');

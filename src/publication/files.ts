@@ -22,7 +22,8 @@ export { DetailResponse, ListResponse };
 
 export const ManifestEntry = z.strictObject({
   path: z.string(),
-  sha256: z.string(),
+  /** The body's sha256: on a remote, its object's name, so never anything but 64 lowercase hex digits. */
+  sha256: Sha256Hex,
   bytes: z.number().int().min(0),
   content_type: z.string(),
   /** Revision and time at which this body last changed (its Last-Modified). */

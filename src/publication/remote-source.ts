@@ -77,7 +77,13 @@ export function remoteLayout(
         throw new IntegrityError(`${where} cannot be unpacked: ${(e as Error).message}`);
       }
       checkBytes(bytes, where, ref.sha256, ref.bytes);
-      const manifest = parseJsonFile(Manifest, bytes, where);
+      let manifest: Manifest;
+      try {
+        manifest = parseJsonFile(Manifest, bytes, where);
+      } catch (e) {
+        // Bytes that match their name but not the schema (a hash that is not one, say): foreign, refused as damage.
+        throw new IntegrityError(`${(e as Error).message}: refused`);
+      }
       if (manifest.publicationRevision !== ref.revision)
         throw new IntegrityError(`${key} is the manifest of ${manifest.publicationRevision}, not of ${ref.revision}`);
       return { manifest, bytes };

@@ -11,7 +11,8 @@
 // metadata, so every client gets the bytes as stored: the manifest is a .gz file its reader unpacks.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { REVISION_ID, SHA256_HEX, Sha256Hex } from '../schema/primitives.js';
+import { REVISION_ID, REVISION_ID_RE, SHA256_HEX, SHA256_HEX_RE, Sha256Hex } from '../schema/primitives.js';
+import { IntegrityError } from './integrity.js';
 import { type Manifest, PublicationMeta } from './files.js';
 import { packedRepresentations, type StoredBytes } from './layout.js';
 
@@ -47,7 +48,14 @@ export const Pointer = z.strictObject({
 });
 export type Pointer = z.infer<typeof Pointer>;
 
-export const objectKey = (sha256: string): string => `${OBJECTS_PREFIX}${sha256.slice(0, 2)}/${sha256}`;
+/** An object's key. A hash becomes part of a key only when it is one: a manifest's entries are checked when parsed. */
+export function objectKey(sha256: string): string {
+  if (!SHA256_HEX_RE.test(sha256)) throw notAHash(sha256);
+  return `${OBJECTS_PREFIX}${sha256.slice(0, 2)}/${sha256}`;
+}
+
+const notAHash = (s: string) =>
+  new IntegrityError(`${JSON.stringify(s)} is not a sha256 (64 lowercase hex digits): refused as part of a remote key`);
 
 /** A manifest as the layout names it; its size is known where a pointer names it. */
 export interface ManifestRef {
@@ -56,7 +64,12 @@ export interface ManifestRef {
   bytes?: number;
 }
 
-export const manifestKey = (m: ManifestRef): string => `${REVISIONS_PREFIX}${m.revision}/manifest-${m.sha256}.json.gz`;
+export function manifestKey(m: ManifestRef): string {
+  if (!SHA256_HEX_RE.test(m.sha256)) throw notAHash(m.sha256);
+  if (!REVISION_ID_RE.test(m.revision))
+    throw new IntegrityError(`${JSON.stringify(m.revision)} is not a revision id: refused as part of a remote key`);
+  return `${REVISIONS_PREFIX}${m.revision}/manifest-${m.sha256}.json.gz`;
+}
 
 export const manifestRefOf = (p: RemotePublication): ManifestRef => ({
   revision: p.publication.publicationRevision,

@@ -1,12 +1,11 @@
-// What a publish will do, worked out before it does anything: which objects the remote lacks, which it has, which
-// publications stay kept and what is deleted after the switch. `--dry-run` prints this and stops.
+// What a publish will do, worked out before it does anything: which objects the remote lacks or holds damaged,
+// which it has, which publications stay kept and what is deleted after the switch. `--dry-run` prints this and stops.
 //
-// What the remote has is known from the manifests of the publications its pointer keeps: those were verified whole
-// before they went live and nothing they name is deleted while they are kept, so no request is made for any object
-// one of them lists. Only the other objects are looked for (a HEAD each, or a listing when there are many): an
-// interrupted publish may have left some of them.
+// Every object the new publication names is checked on the remote, those the kept manifests list too (its size, and
+// its sha256 where the host can tell it without a download), and the new manifest is believed to be there only once
+// read back whole: a damaged object or manifest is uploaded again, never trusted because a manifest names it.
 import type { Manifest } from '../publication/files.js';
-import { type RemoteLayout, remoteLayout } from '../publication/remote-source.js';
+import { remoteLayout } from '../publication/remote-source.js';
 import type { Release } from '../publication/source.js';
 import type { RemoteTarget } from '../publication/targets/types.js';
 import {
@@ -21,12 +20,14 @@ import {
   parseManifestKey,
   type Pointer,
   publicationId,
+  OBJECTS_PREFIX,
   REVISIONS_PREFIX,
   type RemotePublication,
 } from '../publication/remote.js';
 import { UsageError } from '../errors.js';
-import { sha256Hex } from '../publication/integrity.js';
+import { IntegrityError, sha256Hex } from '../publication/integrity.js';
 import { rolledBackTimes } from '../publication/times.js';
+import { SHA256_HEX_RE } from '../schema/primitives.js';
 
 /** The release a publish uploads (its --from, opened), as the remote layout holds it. */
 export interface Upload {
@@ -72,7 +73,9 @@ export async function readRemoteState(target: RemoteTarget): Promise<RemoteState
     try {
       kept.push({ entry, manifest: (await remote.manifest(manifestRefOf(entry))).manifest });
     } catch (e) {
-      damaged.push({ entry, error: (e as Error).message });
+      // Damage drops a publication from the kept ones; a host that did not answer stops the publish instead.
+      if (!(e instanceof IntegrityError)) throw e;
+      damaged.push({ entry, error: e.message });
     }
   }
   const manifests: RemoteState['manifests'] = [];
@@ -88,8 +91,13 @@ export interface Deletion {
   manifests: Array<{ key: string; revision: string }>;
   /** Objects that no kept publication names. */
   objects: Array<{ key: string; bytes: number }>;
-  /** Manifests that could not be read: their objects, if any remain, are not known. */
-  unreadable: string[];
+  /** Manifests that could not be read back whole, and why: what they name is not known. */
+  unreadable: Array<{ key: string; error: string }>;
+  /**
+   * Set when there are unreadable manifests: `objects` then also holds every object under objects/ that no kept
+   * publication names (what the unreadable ones named), since after the prune the kept manifests are all there is.
+   */
+  swept: boolean;
 }
 
 export interface PublishPlan {
@@ -105,7 +113,11 @@ export interface PublishPlan {
   /** Objects no kept publication lists but the remote holds (an interrupted publish uploaded them). */
   found: ObjectSource[];
   upload: ObjectSource[];
+  /** Objects of `upload` the remote holds damaged (the wrong size, or the wrong sha256 where it can tell): repaired. */
+  repair: ObjectSource[];
   uploadManifest: boolean;
+  /** Why the new manifest is uploaded again though its key is there (it is damaged); null otherwise. */
+  manifestDamaged: string | null;
   /** The pointer to write; null when it stays as it is. */
   pointer: Pointer | null;
   deletion: Deletion;
@@ -138,15 +150,16 @@ function diffOf(before: Manifest, after: Manifest): PublishPlan['diff'] {
  * publication in progress has uploaded under its (already written) manifest is touched while it is kept.
  */
 export async function planDeletion(
-  remote: RemoteLayout,
+  target: RemoteTarget,
   state: RemoteState,
   pointer: Pointer,
   keptManifests: Manifest[],
 ): Promise<Deletion> {
+  const remote = remoteLayout(target);
   const keptIds = new Set(keptOf(pointer).map(publicationId));
   const keep = objectKeysOf(keptManifests);
   const byKey = new Map(state.kept.map((k) => [manifestKeyOf(k.entry), k.manifest]));
-  const deletion: Deletion = { manifests: [], objects: [], unreadable: [] };
+  const deletion: Deletion = { manifests: [], objects: [], unreadable: [], swept: false };
   const seen = new Set<string>();
   for (const m of state.manifests) {
     if (keptIds.has(`${m.revision}/${m.sha256}`)) continue;
@@ -156,8 +169,9 @@ export async function planDeletion(
       try {
         // A manifest no kept publication names: its key carries its hash, which the read checks.
         manifest = (await remote.manifest(m)).manifest;
-      } catch {
-        deletion.unreadable.push(m.key);
+      } catch (e) {
+        if (!(e instanceof IntegrityError)) throw e;
+        deletion.unreadable.push({ key: m.key, error: e.message });
         continue;
       }
     }
@@ -166,6 +180,18 @@ export async function planDeletion(
       if (keep.has(key) || seen.has(key)) continue;
       seen.add(key);
       deletion.objects.push({ key, bytes: o.bytes });
+    }
+  }
+  if (deletion.unreadable.length) {
+    // What an unreadable manifest named cannot be known, and once it is deleted nothing names those objects: left,
+    // they would stay forever. After the prune the kept manifests are the only ones on the remote, so an object none
+    // of them names is referenced by nothing: every such object under objects/ goes (keys of the layout's form only).
+    deletion.swept = true;
+    for (const { key, bytes } of await target.list(OBJECTS_PREFIX)) {
+      const sha = key.slice(key.lastIndexOf('/') + 1);
+      if (!SHA256_HEX_RE.test(sha) || objectKey(sha) !== key || keep.has(key) || seen.has(key)) continue;
+      seen.add(key);
+      deletion.objects.push({ key, bytes });
     }
   }
   return deletion;
@@ -178,26 +204,34 @@ export async function planPublish(
   keep: number,
 ): Promise<PublishPlan> {
   const remote = remoteLayout(target);
+  const id = publicationId(local.entry);
   const warnings = state.damaged.map(
     (d) =>
-      `kept publication ${d.entry.publication.publicationRevision} cannot be read back (${d.error}): it is no longer kept`,
+      `kept publication ${d.entry.publication.publicationRevision} cannot be read back (${d.error}): ` +
+      (publicationId(d.entry) === id ? 'its manifest is uploaded again' : 'it is no longer kept'),
   );
-  const id = publicationId(local.entry);
   const live = state.pointer?.live ?? null;
   // The live publication as read back whole (a live one whose manifest is damaged is no base for anything).
   const liveKept =
     live && state.kept[0] && publicationId(state.kept[0].entry) === publicationId(live) ? state.kept[0] : null;
   const alreadyLive = liveKept !== null && publicationId(liveKept.entry) === id;
   const knownKeys = objectKeysOf(state.kept.map((k) => k.manifest));
-  const candidates = [...local.objects.values()].filter((o) => !knownKeys.has(objectKey(o.sha256)));
-  const sizes = candidates.length ? await target.sizes(candidates.map((o) => objectKey(o.sha256))) : new Map();
-  const found: ObjectSource[] = [];
-  const upload: ObjectSource[] = [];
-  for (const o of candidates) (sizes.get(objectKey(o.sha256)) === o.bytes ? found : upload).push(o);
+  const { found, upload, repair } = await checkObjects(target, [...local.objects.values()], knownKeys);
   const manifestKey = manifestKeyOf(local.entry);
   const keptHere = state.kept.some((k) => publicationId(k.entry) === id);
-  const manifestThere =
-    keptHere || (await target.sizes([manifestKey])).get(manifestKey) === local.storedManifest.length;
+  // "Already there" is believed only of a manifest read back whole: its bytes against the sha256 in its name.
+  let manifestThere = keptHere;
+  let manifestDamaged: string | null = null;
+  // Not its size: another zlib packs the same JSON to other bytes, and the hash that names it is of the JSON.
+  if (!keptHere && typeof (await target.sizes([manifestKey])).get(manifestKey) === 'number') {
+    try {
+      await remote.manifest(manifestRefOf(local.entry));
+      manifestThere = true;
+    } catch (e) {
+      if (!(e instanceof IntegrityError)) throw e;
+      manifestDamaged = e.message;
+    }
+  }
   // The pointer as it would be: the damaged publications are left out of what it keeps.
   const trusted: Pointer | null = state.kept.length
     ? {
@@ -216,14 +250,43 @@ export async function planPublish(
     alreadyLive,
     live,
     diff: liveKept ? diffOf(liveKept.manifest, local.release.manifest) : null,
-    known: local.objects.size - candidates.length,
+    known: local.objects.size - found.length - upload.length,
     found,
     upload,
+    repair,
     uploadManifest: !manifestThere,
+    manifestDamaged,
     pointer: unchanged ? null : next,
-    deletion: await planDeletion(remote, state, next, keptManifests),
+    deletion: await planDeletion(target, state, next, keptManifests),
     warnings,
   };
+}
+
+/**
+ * Which of the new publication's objects the remote holds whole. Every one is checked, those kept manifests list
+ * too: a truncated or altered object is uploaded again rather than trusted because a manifest names it. The size
+ * always (a listing, or a HEAD each when they are few); the sha256 where the host tells it without a download (a
+ * folder: by reading it). S3 keeps no hash a listing gives: its objects are written whole with Content-MD5, and are
+ * damaged only by another writer, which the size catches unless it keeps it.
+ */
+async function checkObjects(target: RemoteTarget, objects: ObjectSource[], knownKeys: Set<string>) {
+  const sizes = objects.length ? await target.sizes(objects.map((o) => objectKey(o.sha256))) : new Map();
+  const sized = objects.filter((o) => sizes.get(objectKey(o.sha256)) === o.bytes);
+  const hashes = target.hashes
+    ? await target.hashes(sized.map((o) => ({ key: objectKey(o.sha256), bytes: o.bytes })))
+    : null;
+  const found: ObjectSource[] = [];
+  const upload: ObjectSource[] = [];
+  const repair: ObjectSource[] = [];
+  for (const o of objects) {
+    const key = objectKey(o.sha256);
+    const whole = sizes.get(key) === o.bytes && (!hashes || hashes.get(key) === o.sha256);
+    if (!whole) {
+      upload.push(o);
+      if (sizes.get(key) !== null && sizes.get(key) !== undefined) repair.push(o);
+    } else if (!knownKeys.has(key)) found.push(o);
+  }
+  return { found, upload, repair };
 }
 
 export interface RollbackPlan {

@@ -191,8 +191,11 @@ async function missingOf(target: RemoteTarget, expected: Array<{ key: string; by
 }
 
 async function deleteUnkept(target: RemoteTarget, d: Deletion, say: (l: string) => void) {
-  for (const key of d.unreadable)
-    say(`warning: ${key} cannot be read back, so the objects only it names (if any) are left in place`);
+  for (const u of d.unreadable) say(`warning: refused ${u.key}: ${u.error}`);
+  if (d.swept)
+    say(
+      'warning: what those manifests named cannot be known: every object no kept publication names is deleted with them',
+    );
   if (!d.manifests.length && !d.objects.length) return { objects: 0, bytes: 0, manifests: 0 };
   // Objects first, the manifests that name them last: a prune stopped midway is taken up by the next publish.
   await target.delete(d.objects.map((x) => x.key));
@@ -222,9 +225,16 @@ function describePlan(plan: PublishPlan, target: RemoteTarget, say: (l: string) 
   const up = plan.upload.reduce((n, x) => n + x.bytes, 0);
   say(
     `  objects: ${plan.upload.length} to upload (${mb(up)} MB); ${plan.known} listed by kept publications` +
-      (plan.found.length ? `, ${plan.found.length} found from an interrupted publish` : ''),
+      (plan.found.length ? `, ${plan.found.length} found from an interrupted publish` : '') +
+      '; each checked on the remote',
   );
-  if (!plan.alreadyLive)
+  if (plan.repair.length)
+    say(
+      `  repair: ${plan.repair.length} of them are on the remote damaged (first: ${objectKey(plan.repair[0]!.sha256)}), ` +
+        'and are uploaded again',
+    );
+  if (plan.manifestDamaged) say(`  repair: the manifest is on the remote damaged (${plan.manifestDamaged})`);
+  if (!plan.alreadyLive || plan.uploadManifest)
     say(
       '  manifest: ' +
         `${plan.uploadManifest ? `to upload (${mb(local.storedManifest.length)} MB gzipped)` : 'already there'}; then ` +

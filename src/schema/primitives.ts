@@ -19,9 +19,10 @@ export const Slug = z.string().regex(SLUG_RE, 'must be a slug: lowercase letters
  * ASCII letters, digits, '.', '_' and '-' (not starting with one of the three), at most 64 characters.
  */
 export const REVISION_ID = '[A-Za-z0-9][A-Za-z0-9._-]{0,63}';
+export const REVISION_ID_RE = anchored(REVISION_ID);
 export const RevisionId = z
   .string()
-  .regex(anchored(REVISION_ID), "1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.', '_' or '-'");
+  .regex(REVISION_ID_RE, "1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.', '_' or '-'");
 
 /** A published instant: ISO 8601 in UTC with milliseconds, as `Date.prototype.toISOString` writes it. */
 export const Instant = z

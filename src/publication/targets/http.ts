@@ -8,6 +8,7 @@ import { redactUrl, redactUrls } from '../../redact.js';
 import { tooLarge } from '../integrity.js';
 import { withRetry } from '../retry.js';
 import { bounded, type Transfer } from './bounds.js';
+import { checkedKey } from './keys.js';
 import type { ReadBounds, RemoteReader, TargetEvents } from './types.js';
 
 export interface HttpReaderOptions extends TargetEvents {
@@ -84,7 +85,7 @@ export function httpReader(base: string, o: HttpReaderOptions = {}): RemoteReade
   return {
     description: redactUrl(root),
     get(key, g = {}) {
-      const url = new URL(key, root).href;
+      const url = new URL(checkedKey(key, redactUrl(root)), root).href;
       const shown = redactUrl(url);
       return bounded(`GET ${shown}`, g, o.bounds, (t) =>
         withRetry(() => getOnce(url, shown, g.maxBytes ?? Infinity, t), {

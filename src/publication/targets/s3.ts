@@ -15,6 +15,7 @@ import { UsageError } from '../../errors.js';
 import { IntegrityError, tooLarge } from '../integrity.js';
 import { isRetryable, statusOf, withRetry } from '../retry.js';
 import { bounded } from './bounds.js';
+import { checkedKey } from './keys.js';
 import type { ReadBounds, RemoteTarget, TargetEvents } from './types.js';
 
 export interface S3TargetOptions extends TargetEvents {
@@ -51,7 +52,7 @@ export function s3Target(url: string, o: S3TargetOptions = {}): RemoteTarget {
   // The SDK is pinned to a release that supports Node 20 (package.json); its warning that later releases will not
   // is for those who upgrade it, not for every publish.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const full = (key: string) => (prefix ? `${prefix}/${key}` : key);
+  const full = (key: string) => (prefix ? `${prefix}/${checkedKey(key, url)}` : checkedKey(key, url));
   const description = `s3://${bucket}${prefix ? `/${prefix}` : ''}`;
   const concurrency = o.concurrency ?? 16;
   const client = new S3Client({

@@ -44,6 +44,11 @@ export interface RemoteTarget extends RemoteReader {
   put(key: string, body: Buffer, o: PutOptions): Promise<void>;
   /** The size of each key, or null for those that are not there. */
   sizes(keys: string[]): Promise<Map<string, number | null>>;
+  /**
+   * The sha256 of each key's bytes as stored, where the host tells it without a download (a folder: by reading its
+   * disk); null for a key that is not there or not `bytes` long. Absent for hosts that cannot (S3: see publish).
+   */
+  hashes?(objects: Array<{ key: string; bytes: number }>): Promise<Map<string, string | null>>;
   /** Every key under `prefix`, with its size. */
   list(prefix: string): Promise<Array<{ key: string; bytes: number }>>;
   /** Delete keys; keys that are not there are not an error. */
