@@ -12,7 +12,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
-import { writeFileNamed } from '../write-file.js';
+import { readFileNamed, writeFileNamed } from '../write-file.js';
 import { Manifest, PublicationMeta } from './files.js';
 import { MANIFEST_FILE, META_FILE, type StoredBytes } from './layout.js';
 import { parseJsonFile } from './reader.js';
@@ -101,8 +101,8 @@ const storedWhere = (dir: string, s: StoredBytes) =>
 /** One release folder, opened: its two files read and checked (release.ts). */
 export async function openFolderRelease(dir: string): Promise<Release> {
   const [manifestBytes, metaBytes] = await Promise.all([
-    readFile(path.join(dir, MANIFEST_FILE)),
-    readFile(path.join(dir, META_FILE)),
+    readFileNamed(path.join(dir, MANIFEST_FILE)),
+    readFileNamed(path.join(dir, META_FILE)),
   ]);
   return openRelease({
     id: dir,
@@ -129,14 +129,15 @@ export function folderSource(dir: string, { out = false } = {}): Source {
       const live = await currentRelease(dir);
       return live && realpath(live);
     }
+    // ENOTDIR: `dir` is a file, which holds no publication (said as such, not as stat's errno).
     const cur = await stat(path.join(root, CURRENT)).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return null;
+      if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return null;
       throw e;
     });
     if (cur?.isDirectory()) return realpath(path.join(root, CURRENT));
     // No live release: one release folder itself, or nothing published.
     const meta = await stat(path.join(root, META_FILE)).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return null;
+      if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return null;
       throw e;
     });
     return meta ? realpath(root) : null;

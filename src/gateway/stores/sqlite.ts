@@ -7,7 +7,7 @@
 // at commit); only a power loss or kernel crash can forget the last commits, and with them grants already admitted.
 // better-sqlite3 is synchronous: a take() blocks the event loop for its few microseconds, or up to busy_timeout while
 // another process holds the write lock. The limiter (../quota.ts) calls take() about once per lease, not per request.
-import { statSync } from 'node:fs';
+import { closeSync, constants, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { makeDirs } from '../../make-dirs.js';
@@ -66,11 +66,31 @@ const record = (r: KeyRow): KeyRecord => ({
   revoked_at: r.revoked_at,
 });
 
+/**
+ * The database, or an error that says why not: SQLite's own is "unable to open database file", which names neither
+ * the file nor the reason. open(2) of the same file, as SQLite does it, gives both (EACCES, EISDIR, EROFS...).
+ */
+function openDatabase(Database: typeof BetterSqlite3, file: string): BetterSqlite3.Database {
+  try {
+    return new Database(file);
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'SQLITE_CANTOPEN') throw e;
+    try {
+      closeSync(openSync(file, constants.O_RDWR | constants.O_CREAT));
+    } catch (why) {
+      const err = why as NodeJS.ErrnoException;
+      const what = err.message.replace(`${err.code}: `, '').replace(/, open .*$/, '');
+      throw new Error(`cannot open ${file}: ${what} (${err.code})`, { cause: e });
+    }
+    throw new Error(`cannot open ${file}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
 export async function sqliteStore(opts: SqliteStoreOptions): Promise<QuotaStore> {
   const Database = await loadDriver();
   const file = opts.path === ':memory:' ? opts.path : path.resolve(opts.path);
   if (file !== ':memory:') makeDirs(path.dirname(file));
-  const db = new Database(file);
+  const db = openDatabase(Database, file);
   const busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000));
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
