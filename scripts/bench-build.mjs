@@ -480,7 +480,7 @@ function summarize(samples) {
       ...pick((s) => s.benchmark?.rss),
     ),
     treeRssMax: Math.max(0, ...pick((s) => s.full.treeRss)),
-    files: ok[0]?.files ?? null,
+    files: ok[0]?.full.reported.files ?? ok[0]?.files ?? null, // as the build counts them (manifest.json)
     logical: ok[0]?.logical ?? null,
     onDisk: ok[0]?.onDisk ?? null,
     description: median(pick((s) => (s.description?.failed ? null : s.description?.wall))),
