@@ -264,7 +264,7 @@ function runBuild(launcher, dataDir, outDir) {
       const lines = (partial + d).split('\n');
       partial = lines.pop();
       for (const line of lines) {
-        errTail = `${errTail + line}\n`.slice(-2000);
+        errTail = `${errTail + line}\n`.slice(-20000);
         process.stderr.write(`    | ${line}\n`);
       }
     });
@@ -286,11 +286,14 @@ function runBuild(launcher, dataDir, outDir) {
         fs.rmSync(timeFile, { force: true });
       }
       const base = { wall, rss, treeRss: treePeak || null, loadAfter: load() };
-      if (code !== 0)
-        return resolve({
-          ...base,
-          failed: `exit ${code ?? signal}: ${errTail.trim().split('\n').slice(-3).join(' / ')}`,
-        });
+      if (code !== 0) {
+        // What failed, how far the build got, and how it ended; not the native stack an out-of-memory abort prints.
+        const lines = errTail.trim().split('\n');
+        const why = lines.find((l) => /FATAL ERROR|^modelpub: |Error:/.test(l));
+        const progress = lines.findLast((l) => /: \d+\/\d+ \(\d+%\)/.test(l));
+        const parts = [why, progress && `last progress: ${progress.trim()}`, lines.at(-1)].filter(Boolean);
+        return resolve({ ...base, failed: `exit ${code ?? signal}: ${[...new Set(parts)].join(' / ')}` });
+      }
       const num = (re) => re.exec(stdout)?.slice(1).map(Number) ?? null;
       const [files, distinct, mbWritten, kept] =
         num(/(\d+) files, (\d+) distinct bodies, ([\d.]+) MB written, (\d+) kept/) ?? [];
