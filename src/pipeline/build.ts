@@ -9,7 +9,7 @@ import type { ChangeList } from '../publication/files.js';
 import { laneVariantKey } from '../publication/layout.js';
 import { checkForcedTime, timePolicy } from '../publication/times.js';
 import { BUILD_LEVELS, createCompressor } from '../publication/compress.js';
-import { changeList, emptyWriteStats, writeBodies, writeReleaseFiles, type WriteStats } from '../publication/writer.js';
+import { emptyWriteStats, writeBodies, writeReleaseFiles, type WriteStats } from '../publication/writer.js';
 import type { SemanticDiff } from '../schema/api.js';
 import { RevisionId } from '../schema/primitives.js';
 import { DEFAULT_PAGE_SIZE } from '../schema/requests.js';
@@ -119,7 +119,10 @@ function unchangedResult(
  * largest thing in the heap (the synthetic catalog's 500,000 speed runs: about 200 MB), and would stay for the whole
  * render.
  */
-const withoutMeasurements = (c: Computed): Computed => ({ ...c, data: { ...c.data, speed: [], benchmarks: [], prices: [] } });
+const withoutMeasurements = (c: Computed): Computed => ({
+  ...c,
+  data: { ...c.data, speed: [], benchmarks: [], prices: [] },
+});
 
 export async function build(o: BuildOptions): Promise<BuildResult> {
   const t0 = performance.now();
@@ -194,7 +197,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     const { entries, stats } = written;
     const publishedAt = times.publishedAt(stats.newlyModified);
     progress.phase('manifest');
-    const changes = changeList(entries, revision, previous);
+    const changes = entries.changeList(revision, previous?.meta.publicationRevision ?? null);
     await writeReleaseFiles(
       staging,
       {

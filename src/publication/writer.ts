@@ -13,6 +13,7 @@ import { UsageError } from '../errors.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { namedWriteError, writeFileNamed } from '../write-file.js';
 import type { BodyParts } from './assemble.js';
+import { type ManifestHead, ManifestLog, writeManifest } from './manifest-log.js';
 import type { CompressionLevels, Compressor, Representation } from './compress.js';
 import type {
   BodyRepresentations,
@@ -106,11 +107,12 @@ export async function writeBodies(
   bodies: Iterable<PendingBody>,
   o: WriteOptions,
 ): Promise<{
-  entries: ManifestEntry[];
-  representations: Record<string, BodyRepresentations> | null;
+  /** In the staging folder until writeReleaseFiles has written the manifest (which removes it). */
+  entries: ManifestLog;
+  representations: (readonly [string, BodyRepresentations])[] | null;
   stats: WriteStats;
 }> {
-  const entries: ManifestEntry[] = [];
+  const entries = new ManifestLog(path.join(o.stagingDir, MANIFEST_LOG_FILE), o.previous?.files ?? null);
   const firstPathOf = new Map<string, Promise<string>>(); // sha256 -> path of the file holding those bytes
   const dirs = new Map<string, Promise<unknown>>();
   const stats = emptyWriteStats();
@@ -247,16 +249,19 @@ export async function writeBodies(
     },
     { concurrency: o.concurrency ?? 32 },
   );
-  let representations: Record<string, BodyRepresentations> | null = null;
+  let representations: (readonly [string, BodyRepresentations])[] | null = null;
   try {
     await rendered;
     // Thrown after every write in flight has ended, so that the caller can remove the staging folder for good.
     if (refused) throw new UsageError(refused);
     representations = encoder ? await encoder.finish() : null;
+    await entries.seal();
+  } catch (e) {
+    await entries.remove();
+    throw e;
   } finally {
     await encoder?.close(); // the spill file, written or not
   }
-  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { entries, representations, stats };
 }
 
@@ -274,6 +279,8 @@ type Placed = { entry: BodyRepresentations } & (
 const MEMORY_BYTES = 32 * 1024 * 1024;
 /** The spill file in the staging folder (removed before the switch), and what is gathered before one write to it. */
 const SPILL_FILE = '.representations.unsorted';
+/** The manifest's entries as they come (manifest-log.ts), in the staging folder until manifest.json is written. */
+const MANIFEST_LOG_FILE = '.manifest.unsorted';
 const SPILL_CHUNK_BYTES = 8 * 1024 * 1024;
 /** The buffer finish() copies representations through into the pack. */
 const PACK_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -345,7 +352,8 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       pending.add(p);
       while (pendingBytes >= MAX_ENCODING_BYTES) await new Promise<void>((r) => waiters.push(r));
     },
-    async finish(): Promise<Record<string, BodyRepresentations>> {
+    /** Each distinct body's representations, sorted by its hash (the pack's order). */
+    async finish(): Promise<(readonly [string, BodyRepresentations])[]> {
       while (pending.size) await Promise.all([...pending]);
       if (failure) throw failure;
       // Sorted by hash: the pack's order, and the same manifest bytes whatever order the pool finished in.
@@ -382,7 +390,7 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
         await out.close();
         await from.previous?.close();
       }
-      return Object.fromEntries(sorted.map(([hash, p]) => [hash, p.entry]));
+      return sorted.map(([hash, p]) => [hash, p.entry] as const);
     },
     /** Closes and removes the spill file; a build calls it once the pack is written, or has failed. */
     close: () => spill.remove(),
@@ -480,34 +488,32 @@ async function previousPack(
   return { file, whole, intact };
 }
 
-/** What was added, changed and removed against the previous release, by path. */
-export function changeList(entries: readonly ManifestEntry[], revision: string, previous: Release | null): ChangeList {
-  const now = new Set(entries.map((e) => e.path));
-  const before = previous?.files;
-  return {
-    publicationRevision: revision,
-    previousRevision: previous?.meta.publicationRevision ?? null,
-    added: entries.filter((e) => !before?.has(e.path)).map((e) => e.path),
-    changed: entries
-      .filter((e) => {
-        const p = before?.get(e.path);
-        return p && p.sha256 !== e.sha256;
-      })
-      .map((e) => e.path),
-    removed: before ? [...before.keys()].filter((p) => !now.has(p)).sort() : [],
-  };
-}
-
 /** The release's own files, once its bodies are written; publication.json names the manifest's hash. */
 export async function writeReleaseFiles(
   stagingDir: string,
-  manifest: Manifest,
+  manifest: ManifestHead & {
+    files: ManifestLog;
+    representations?: Iterable<readonly [string, BodyRepresentations]> | undefined;
+  },
   meta: Omit<PublicationMeta, 'manifestSha256'>,
   changes: ChangeList,
 ): Promise<PublicationMeta> {
-  const manifestBytes = Buffer.from(JSON.stringify(manifest));
-  const full: PublicationMeta = { ...meta, manifestSha256: sha256(manifestBytes) };
-  await writeFileNamed(path.join(stagingDir, MANIFEST_FILE), manifestBytes);
+  const { files, representations, ...head } = manifest;
+  const file = path.join(stagingDir, MANIFEST_FILE);
+  let manifestSha256: string;
+  try {
+    const out = await open(file, 'w').catch((e) => Promise.reject(namedWriteError(e, file)));
+    try {
+      manifestSha256 = await writeManifest(out, head, files, representations ?? null).catch((e) =>
+        Promise.reject(namedWriteError(e, file)),
+      );
+    } finally {
+      await out.close();
+    }
+  } finally {
+    await files.remove();
+  }
+  const full: PublicationMeta = { ...meta, manifestSha256 };
   await writeFileNamed(path.join(stagingDir, CHANGES_FILE), JSON.stringify(changes));
   await writeFileNamed(path.join(stagingDir, META_FILE), `${JSON.stringify(full, null, 2)}\n`);
   return full;
