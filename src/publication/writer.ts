@@ -19,8 +19,6 @@ import type {
   BodyRepresentations,
   ChangeList,
   EncodedEntry,
-  Manifest,
-  ManifestEntry,
   PublicationMeta,
 } from './files.js';
 import {
