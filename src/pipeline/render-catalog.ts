@@ -9,7 +9,7 @@ import type { Include } from '../schema/api.js';
 import { INCLUDES, QUERY_LANES } from '../schema/api.js';
 import { openApiDocument, type OpenApiExamples } from '../schema/openapi.js';
 import { LOCALES, type Locale } from '../schema/source.js';
-import { envelopeParts, innerJson, listDataJson, withSections } from '../publication/assemble.js';
+import { envelopeBytes, envelopeParts, innerJson, listDataJson, withSections } from '../publication/assemble.js';
 import { catalogFile, LLMS_FILE, metricsFile, OPENAPI_FILE } from '../publication/layout.js';
 import { llmsParts, TEXT_CONTENT_TYPE } from './render-llms.js';
 import type { PendingBody } from '../publication/writer.js';
@@ -65,10 +65,16 @@ export class CatalogBodies {
         slugs.length,
         ...slugs.map((s) => `${digests.detail.get(s)![locale]}:${sectionDigests(digests.sections.get(s)!, INCLUDES)}`),
       );
+      // A piece at a time: the details of every model are the largest body of a release.
+      function* dataPieces(): Generator<string> {
+        yield '{"models":[';
+        for (const [i, slug] of slugs.entries()) yield i ? `,${detail(slug)}` : detail(slug);
+        yield `],"total":${slugs.length}}`;
+      }
       yield {
         path: catalogFile({ locale, lane, displayOnly }),
         inputs,
-        render: () => this.envelope(locale, `{"models":[${slugs.map(detail).join(',')}],"total":${slugs.length}}`),
+        render: () => envelopeBytes(this.schemaVersion, locale, this.attributionJson, dataPieces()),
       };
       if (lane === 'verified' && !displayOnly && locale === 'en')
         this.keepExamples(parts, slugs[0] === undefined ? null : detail(slugs[0]), slugs.length);

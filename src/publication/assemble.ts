@@ -13,7 +13,11 @@ export const TIER = 'free';
 /** A body to write: `head + JSON(revision) + tail`. */
 export interface BodyParts {
   head: string;
-  tail: string;
+  /**
+   * Bytes for a body too large to hold as a string (a catalog of every model: 100 MB at 2,000 models), which its
+   * concatenations and encodings would copy several times over.
+   */
+  tail: string | Buffer;
 }
 
 /** Case- and accent-insensitive form used by search (NFKD, marks removed, lower case). */
@@ -54,11 +58,25 @@ export function envelopeParts(
   locale: Locale,
   attributionJson: string,
   dataJson: string,
-): BodyParts {
+): BodyParts & { tail: string } {
   return {
     head: `{"schemaVersion":${JSON.stringify(schemaVersion)},"publicationRevision":`,
     tail: `,"tier":"${TIER}","locale":"${locale}","attribution":${attributionJson},"data":${dataJson}}`,
   };
+}
+
+/** envelopeParts for data given as pieces of its JSON, each made into bytes as it comes: the tail is bytes. */
+export function envelopeBytes(
+  schemaVersion: string,
+  locale: Locale,
+  attributionJson: string,
+  dataPieces: Iterable<string>,
+): BodyParts {
+  const { head, tail } = envelopeParts(schemaVersion, locale, attributionJson, '');
+  const chunks = [Buffer.from(tail.slice(0, -1))];
+  for (const piece of dataPieces) chunks.push(Buffer.from(piece));
+  chunks.push(Buffer.from('}'));
+  return { head, tail: Buffer.concat(chunks) };
 }
 
 export function listDataJson(itemJsons: readonly string[], page: number, pageSize: number, total: number): string {

@@ -15,12 +15,7 @@ import { namedWriteError, writeFileNamed } from '../write-file.js';
 import type { BodyParts } from './assemble.js';
 import { type ManifestHead, ManifestLog, writeManifest } from './manifest-log.js';
 import type { CompressionLevels, Compressor, Representation } from './compress.js';
-import type {
-  BodyRepresentations,
-  ChangeList,
-  EncodedEntry,
-  PublicationMeta,
-} from './files.js';
+import type { BodyRepresentations, ChangeList, EncodedEntry, ManifestEntry, PublicationMeta } from './files.js';
 import {
   CHANGES_FILE,
   isArtifactFile,
@@ -98,6 +93,12 @@ export interface WriteOptions {
 /** Compressions asked for and not yet written: past this many bytes of bodies, rendering waits for the pool. */
 const MAX_ENCODING_BYTES = 32 * 1024 * 1024;
 
+/** The bytes of a body that names `revision`. */
+const bodyBytes = (b: BodyParts, revision: string): Buffer =>
+  typeof b.tail === 'string'
+    ? Buffer.from(b.head + JSON.stringify(revision) + b.tail)
+    : Buffer.concat([Buffer.from(b.head + JSON.stringify(revision)), b.tail]);
+
 // The one-shot hash: a third of the cost of createHash() for the build's 75,000 small bodies.
 const sha256 = (s: string | Buffer) => hash('sha256', s);
 
@@ -173,14 +174,14 @@ export async function writeBodies(
       let bytes: Buffer | null = null;
       let hash = '';
       if (prev && prev.revision !== o.revision) {
-        const kept = Buffer.from(b.head + JSON.stringify(prev.revision) + b.tail);
+        const kept = bodyBytes(b, prev.revision);
         const keptHash = sha256(kept);
         if (keptHash === prev.sha256) {
           [revision, lastModified, bytes, hash] = [prev.revision, prev.last_modified, kept, keptHash];
         }
       }
       if (bytes === null) {
-        bytes = Buffer.from(b.head + JSON.stringify(revision) + b.tail);
+        bytes = bodyBytes(b, revision);
         hash = sha256(bytes);
         // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
         // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
