@@ -1,6 +1,7 @@
 // `serve --origin URL`: a gateway on the remote layout `modelpub publish` writes (pointer -> manifest -> objects by
 // hash), read from a plain static server over a file:// remote, and from s3rver over s3://. One small catalog is
 // built twice (one English description changed) and published to the same remote: A, then B.
+import { readFileSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,12 +17,14 @@ import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build } from '../src/pipeline/build.js';
 import type { Manifest } from '../src/publication/files.js';
 import { detailFile } from '../src/publication/layout.js';
-import { objectKey, POINTER_KEY } from '../src/publication/remote.js';
+import { sha256Hex } from '../src/publication/integrity.js';
+import { manifestKey, objectKey, POINTER_KEY } from '../src/publication/remote.js';
 import { publish, rollback } from '../src/publish/publish.js';
 import { fileTarget } from '../src/publication/targets/file.js';
 import { openTarget } from '../src/publication/targets/index.js';
 import type { RemoteTarget } from '../src/publication/targets/types.js';
 import { ensureCompiled, runCli } from './helpers/cli.js';
+import { type FaultyHost, faultyHost } from './helpers/faulty-host.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
 import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
 import { until } from './helpers/wait.js';
@@ -300,5 +303,105 @@ describe('over s3:// (s3rver, path style)', () => {
     expect(none.stderr).toContain(
       `at s3://${s3.bucket}/nothing-here: s3://${s3.bucket}/nothing-here/current.json is missing: nothing has been published there`,
     );
+  });
+});
+
+// Faults of an origin seen by a gateway: a host that trickles or never answers (helpers/faulty-host.ts) over a remote
+// where A was published, then B (live B, A kept). Faults are set once the gateway has started, so its start reads
+// (pointer, manifest) are never cut by the short deadlines these tests give.
+describe('an origin that fails: the gateway answers, switches and starts all the same', () => {
+  let dir: string;
+  let host: FaultyHost;
+  let target: RemoteTarget;
+  const manifestFile = (b: Built) =>
+    path.join(
+      dir,
+      manifestKey({ revision: b.revision, sha256: sha256Hex(readFileSync(path.join(b.dir, 'manifest.json'))) }),
+    );
+  beforeAll(async () => {
+    dir = path.join(tmp, 'remote-faults');
+    target = fileTarget(pathToFileURL(dir).href);
+    await publishTo(target, builds.A);
+    await publishTo(target, builds.B);
+    host = await faultyHost(dir);
+  });
+  afterAll(async () => {
+    await host?.close();
+    await target?.close();
+  });
+
+  it('a truncated live manifest: serves the newest kept publication, says why, and switches once it can be read', async () => {
+    const file = manifestFile(builds.B);
+    const good = await readFile(file);
+    await writeFile(file, good.subarray(0, good.length >> 1));
+    let gw: Gateway | undefined;
+    try {
+      gw = await gatewayOn(host.url, { pollMs: 100 });
+      expect(gw.publication().revision).toBe(builds.A.revision);
+      expect(gw.warnings.join('\n')).toMatch(
+        new RegExp(`the live publication ${builds.B.revision}/[0-9a-f]{64} cannot be read \\(.*manifest.*\\); serving`),
+      );
+      const r = await getWithKey(gw, '/api/v1/models/alpha');
+      expect([r.status, r.headers.get('x-publication-revision')]).toEqual([200, builds.A.revision]);
+      // None readable: then, and only then, it does not start.
+      const fileA = manifestFile(builds.A);
+      const goodA = await readFile(fileA);
+      await writeFile(fileA, goodA.subarray(0, 10));
+      try {
+        await expect(gatewayOn(host.url)).rejects.toThrow(`no publication to serve at ${host.url}`);
+      } finally {
+        await writeFile(fileA, goodA);
+      }
+      await writeFile(file, good);
+      await until(() => gw!.publication().revision === builds.B.revision);
+    } finally {
+      await writeFile(file, good);
+      await gw?.close();
+    }
+  });
+
+  it('a body the origin trickles: 503 by the deadline, the quota unit given back, and the next request reads again', async () => {
+    const quotaKey = (await createKey(store, 'refund test')).key;
+    const gw = await gatewayOn(host.url, {
+      quota: 2,
+      originOptions: { retryAttempts: 1, bounds: { deadlineMs: 2_000, minBytesPerSecond: 0 } },
+    });
+    const ask = () =>
+      request(gw, '/api/v1/models/alpha', { headers: { 'x-api-key': quotaKey, 'accept-encoding': 'identity' } });
+    const rel = detailFile({ slug: 'alpha', locale: 'en', lane: 'verified', displayOnly: false, include: [] });
+    const objectPath = `/${objectKey(entryOf(builds.B, rel).sha256)}`;
+    try {
+      // A byte a second: more often than any idle timeout, and never more than the body's size before its deadline.
+      host.trickleEveryMs = 1000;
+      host.fault.set(objectPath, 'trickle');
+      // Two requests share one read; both fail with it, and neither is counted.
+      expect((await Promise.all([ask(), ask()])).map((r) => r.status)).toEqual([503, 503]);
+      host.fault.set(objectPath, null);
+      const again = await ask();
+      expect(again.status).toBe(200);
+      expect(await again.text()).toContain('alpha, described again.');
+      expect((await ask()).status).toBe(200);
+      expect((await ask()).status).toBe(429); // the quota of 2 holds: the two 503s were given back
+    } finally {
+      host.trickleEveryMs = 5;
+      host.fault.set(objectPath, null);
+      await gw.close();
+    }
+  });
+
+  it('a pointer that trickles cuts the poll at its deadline: the gateway switches once the origin recovers', async () => {
+    const gw = await gatewayOn(host.url, { pollMs: 100, originOptions: { pointerDeadlineMs: 1_000 } });
+    try {
+      expect(gw.publication().revision).toBe(builds.B.revision);
+      host.fault.set(`/${POINTER_KEY}`, 'trickle');
+      // A second trickled read of the pointer means the first poll was cut and polling went on.
+      await host.reached(`/${POINTER_KEY}`, (host.seen.get(`/${POINTER_KEY}`) ?? 0) + 2);
+      await rollback({ target, revision: builds.A.revision, say: () => {} });
+      host.fault.set(`/${POINTER_KEY}`, null);
+      await until(() => gw.publication().revision === builds.A.revision);
+    } finally {
+      host.fault.set(`/${POINTER_KEY}`, null);
+      await gw.close();
+    }
   });
 });

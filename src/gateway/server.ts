@@ -92,11 +92,31 @@ export async function openGateway(o: HandlerOptions): Promise<Gateway> {
       })
     : await openSource(o.dir ?? 'dist');
   const cache = new BodyCache(o.cacheBytes);
+  const log =
+    o.logLevel === 'silent'
+      ? null
+      : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
+  const startWarnings: string[] = [];
   let current = await source
     .currentId()
-    .then((id) => {
+    .then(async (id) => {
       if (id === null) throw Object.assign(new Error(source.nothingPublished), { code: 'ENOENT' });
-      return Publication.load(source, id, cache);
+      try {
+        return await Publication.load(source, id, cache);
+      } catch (e) {
+        // A live publication that cannot be read (its manifest truncated or damaged) leaves the newest kept one that
+        // can be: a gateway serves it, says why, and polls on; it refuses to start only when none can be read.
+        for (const older of source.kept()) {
+          const p = await Publication.load(source, older, cache).catch(() => null);
+          if (!p) continue;
+          startWarnings.push(
+            `the live publication ${id} cannot be read (${redactUrls((e as Error).message)}); serving the newest ` +
+              `kept one that can, ${p.id}, until the live one can be read`,
+          );
+          return p;
+        }
+        throw e;
+      }
     })
     .catch(async (e: Error & { code?: string }) => {
       await source.close();
@@ -104,10 +124,7 @@ export async function openGateway(o: HandlerOptions): Promise<Gateway> {
       const hint = missing ? await dirHint(o.dir ?? 'dist') : '';
       throw new Error(`no publication to serve at ${source.description}: ${e.message}.${hint}`);
     });
-  const log =
-    o.logLevel === 'silent'
-      ? null
-      : pino({ level: o.logLevel, base: { pid: process.pid } }, destination({ sync: false }));
+  for (const line of startWarnings) log?.warn(line);
   const store = o.storeInstance ?? (await openStore(o.store, { isolate: true }));
   for (const line of store.warnings ?? []) log?.warn(redactUrls(line));
   const keys = new KeyCache(store);
@@ -168,7 +185,7 @@ export async function openGateway(o: HandlerOptions): Promise<Gateway> {
   return {
     handler,
     publication: () => current,
-    warnings: store.warnings ?? [],
+    warnings: [...(store.warnings ?? []), ...startWarnings],
     log,
     close: () => (closing ??= close()),
   };

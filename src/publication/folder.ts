@@ -147,6 +147,7 @@ export function folderSource(dir: string, { out = false } = {}): Source {
     nothingPublished: `${root} holds no publication: it has no current release, and is not a release folder (no ${META_FILE})`,
     currentId,
     release: openFolderRelease,
+    kept: () => [],
     async live() {
       const id = await currentId();
       return id === null ? null : openFolderRelease(id);

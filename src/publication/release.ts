@@ -21,6 +21,12 @@ export interface Source {
   live(): Promise<Release | null>;
   /** Publication `id`, as currentId() named it, opened. */
   release(id: string): Promise<Release>;
+  /**
+   * The ids of the publications kept besides the live one (what a rollback may return to), the most recently live
+   * first, as the last currentId() saw them: what a reader falls back to when the live one cannot be read. None for a
+   * folder.
+   */
+  kept(): string[];
   close(): Promise<void>;
 }
 

@@ -123,11 +123,14 @@ export async function remoteSource(url: string, o: RemoteOptions = {}): Promise<
   const layout = remoteLayout(r, o);
   /** The publications the last pointer read names: what release(id) opens, without reading the pointer again. */
   let named = new Map<string, RemotePublication>();
+  let previous: string[] = [];
   const currentId = async () => {
     const pointer = await layout.pointer();
     if (!pointer) return null;
     named = new Map(keptOf(pointer).map((p) => [publicationId(p), p]));
-    return publicationId(pointer.live);
+    const live = publicationId(pointer.live);
+    previous = pointer.previous.map(publicationId).filter((id) => id !== live);
+    return live;
   };
   const release = async (id: string) => {
     // A pointer that moved since currentId() still keeps the publication it named (unless --keep 1): look again.
@@ -143,6 +146,7 @@ export async function remoteSource(url: string, o: RemoteOptions = {}): Promise<
       'nothing has been published there (modelpub publish writes it)',
     currentId,
     release,
+    kept: () => previous,
     async live() {
       const id = await currentId();
       return id === null ? null : release(id);

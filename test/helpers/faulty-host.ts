@@ -17,6 +17,8 @@ export interface FaultyHost {
   seen: Map<string, number>;
   /** Resolves once a request for `pathname` has reached the host `n` times in all. */
   reached(pathname: string, n?: number): Promise<void>;
+  /** How often a trickle sends its next byte, in ms (default 5). */
+  trickleEveryMs: number;
   /** Basic auth the host asks for, as "user:password"; null (the default) asks for none. */
   auth: string | null;
   close(): Promise<void>;
@@ -42,7 +44,7 @@ export async function faultyHost(root: string): Promise<FaultyHost> {
     if (fault === 'trickle') {
       // A body it promises and never finishes: a byte now and then, as a host on a failing link.
       res.writeHead(200); // chunked: no size that the reader could refuse it by before it trickles
-      const timer = setInterval(() => res.write('x'), 5);
+      const timer = setInterval(() => res.write('x'), h.trickleEveryMs);
       timers.add(timer);
       res.on('close', () => {
         clearInterval(timer);
@@ -65,6 +67,7 @@ export async function faultyHost(root: string): Promise<FaultyHost> {
     fault: new Map<string, Fault>(),
     seen: new Map<string, number>(),
     auth: null,
+    trickleEveryMs: 5,
     reached: (pathname: string, n = 1) =>
       (h.seen.get(pathname) ?? 0) >= n
         ? Promise.resolve()
