@@ -18,7 +18,7 @@ import { openTarget, type RemoteOptions } from '../src/publication/targets/index
 import { checkedKey } from '../src/publication/targets/keys.js';
 import type { RemoteTarget } from '../src/publication/targets/types.js';
 import { build } from '../src/pipeline/build.js';
-import { publish } from '../src/publish/publish.js';
+import { publish, rollback } from '../src/publish/publish.js';
 import { ensureCompiled } from './helpers/cli.js';
 import { type FixtureSpec, smallCatalog, writeFixture } from './helpers/fixture.js';
 import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
@@ -181,6 +181,21 @@ describe('file://', () => {
     expect(rec.puts.indexOf(key)).toBeGreaterThanOrEqual(0);
     expect(rec.puts.indexOf(key)).toBeLessThan(rec.puts.indexOf(POINTER_KEY));
     expect(await readBackWhole(url)).toBe(builds.B.revision);
+  });
+
+  it('a rollback uploads its manifest again when the one there is damaged at its size', async () => {
+    const root = path.join(tmp, 'rollback');
+    const url = pathToFileURL(root).href;
+    await run(builds.A, fileTarget(url));
+    await run(builds.B, fileTarget(url));
+    const said: string[] = [];
+    await rollback({ target: fileTarget(url), revision: builds.A.revision, dryRun: true, say: (l) => said.push(l) });
+    const [, key, bytes] = /^would upload (\S+) \((\d+) bytes/m.exec(said.join('\n'))!;
+    await mkdir(path.dirname(path.join(root, key!)), { recursive: true });
+    await writeFile(path.join(root, key!), Buffer.alloc(Number(bytes), 0x43));
+    const r = await rollback({ target: fileTarget(url), revision: builds.A.revision, say: () => {} });
+    expect(r.moved).toBe(true);
+    expect(await readBackWhole(url)).toBe(builds.A.revision);
   });
 
   it('a truncated live manifest: the next publish deletes it with the objects no kept publication names', async () => {

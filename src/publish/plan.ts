@@ -203,7 +203,6 @@ export async function planPublish(
   state: RemoteState,
   keep: number,
 ): Promise<PublishPlan> {
-  const remote = remoteLayout(target);
   const id = publicationId(local.entry);
   const warnings = state.damaged.map(
     (d) =>
@@ -217,21 +216,10 @@ export async function planPublish(
   const alreadyLive = liveKept !== null && publicationId(liveKept.entry) === id;
   const knownKeys = objectKeysOf(state.kept.map((k) => k.manifest));
   const { found, upload, repair } = await checkObjects(target, [...local.objects.values()], knownKeys);
-  const manifestKey = manifestKeyOf(local.entry);
   const keptHere = state.kept.some((k) => publicationId(k.entry) === id);
-  // "Already there" is believed only of a manifest read back whole: its bytes against the sha256 in its name.
-  let manifestThere = keptHere;
-  let manifestDamaged: string | null = null;
-  // Not its size: another zlib packs the same JSON to other bytes, and the hash that names it is of the JSON.
-  if (!keptHere && typeof (await target.sizes([manifestKey])).get(manifestKey) === 'number') {
-    try {
-      await remote.manifest(manifestRefOf(local.entry));
-      manifestThere = true;
-    } catch (e) {
-      if (!(e instanceof IntegrityError)) throw e;
-      manifestDamaged = e.message;
-    }
-  }
+  const { there: manifestThere, damaged: manifestDamaged } = keptHere
+    ? { there: true, damaged: null }
+    : await manifestOnRemote(target, local.entry);
   // The pointer as it would be: the damaged publications are left out of what it keeps.
   const trusted: Pointer | null = state.kept.length
     ? {
@@ -260,6 +248,27 @@ export async function planPublish(
     deletion: await planDeletion(target, state, next, keptManifests),
     warnings,
   };
+}
+
+/**
+ * Whether the manifest of `p` is on the remote whole. "Already there" is believed only of a manifest read back whole,
+ * its JSON against the sha256 in its name, never of one that merely has a size: `damaged` says why one that is there
+ * is not whole (it is then uploaded again: it is content-addressed, so rewriting it with the right bytes is safe).
+ */
+export async function manifestOnRemote(
+  target: RemoteTarget,
+  p: RemotePublication,
+): Promise<{ there: boolean; damaged: string | null }> {
+  const key = manifestKeyOf(p);
+  // Not its size: another zlib packs the same JSON to other bytes, and the hash that names it is of the JSON.
+  if (typeof (await target.sizes([key])).get(key) !== 'number') return { there: false, damaged: null };
+  try {
+    await remoteLayout(target).manifest(manifestRefOf(p));
+    return { there: true, damaged: null };
+  } catch (e) {
+    if (!(e instanceof IntegrityError)) throw e;
+    return { there: false, damaged: e.message };
+  }
 }
 
 /**

@@ -29,6 +29,7 @@ import {
 } from '../publication/remote.js';
 import {
   type Deletion,
+  manifestOnRemote,
   planPublish,
   planRollback,
   type PublishPlan,
@@ -287,7 +288,7 @@ export async function rollback(o: RollbackOptions): Promise<{ moved: boolean; po
     say('dry run: nothing was written');
     return { moved: false, pointer: state.pointer! };
   }
-  if ((await o.target.sizes([manifestKey])).get(manifestKey) !== plan.again.storedManifest.length)
+  if (!(await manifestOnRemote(o.target, plan.again.entry)).there)
     await o.target.put(manifestKey, plan.again.storedManifest, {
       contentType: GZIP_CONTENT_TYPE,
       cacheControl: IMMUTABLE_CACHE_CONTROL,
