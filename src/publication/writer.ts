@@ -41,7 +41,8 @@ export type PendingBody = {
 export const partsOf = (b: PendingBody): BodyParts => ('render' in b ? b.render() : b);
 
 /** The inputs digest of a body given as its parts: the parts themselves, hashed (cheap bodies, few of them). */
-const partsDigest = (b: BodyParts): string => hash('sha256', `${b.head.length}:${b.head}${b.tail}`, 'base64url');
+const partsDigest = (b: BodyParts & { contentType?: string }): string =>
+  hash('sha256', `${b.contentType ?? ''}\n${b.head.length}:${b.head}${b.tail}`, 'base64url');
 
 export interface WriteStats {
   files: number;
