@@ -13,6 +13,7 @@ import type { ChangeList, Manifest } from '../src/publication/files.js';
 import { publish } from '../src/publish/publish.js';
 import { fileTarget } from '../src/publication/targets/file.js';
 import { ensureCompiled, runCli } from './helpers/cli.js';
+import { faultyHost } from './helpers/faulty-host.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
 
 let tmp: string;
@@ -144,4 +145,27 @@ it('a --previous with nothing published builds a first publication, and says so;
     2,
     `modelpub: --endpoint is for an s3:// --previous, not ${remote}`,
   ]);
+});
+
+it('build --previous and diff --against a host that never answers fail by the read bounds, its password masked', async () => {
+  const silent = await faultyHost(path.join(tmp, 'remote'));
+  silent.fault.set('*', 'silent');
+  silent.auth = 'user:s3cr3t-t0ken';
+  const url = silent.url.replace('http://', 'http://user:s3cr3t-t0ken@');
+  const shown = `GET ${silent.url.replace('http://', 'http://user:***@')}current.json`;
+  try {
+    // The defaults: nothing in the first 10 s is below the minimum rate (bounds.ts), and past the pointer's deadline.
+    for (const args of [
+      ['build', '--data', data, '--out', freshOut(), '--previous', url, '--quiet'],
+      ['diff', '--data', data, '--against', url],
+    ]) {
+      const r = await runCli(args);
+      expect(r.code, r.stderr).not.toBe(0);
+      expect(r.stderr).toContain(`${shown}: `);
+      expect(r.stderr).toMatch(/current\.json: (slower than the minimum rate|no complete answer within 10000 ms)/);
+      expect(`${r.stdout}${r.stderr}`).not.toContain('s3cr3t-t0ken');
+    }
+  } finally {
+    await silent.close();
+  }
 });
