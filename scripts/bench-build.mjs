@@ -298,12 +298,13 @@ function runBuild(launcher, dataDir, outDir) {
       const [files, distinct, mbWritten, kept] =
         num(/(\d+) files, (\d+) distinct bodies, ([\d.]+) MB written, (\d+) kept/) ?? [];
       const [added, changed, removed] = num(/changes: (\d+) added, (\d+) changed, (\d+) removed/) ?? [];
+      const [made, carried] = num(/(\d+) bodies made, (\d+) carried over/) ?? [];
       const release = / at (\S+)\n/.exec(stdout)?.[1];
       resolve({
         ...base,
         release: release && path.resolve(release),
         summary: stdout.trimEnd(),
-        reported: { files, distinct, mbWritten, kept, added, changed, removed },
+        reported: { files, distinct, mbWritten, kept, added, changed, removed, made, carried },
       });
     });
   });
@@ -449,7 +450,7 @@ async function measureCatalog(cli, cat, root, scratch, estimate) {
         const r = b.reported;
         log(
           `   rebuild ${fmtSecs(b.wall)} = ${((100 * b.wall) / s.full.wall).toFixed(1)} % of the full build, peak RSS ${fmtBytes(b.rss)}; ` +
-            `${fmtInt(r.mbWritten == null ? null : Math.round(r.mbWritten))} MB written, ${fmtInt(r.kept)} bodies kept, changes ${r.added}/${r.changed}/${r.removed} (added/changed/removed)`,
+            `${fmtInt(r.mbWritten == null ? null : Math.round(r.mbWritten))} MB written, ${fmtInt(r.kept)} bodies kept, ${r.made == null ? '' : `${fmtInt(r.made)} made, ${fmtInt(r.carried)} carried over, `}changes ${r.added}/${r.changed}/${r.removed} (added/changed/removed)`,
         );
       }
     }
@@ -574,7 +575,9 @@ function report(results) {
       const b = c.samples.find((x) => x.benchmark?.reported)?.benchmark.reported;
       if (d || b)
         details.push(
-          `  what the rebuilds changed (added/changed/removed, of ${fmtInt(s.files)} files): description ${d ? `${d.added}/${d.changed}/${d.removed}` : '-'}, benchmark value ${b ? `${b.added}/${b.changed}/${b.removed}` : '-'}`,
+          `  what the rebuilds changed (added/changed/removed, of ${fmtInt(s.files)} files; bodies made): ` +
+            `description ${d ? `${d.added}/${d.changed}/${d.removed}; ${d.made ?? '-'}` : '-'}, ` +
+            `benchmark value ${b ? `${b.added}/${b.changed}/${b.removed}; ${b.made ?? '-'}` : '-'}`,
         );
     }
     details.push(`  load average (1, 5, 15 min) before each repetition: ${s.loads.join('; ')}`);
