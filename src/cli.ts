@@ -1,6 +1,6 @@
 // The only place that turns errors into messages and exit codes.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { AlreadyReported, CommandFailed, ValidationError, UsageError } from './errors.js';
+import { AlreadyReported, CommandFailed, RemoteBusy, ValidationError, UsageError } from './errors.js';
 import { redactUrls } from './redact.js';
 import { buildCommand } from './commands/build.js';
 import { diffCommand } from './commands/diff.js';
@@ -238,9 +238,9 @@ export async function main(argv: string[]): Promise<void> {
 function reportError(e: unknown): void {
   if (e instanceof AlreadyReported) {
     process.exitCode = 1;
-  } else if (e instanceof ValidationError || e instanceof UsageError) {
+  } else if (e instanceof ValidationError || e instanceof UsageError || e instanceof RemoteBusy) {
     console.error(process.env.MODELPUB_DEBUG ? e : `modelpub: ${redactUrls(e.message)}`);
-    process.exitCode = e instanceof ValidationError ? 1 : 2;
+    process.exitCode = e instanceof ValidationError ? 1 : e instanceof RemoteBusy ? RemoteBusy.exitCode : 2;
   } else {
     // Errors of the machine or the store (a port in use, a file missing, Redis away) carry a message that names
     // what failed; a stack would only bury it. Programming errors keep theirs, and MODELPUB_DEBUG=1 shows all.

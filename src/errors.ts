@@ -44,6 +44,18 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * Another process holds or moved what this one needed (a remote's publish lock, its pointer), and nothing was
+ * changed: run again later. Exit code 75, EX_TEMPFAIL of sysexits.h, so that a CI step can tell it from a failure.
+ */
+export class RemoteBusy extends Error {
+  static readonly exitCode = 75;
+  constructor(message: string) {
+    super(message);
+    this.name = 'RemoteBusy';
+  }
+}
+
 /** Any failure of a command whose errors all exit with one code (diff: 2, as diff(1), since 1 means "changes"). */
 export class CommandFailed extends Error {
   constructor(

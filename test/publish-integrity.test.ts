@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../src/publication/files.js';
 import { sha256Hex } from '../src/publication/integrity.js';
-import { manifestKey, objectKey, POINTER_KEY } from '../src/publication/remote.js';
+import { LOCK_KEY, manifestKey, objectKey, POINTER_KEY } from '../src/publication/remote.js';
 import { remoteLayout } from '../src/publication/remote-source.js';
 import { openSource } from '../src/publication/source.js';
 import { fileTarget } from '../src/publication/targets/file.js';
@@ -298,7 +298,8 @@ describe('s3:// against s3rver', () => {
       const r = await run(builds.A, target);
       expect([r.manifestUploaded, r.uploaded.objects, r.pointerMoved]).toEqual([true, 1, false]);
       const puts = s3.requests.filter((q) => q.method === 'PUT').map((q) => q.key.slice('site/'.length));
-      expect(puts.sort()).toEqual([mkey, objectKey(cut!)].sort());
+      // (and the publish lock, taken and released)
+      expect(puts.sort()).toEqual([LOCK_KEY, mkey, objectKey(cut!)].sort());
       expect(sha256Hex((await target.get(objectKey(cut!)))!)).toBe(cut);
       expect(await readBackWhole(to, opts())).toBe(builds.A.revision);
       // Truncated again: the next release repairs it too.

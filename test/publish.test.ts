@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/pipeline/build.js';
 import {
   IMMUTABLE_CACHE_CONTROL,
+  LOCK_KEY,
   manifestKey,
   manifestKeyOf,
   objectKey,
@@ -339,7 +340,8 @@ describe.skipIf(!nginxPath())('file:// served by nginx', () => {
     };
     const r = await quiet({ from: builds.A.dir, target: rec.target, keep: 3 });
     // A folder gives each object's size and, read, its sha256: the live publication's are checked too (issue 33).
-    expect([r.alreadyLive, r.uploaded.objects, rec.puts, rec.deletes]).toEqual([true, 0, [], []]);
+    // Deleted: the publish lock alone, released (taken by a conditional write, which `recording` does not see).
+    expect([r.alreadyLive, r.uploaded.objects, rec.puts, rec.deletes]).toEqual([true, 0, [], [LOCK_KEY]]);
     expect([sized, hashed]).toEqual([builds.A.objects.size, builds.A.objects.size]);
     const cli = await runCli(['publish', '--from', builds.A.dir, '--to', url]);
     expect([cli.code, cli.stdout]).toEqual([0, expect.stringContaining('nothing uploaded')]);
@@ -358,7 +360,7 @@ describe.skipIf(!nginxPath())('file:// served by nginx', () => {
         ...changed.map(objectKey),
       ].sort(),
     );
-    expect([r.known, r.found, rec.deletes]).toEqual([builds.B.objects.size - changed.length, 0, []]);
+    expect([r.known, r.found, rec.deletes]).toEqual([builds.B.objects.size - changed.length, 0, [LOCK_KEY]]);
     const back = await readBackWhole(nginx.url);
     expect(back.pointer.live.publication.publicationRevision).toBe(builds.B.revision);
     expect(back.pointer.previous.map((p) => p.publication.publicationRevision)).toEqual([builds.A.revision]);
@@ -453,6 +455,14 @@ describe('s3:// against s3rver', () => {
     runCli(['publish', ...args, '--to', to, '--endpoint', s3.endpoint, '--region', 'us-east-1'], env());
   const objectPuts = () => s3.requests.filter((r) => r.method === 'PUT' && r.key.startsWith(`${prefix}/objects/`));
   const readBack = () => readBackWhole(to, { endpoint: s3.endpoint, region: 'us-east-1' });
+  const listAll = async () => {
+    const t = await openReader(to, { endpoint: s3.endpoint, region: 'us-east-1' });
+    try {
+      return (await (t as RemoteTarget).list('')).map((e) => `${e.key} ${e.bytes}`);
+    } finally {
+      await t.close();
+    }
+  };
   const savedEnv = { ...process.env };
   beforeAll(async () => {
     // openSource in this process takes its credentials from the chain too.
@@ -519,7 +529,8 @@ describe('s3:// against s3rver', () => {
     const r = await cli(['--from', builds.A.dir]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('nothing uploaded');
-    // The pointer, the live manifest, a listing of revisions/, and one of objects/ (a page per 1,000): no HEAD.
+    // The pointer, the live manifest, a listing of revisions/, and one of objects/ (a page per 1,000): no HEAD; the
+    // lock taken, read back, read and released.
     const listOf = (q: string) => decodeURIComponent(/prefix=([^&]*)/.exec(q)?.[1] ?? '');
     expect(
       s3.requests
@@ -534,6 +545,10 @@ describe('s3:// against s3rver', () => {
         `GET ${prefix}/${manifestKey({ revision: builds.A.revision, sha256: sha256Hex(builds.A.manifestBytes) })}`,
         `GET list ${prefix}/revisions/`,
         ...Array(Math.ceil(builds.A.objects.size / 1000)).fill(`GET list ${prefix}/objects/sha256/`),
+        `PUT ${prefix}/${LOCK_KEY}`,
+        `GET ${prefix}/${LOCK_KEY}`,
+        `GET ${prefix}/${LOCK_KEY}`,
+        'POST ?delete=',
       ].sort(),
     );
   });
@@ -571,9 +586,16 @@ describe('s3:// against s3rver', () => {
     const r = await cli(['--from', builds.B.dir]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`${n} found from an interrupted publish`);
+    // The killed publish's lock is taken over: its process is gone from this host.
+    expect(r.stdout).toContain('took over the publish lock');
     const puts = s3.requests.filter((q) => q.method === 'PUT').map((q) => q.key.slice(prefix.length + 1));
     expect(puts.sort()).toEqual(
-      [POINTER_KEY, ...changed.map(objectKey).filter((k) => !firstRun.includes(`${prefix}/${k}`))].sort(),
+      [
+        LOCK_KEY,
+        LOCK_KEY,
+        POINTER_KEY,
+        ...changed.map(objectKey).filter((k) => !firstRun.includes(`${prefix}/${k}`)),
+      ].sort(),
     );
     expect((await readBack()).pointer.live.publication.publicationRevision).toBe(builds.B.revision);
   });
@@ -583,17 +605,23 @@ describe('s3:// against s3rver', () => {
     const r = await cli(['--from', builds.C.dir, '--keep', '2']);
     expect(r.code).toBe(0);
     const puts = s3.requests.filter((q) => q.method === 'PUT').map((q) => q.key.slice(prefix.length + 1));
-    expect(puts.sort()).toEqual(
-      [
-        POINTER_KEY,
-        manifestKey({ revision: builds.C.revision, sha256: sha256Hex(builds.C.manifestBytes) }),
-        ...newIn(builds.B, builds.C).map(objectKey),
-      ].sort(),
-    );
-    // Every object's size from a listing of objects/; a HEAD for each new object once it is uploaded, and two for
-    // the new manifest (whether an interrupted run wrote it; after it is uploaded).
-    const heads = s3.requests.filter((q) => q.method === 'HEAD');
-    expect(heads.length).toBe(newIn(builds.B, builds.C).length + 2);
+    const manifest = manifestKey({ revision: builds.C.revision, sha256: sha256Hex(builds.C.manifestBytes) });
+    expect(puts.sort()).toEqual([LOCK_KEY, POINTER_KEY, manifest, ...newIn(builds.B, builds.C).map(objectKey)].sort());
+    // Every object's size from a listing of objects/ while planning, and again just before the switch (a listing, or a
+    // HEAD each when there are 500 or fewer); HEADs otherwise only for the new manifest (whether an interrupted run
+    // wrote it).
+    const firstUpload = s3.requests.findIndex((q) => q.method === 'PUT' && q.key === `${prefix}/${manifest}`);
+    const heads = (from: number, to?: number) =>
+      s3.requests
+        .slice(from, to)
+        .filter((q) => q.method === 'HEAD')
+        .map((q) => q.key.slice(prefix.length + 1))
+        .sort();
+    const listings = s3.requests.filter((q) => q.method === 'GET' && q.query.includes('list-type'));
+    expect(heads(0, firstUpload)).toEqual([manifest]);
+    const all = [manifest, ...[...builds.C.objects].map(objectKey)].sort();
+    if (all.length <= 500) expect(heads(firstUpload)).toEqual(all);
+    else expect(s3.requests.slice(firstUpload).filter((q) => listings.includes(q)).length).toBeGreaterThan(0);
     const gone = [...builds.A.objects].filter((h) => !builds.B.objects.has(h) && !builds.C.objects.has(h));
     expect(r.stdout).toContain(`deleted ${gone.length} objects`);
     const { S3Client, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
@@ -629,14 +657,23 @@ describe('s3:// against s3rver', () => {
     expect(dry.stdout).toMatch(/^would delete objects\//m);
     expect(s3.requests.filter((q) => q.method !== 'GET' && q.method !== 'HEAD')).toEqual([]);
     s3.requests.length = 0;
+    const keysBefore = await listAll();
     const rb = await cli(['--rollback', builds.B.revision]);
     expect(rb.code).toBe(0);
     const back = await readBack();
+    // The lock (taken, then released), the rolled-back publication's new manifest and the pointer: nothing else is
+    // written, and nothing but the lock deleted.
     expect(s3.requests.filter((q) => q.method === 'PUT').map((q) => q.key)).toEqual([
+      `${prefix}/${LOCK_KEY}`,
       `${prefix}/${manifestKeyOf(back.pointer.live)}`,
       `${prefix}/${POINTER_KEY}`,
     ]);
-    expect(s3.requests.filter((q) => q.method === 'DELETE' || q.method === 'POST')).toEqual([]);
+    const name = (line: string) => line.split(' ')[0]!;
+    const [before, after] = [keysBefore.map(name), (await listAll()).map(name)];
+    expect([after.filter((k) => !before.includes(k)), before.filter((k) => !after.includes(k))]).toEqual([
+      [manifestKeyOf(back.pointer.live)],
+      [],
+    ]);
     expect(back.pointer.live.publication.publicationRevision).toBe(builds.B.revision);
     expect(back.pointer.previous.map((p) => p.publication.publicationRevision)).toEqual([builds.C.revision]);
   });
@@ -696,6 +733,6 @@ export async function resolve(specifier, context, next) {
     env,
   );
   await new Promise((r) => refusing.close(r));
-  expect([s3.code, s3.stderr]).toEqual([1, expect.stringContaining('GET s3://b/p/current.json')]);
+  expect([s3.code, s3.stderr]).toEqual([1, expect.stringContaining('PUT s3://b/p/publish-lock.json')]);
   expect(await readFile(log, 'utf8')).toContain('@aws-sdk/client-s3');
 });

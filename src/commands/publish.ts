@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { publish, rollback } from '../publish/publish.js';
 import { openTarget } from '../publication/targets/index.js';
@@ -39,9 +40,29 @@ export async function publishCommand(o: PublishCommandOptions): Promise<void> {
         dryRun: o.dryRun,
         progress: o.quiet ? null : process.stderr,
         retries: () => retries,
+        afterPlan: pauseHook(process.env.MODELPUB_TEST_PAUSE_AFTER_PLAN),
       });
   } finally {
     await target.close();
   }
   if (retries) console.log(`${retries} requests were retried (5xx, 429 or a network error)`);
+}
+
+/**
+ * MODELPUB_TEST_PAUSE_AFTER_PLAN=FIFO, for tests: once planned, the lock held, the publish says so on stderr and waits
+ * until a writer opens the FIFO and closes it, so that a test sets the order of two publishes without a clock.
+ */
+function pauseHook(fifo: string | undefined): (() => Promise<void>) | undefined {
+  if (!fifo) return undefined;
+  return async () => {
+    console.error(`paused after planning: waiting on ${fifo}`);
+    const h = await open(fifo, 'r');
+    try {
+      for await (const _ of h.createReadStream()) {
+        /* until the writer closes */
+      }
+    } finally {
+      await h.close().catch(() => {});
+    }
+  };
 }

@@ -20,6 +20,12 @@ export const REMOTE_FORMAT = 'modelpub-remote/1';
 export const POINTER_KEY = 'current.json';
 export const REVISIONS_PREFIX = 'revisions/';
 export const OBJECTS_PREFIX = 'objects/sha256/';
+/** The publish lock (src/publish/lock.ts): one publish or rollback at a time moves the pointer. */
+export const LOCK_KEY = 'publish-lock.json';
+/** A folder target's files being written (targets/file.ts). */
+export const TMP_FOLDER = '.modelpub-tmp';
+/** What a publish writes directly under the root: a root holding anything else and no pointer is not ours. */
+export const LAYOUT_ROOT_NAMES: readonly string[] = [POINTER_KEY, 'revisions', 'objects', LOCK_KEY, TMP_FOLDER];
 
 /** Objects and manifests never change under their name: a CDN or browser may keep them for a year without asking. */
 export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';

@@ -64,14 +64,16 @@ export interface RemoteState {
   manifests: Array<{ key: string; revision: string; sha256: string }>;
 }
 
-export async function readRemoteState(target: RemoteTarget): Promise<RemoteState> {
+/** `known`: manifests already read whole, by key (named by their hash, so a later read would give the same). */
+export async function readRemoteState(target: RemoteTarget, known?: Map<string, Manifest>): Promise<RemoteState> {
   const remote = remoteLayout(target);
   const pointer = await remote.pointer();
   const kept: KeptPublication[] = [];
   const damaged: RemoteState['damaged'] = [];
   for (const entry of pointer ? keptOf(pointer) : []) {
     try {
-      kept.push({ entry, manifest: (await remote.manifest(manifestRefOf(entry))).manifest });
+      const manifest = known?.get(manifestKeyOf(entry)) ?? (await remote.manifest(manifestRefOf(entry))).manifest;
+      kept.push({ entry, manifest });
     } catch (e) {
       // Damage drops a publication from the kept ones; a host that did not answer stops the publish instead.
       if (!(e instanceof IntegrityError)) throw e;

@@ -10,7 +10,10 @@
 // uploads the rest.
 import { stat } from 'node:fs/promises';
 import pMap from 'p-map';
-import { UsageError } from '../errors.js';
+import { RemoteBusy, UsageError } from '../errors.js';
+import type { Manifest } from '../publication/files.js';
+import { acquireLock, type HeldLock } from '../publication/lock.js';
+import { remoteLayout } from '../publication/remote-source.js';
 import { IntegrityError } from '../publication/integrity.js';
 import { openSource, type Source } from '../publication/source.js';
 import type { RemoteTarget } from '../publication/targets/types.js';
@@ -30,10 +33,12 @@ import {
 import {
   type Deletion,
   manifestOnRemote,
+  planDeletion,
   planPublish,
   planRollback,
   type PublishPlan,
   readRemoteState,
+  type RemoteState,
   type Upload,
   uploadOf,
 } from './plan.js';
@@ -53,6 +58,8 @@ export interface PublishOptions {
   progress?: NodeJS.WriteStream | null;
   /** Requests retried so far, for the progress line. */
   retries?: () => number;
+  /** Awaited between the plan and the first upload, the lock held (tests pause a publish there). */
+  afterPlan?: () => Promise<void>;
 }
 
 export interface PublishResult {
@@ -103,6 +110,24 @@ async function publishFrom(source: Source, o: PublishOptions, say: (l: string) =
       `--from ${o.from} holds no publication (${source.nothingPublished}): give a build's --out folder, or one release folder`,
     );
   const local = uploadOf(live);
+  await refuseForeign(o.target);
+  if (o.dryRun) return publishPlanned(local, o, say, null);
+  const lock = await acquireLock(o.target, { action: `publish ${rev(local.entry)}` });
+  try {
+    if (lock.tookOver) say(`took over the publish lock of ${o.target.description}: ${lock.tookOver}`);
+    return await publishPlanned(local, o, say, lock);
+  } finally {
+    await lock.release().catch((e: Error) => say(`warning: the publish lock could not be released: ${e.message}`));
+  }
+}
+
+/** Plan, then (unless a dry run) upload, check, switch and prune, holding the lock from before the plan. */
+async function publishPlanned(
+  local: Upload,
+  o: PublishOptions,
+  say: (l: string) => void,
+  lock: HeldLock | null,
+): Promise<PublishResult> {
   const state = await readRemoteState(o.target);
   const plan = await planPublish(local, o.target, state, o.keep);
   describePlan(plan, o.target, say);
@@ -116,11 +141,12 @@ async function publishFrom(source: Source, o: PublishOptions, say: (l: string) =
     pointerMoved: false,
     deleted: { objects: 0, bytes: 0, manifests: 0 },
   };
-  if (o.dryRun) {
+  if (!lock) {
     listPlan(plan, say);
     say('dry run: nothing was uploaded, written or deleted');
     return result;
   }
+  await o.afterPlan?.();
   if (plan.uploadManifest) {
     await o.target.put(manifestKeyOf(local.entry), local.storedManifest, {
       contentType: GZIP_CONTENT_TYPE,
@@ -129,17 +155,36 @@ async function publishFrom(source: Source, o: PublishOptions, say: (l: string) =
     result.manifestUploaded = true;
   }
   result.uploaded = await uploadObjects(local, plan, o);
+  // Before a switch, every object the new manifest names, not only those uploaded: one a kept publication lists may
+  // be gone (a prune by a publish that did not hold the lock, a hand), and the pointer must never name a publication
+  // with a missing object.
   const missing = await missingOf(o.target, [
-    ...plan.upload.map((x) => ({ key: objectKey(x.sha256), bytes: x.bytes })),
-    ...(plan.uploadManifest ? [{ key: manifestKeyOf(local.entry), bytes: local.storedManifest.length }] : []),
+    ...(plan.pointer ? [...local.objects.values()] : plan.upload).map((x) => ({
+      key: objectKey(x.sha256),
+      bytes: x.bytes,
+    })),
+    ...(plan.uploadManifest || plan.pointer
+      ? [{ key: manifestKeyOf(local.entry), bytes: local.storedManifest.length }]
+      : []),
   ]);
   if (missing) throw new IntegrityError(`after the uploads, ${missing}: the pointer was not moved; publish again`);
+  let fresh: RemoteState | null = null;
   if (plan.pointer) {
+    await lock.check();
+    await refuseMoved(o.target, state.pointer, 'this publish planned');
     await o.target.put(POINTER_KEY, pointerBytes(plan.pointer), {
       contentType: JSON_CONTENT_TYPE,
       cacheControl: POINTER_CACHE_CONTROL,
     });
     result.pointerMoved = true;
+    // Read again for the prune, just before it: the pointer (still this one's?) and every manifest under revisions/.
+    fresh = await readRemoteState(o.target, knownManifests(local, state));
+    if (!samePointer(fresh.pointer, plan.pointer))
+      throw new RemoteBusy(
+        `right after this publish moved the pointer of ${o.target.description} to ${rev(local.entry)}, another ` +
+          `process moved it to ${fresh.pointer ? rev(fresh.pointer.live) : 'nothing'}: ${rev(local.entry)} is not ` +
+          'live and nothing was deleted',
+      );
   }
   const pointer = plan.pointer ?? state.pointer!;
   const up = result.uploaded;
@@ -155,8 +200,74 @@ async function publishFrom(source: Source, o: PublishOptions, say: (l: string) =
     `${plan.alreadyLive ? 'still live' : 'live'}: ${rev(local.entry)} at ${o.target.description} (${keptLine(pointer)}); ` +
       (uploaded ? `uploaded ${uploaded}` : 'nothing uploaded'),
   );
-  result.deleted = await deleteUnkept(o.target, plan.deletion, say);
+  const planned = plan.deletion.manifests.length + plan.deletion.objects.length > 0;
+  // Nothing to delete in the plan and no switch: the state is not read again (a republish stays request-free).
+  if (!fresh && planned) fresh = await readRemoteState(o.target, knownManifests(local, state));
+  result.deleted = fresh
+    ? await pruneAfter(o.target, fresh, pointer, lock, say)
+    : await deleteUnkept(o.target, plan.deletion, say);
   return result;
+}
+
+/** The manifests this publish has read or holds, by key: named by their hash, so never another's bytes. */
+function knownManifests(local: Upload, state: RemoteState): Map<string, Manifest> {
+  const out = new Map(state.kept.map((k) => [manifestKeyOf(k.entry), k.manifest]));
+  out.set(manifestKeyOf(local.entry), local.release.manifest);
+  return out;
+}
+
+const samePointer = (a: Pointer | null, b: Pointer | null) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The pointer read again just before it is written: another process that moved it since wins, and this one stops. */
+async function refuseMoved(target: RemoteTarget, planned: Pointer | null, when: string): Promise<void> {
+  const now = await remoteLayout(target).pointer();
+  if (samePointer(now, planned)) return;
+  const live = (p: Pointer | null) => (p ? rev(p.live) : 'nothing');
+  throw new RemoteBusy(
+    `the pointer of ${target.description} changed since ${when} (live then: ${live(planned)}, now: ${live(now)}): ` +
+      'another publish or rollback moved it; the pointer was not moved: run again',
+  );
+}
+
+/**
+ * Delete what no kept publication names, worked out again from the state read after the switch (`fresh`), never from
+ * the plan: what another process wrote or kept since the plan is spared. Nothing is deleted when the pointer is not
+ * the one this publish left, when the lock is no longer its own, or when a kept manifest cannot be read (what it
+ * names is not known).
+ */
+async function pruneAfter(
+  target: RemoteTarget,
+  fresh: RemoteState,
+  pointer: Pointer,
+  lock: HeldLock,
+  say: (l: string) => void,
+) {
+  const none = { objects: 0, bytes: 0, manifests: 0 };
+  const skip = (why: string) => {
+    say(`warning: nothing deleted: ${why}`);
+    return none;
+  };
+  if (!samePointer(fresh.pointer, pointer))
+    return skip(`the pointer of ${target.description} was moved by another process meanwhile`);
+  if (fresh.damaged.length)
+    return skip(
+      `kept publication ${fresh.damaged.map((d) => rev(d.entry)).join(', ')} cannot be read back ` +
+        `(${fresh.damaged[0]!.error})`,
+    );
+  const deletion = await planDeletion(
+    target,
+    fresh,
+    pointer,
+    fresh.kept.map((k) => k.manifest),
+  );
+  if (deletion.manifests.length || deletion.objects.length) {
+    try {
+      await lock.check();
+    } catch (e) {
+      return skip((e as Error).message);
+    }
+  }
+  return deleteUnkept(target, deletion, say);
 }
 
 async function uploadObjects(local: Upload, plan: PublishPlan, o: PublishOptions) {
@@ -177,6 +288,19 @@ async function uploadObjects(local: Upload, plan: PublishPlan, o: PublishOptions
     { concurrency: o.concurrency },
   );
   return progress.end();
+}
+
+/**
+ * A remote with no publication yet is written to only if it is empty or holds what a publish writes (an interrupted
+ * first publish's): the rule `build --out` keeps (folder.ts checkOutDir), so `--to file:///` is refused.
+ */
+async function refuseForeign(target: RemoteTarget): Promise<void> {
+  const names = (await target.foreignNames?.()) ?? [];
+  if (names.length && (await target.sizes([POINTER_KEY])).get(POINTER_KEY) === null)
+    throw new UsageError(
+      `--to ${target.description} holds no publication but files that modelpub did not write ` +
+        `(${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}): choose an empty or new folder`,
+    );
 }
 
 /** Which of the keys are not there with their size, said in a sentence; null when all are. */
@@ -268,6 +392,17 @@ export interface RollbackOptions {
 /** Move the pointer back to a kept publication, once every object it names is found there. */
 export async function rollback(o: RollbackOptions): Promise<{ moved: boolean; pointer: Pointer }> {
   const say = o.say ?? ((l: string) => console.log(l));
+  if (o.dryRun) return rollbackLocked(o, say, null);
+  const lock = await acquireLock(o.target, { action: `rollback to ${o.revision}` });
+  try {
+    if (lock.tookOver) say(`took over the publish lock of ${o.target.description}: ${lock.tookOver}`);
+    return await rollbackLocked(o, say, lock);
+  } finally {
+    await lock.release().catch((e: Error) => say(`warning: the publish lock could not be released: ${e.message}`));
+  }
+}
+
+async function rollbackLocked(o: RollbackOptions, say: (l: string) => void, lock: HeldLock | null) {
   const state = await readRemoteState(o.target);
   const plan = await planRollback(o.target, state, o.revision);
   if (publicationId(plan.to.entry) === publicationId(plan.from)) {
@@ -282,7 +417,7 @@ export async function rollback(o: RollbackOptions): Promise<{ moved: boolean; po
   if (missing) throw new IntegrityError(`cannot roll back to ${o.revision}: ${missing}: the pointer was not moved`);
   // The rolled-back publication goes live under a manifest of its own, with later times (plan.ts RollbackPlan).
   const manifestKey = manifestKeyOf(plan.again.entry);
-  if (o.dryRun) {
+  if (!lock) {
     say(`would upload ${manifestKey} (${plan.again.storedManifest.length} bytes: its times past every kept one's)`);
     say(`would write ${POINTER_KEY}: ${o.revision} live, ${keptLine(plan.pointer)}`);
     say('dry run: nothing was written');
@@ -295,6 +430,8 @@ export async function rollback(o: RollbackOptions): Promise<{ moved: boolean; po
     });
   const notThere = await missingOf(o.target, [{ key: manifestKey, bytes: plan.again.storedManifest.length }]);
   if (notThere) throw new IntegrityError(`cannot roll back to ${o.revision}: ${notThere}: the pointer was not moved`);
+  await lock.check();
+  await refuseMoved(o.target, state.pointer, 'this rollback read it');
   await o.target.put(POINTER_KEY, pointerBytes(plan.pointer), {
     contentType: JSON_CONTENT_TYPE,
     cacheControl: POINTER_CACHE_CONTROL,

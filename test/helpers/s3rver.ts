@@ -26,6 +26,8 @@ export interface S3Request {
   key: string;
   query: string;
   status: number;
+  /** A PUT's `If-None-Match` or `If-Match` header, as `If-None-Match: *`. */
+  condition?: string;
 }
 
 /** What the proxy does with a request instead of forwarding it. */
@@ -38,6 +40,12 @@ export interface S3Server {
   requests: S3Request[];
   /** Called for each request before it is forwarded; a Fault answers it instead. */
   fault: ((r: { method: string; key: string }) => Fault | undefined) | null;
+  /**
+   * s3rver 3.7.1 ignores `If-None-Match` and `If-Match` on a PUT (its putObject never reads them) and overwrites. While
+   * this is true (the default) the proxy keeps them as S3 does: one conditional PUT per key at a time, 412
+   * PreconditionFailed when the condition does not hold. False: s3rver as it is, a host that ignores them.
+   */
+  conditional: boolean;
   stop(): Promise<void>;
 }
 
@@ -67,6 +75,7 @@ export async function startS3(bucket = 'modelpub'): Promise<S3Server> {
     bucket,
     requests: [],
     fault: null,
+    conditional: true,
     async stop() {
       await new Promise((r) => proxy.close(r));
       proxy.closeAllConnections();
@@ -98,18 +107,62 @@ export async function startS3(bucket = 'modelpub'): Promise<S3Server> {
         .end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${f.code}</Code><Message>injected</Message></Error>`);
       return;
     }
-    const up = http.request(
-      { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers, agent },
-      (r) => {
-        record.status = r.statusCode ?? 0;
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      },
+    const forward = () =>
+      new Promise<void>((done) => {
+        const up = http.request(
+          { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers, agent },
+          (r) => {
+            record.status = r.statusCode ?? 0;
+            res.writeHead(r.statusCode ?? 502, r.headers);
+            r.pipe(res);
+            r.on('end', done);
+            r.on('error', done);
+          },
+        );
+        up.on('error', () => {
+          res.destroy();
+          done();
+        });
+        req.pipe(up);
+      });
+    const noneMatch = req.headers['if-none-match'];
+    const match = req.headers['if-match'];
+    if (req.method !== 'PUT' || (noneMatch === undefined && match === undefined)) return void forward();
+    record.condition = noneMatch !== undefined ? `If-None-Match: ${noneMatch}` : `If-Match: ${match}`;
+    if (!server.conditional) return void forward();
+    const turn = (queues.get(key) ?? Promise.resolve()).then(async () => {
+      const etag = await headEtag(port, u.pathname);
+      const holds = noneMatch !== undefined ? noneMatch === '*' && etag === null : etag !== null && etag === match;
+      if (holds) return forward();
+      record.status = 412;
+      req.resume();
+      res
+        .writeHead(412, { 'content-type': 'application/xml' })
+        .end(
+          '<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code>' +
+            '<Message>At least one of the pre-conditions you specified did not hold</Message></Error>',
+        );
+    });
+    queues.set(
+      key,
+      turn.catch(() => {}),
     );
-    up.on('error', () => res.destroy());
-    req.pipe(up);
   });
+  const queues = new Map<string, Promise<void>>();
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   server.endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   return server;
+}
+
+/** The ETag s3rver holds for a path (/bucket/key), or null when there is no such object. Unsigned: s3rver allows it. */
+function headEtag(port: number, pathname: string): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    http
+      .request({ host: '127.0.0.1', port, method: 'HEAD', path: pathname }, (r) => {
+        r.resume();
+        resolve(r.statusCode === 200 ? String(r.headers.etag) : null);
+      })
+      .on('error', reject)
+      .end();
+  });
 }

@@ -1,12 +1,13 @@
 // A folder as the remote: what a static web server (nginx, a CDN's origin folder) serves. Headers cannot be stored
 // per file here, so the server's configuration sets Cache-Control and Content-Type (docs/examples/nginx-remote.conf).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pMap from 'p-map';
 import { IntegrityError, sha256Hex, tooLarge } from '../integrity.js';
+import { LAYOUT_ROOT_NAMES, TMP_FOLDER } from '../remote.js';
 import { bounded } from './bounds.js';
 import { checkedKey } from './keys.js';
 import type { ReadBounds, RemoteTarget } from './types.js';
@@ -63,9 +64,6 @@ export interface FileTargetOptions {
   bounds?: ReadBounds;
 }
 
-/** Files being written: renamed into place when complete, so a killed publish leaves no partial object. */
-const TMP = '.modelpub-tmp';
-
 export function fileTarget(url: string, fo: FileTargetOptions = {}): RemoteTarget {
   const root = fileURLToPath(url);
   const abs = (key: string) => {
@@ -77,6 +75,38 @@ export function fileTarget(url: string, fo: FileTargetOptions = {}): RemoteTarge
     return p;
   };
   let realRoot: string | undefined;
+  // Files being written go under TMP_FOLDER and are renamed into place when complete, so a killed publish leaves no
+  // partial object. Each target (one publish) has a folder of its own there, made at its first put, and removes only
+  // that: publishes, dry runs and readers of one folder never remove each other's files.
+  const ownTmp = path.join(root, TMP_FOLDER, `${process.pid}-${randomBytes(6).toString('hex')}`);
+  let tmpMade = false;
+  let tmpCount = 0;
+  const tmpFile = async () => {
+    if (!tmpMade) {
+      await mkdir(ownTmp, { recursive: true });
+      tmpMade = true;
+    }
+    return path.join(ownTmp, String(tmpCount++));
+  };
+  const tagOf = (body: Buffer) => createHash('sha256').update(body).digest('hex');
+  /**
+   * `body` under `key` if nothing is there: link(2) fails with EEXIST as an O_EXCL open does, and the name appears
+   * with its bytes complete, so a reader never sees part of it (what NFS locks have long used).
+   */
+  const create = async (key: string, body: Buffer) => {
+    const tmp = await tmpFile();
+    await writeFile(tmp, body);
+    try {
+      await mkdir(path.dirname(abs(key)), { recursive: true });
+      await link(tmp, abs(key));
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw e;
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  };
   return {
     description: url,
     get(key, o = {}) {
@@ -86,10 +116,39 @@ export function fileTarget(url: string, fo: FileTargetOptions = {}): RemoteTarge
         return realRoot === undefined ? null : readRegularFile(abs(key), realRoot, where, { maxBytes: o.maxBytes });
       });
     },
+    async getTagged(key) {
+      realRoot ??= await realpath(root).catch(() => undefined);
+      const where = `${url.replace(/\/?$/, '/')}${key}`;
+      // The lock is under a kilobyte: a larger file there is not one.
+      const body =
+        realRoot === undefined ? null : await readRegularFile(abs(key), realRoot, where, { maxBytes: 1 << 20 });
+      return body && { body, tag: tagOf(body) };
+    },
+    async putIf(key, body, _o, tag) {
+      if (tag === null) return create(key, body);
+      // Replace only the version read: move it aside in one rename (so no two processes both take the same one),
+      // then look at what was moved. Not that version: it goes back where it was, and nothing is written.
+      const aside = await tmpFile();
+      try {
+        await rename(abs(key), aside);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw e;
+      }
+      try {
+        if (tagOf(await readFile(aside)) !== tag) {
+          // EEXIST: yet another process created one meanwhile; the one moved aside is its holder's to miss (the lock
+          // holder checks it still holds the lock before it moves the pointer).
+          await link(aside, abs(key)).catch(() => {});
+          return false;
+        }
+      } finally {
+        await rm(aside, { force: true });
+      }
+      return create(key, body);
+    },
     async put(key, body) {
-      const tmpDir = path.join(root, TMP);
-      await mkdir(tmpDir, { recursive: true });
-      const tmp = path.join(tmpDir, `${process.pid}-${randomBytes(6).toString('hex')}`);
+      const tmp = await tmpFile();
       await writeFile(tmp, body);
       try {
         await mkdir(path.dirname(abs(key)), { recursive: true });
@@ -146,8 +205,18 @@ export function fileTarget(url: string, fo: FileTargetOptions = {}): RemoteTarge
       // Folders a deletion emptied (a revision's, a shard's): rmdir refuses any that still hold something.
       for (const d of dirs) if (d.startsWith(root + path.sep)) await rmdir(d).catch(() => {});
     },
+    async foreignNames() {
+      const names = await readdir(root).catch((e: NodeJS.ErrnoException) => {
+        if (e.code === 'ENOENT') return [] as string[];
+        throw e;
+      });
+      return names.filter((n) => !LAYOUT_ROOT_NAMES.includes(n)).sort();
+    },
     async close() {
-      await rm(path.join(root, TMP), { recursive: true, force: true }).catch(() => {});
+      if (!tmpMade) return;
+      await rm(ownTmp, { recursive: true, force: true }).catch(() => {});
+      // The shared parent goes only when no other publish has a folder in it (rmdir refuses one that is not empty).
+      await rmdir(path.join(root, TMP_FOLDER)).catch(() => {});
     },
   };
 }

@@ -16,7 +16,7 @@ import { IntegrityError, tooLarge } from '../integrity.js';
 import { isRetryable, statusOf, withRetry } from '../retry.js';
 import { bounded } from './bounds.js';
 import { checkedKey } from './keys.js';
-import type { ReadBounds, RemoteTarget, TargetEvents } from './types.js';
+import type { PutOptions, ReadBounds, RemoteTarget, TargetEvents } from './types.js';
 
 export interface S3TargetOptions extends TargetEvents {
   /** An S3-compatible host's API URL, e.g. https://<account>.r2.cloudflarestorage.com or http://127.0.0.1:9000. */
@@ -90,6 +90,19 @@ export function s3Target(url: string, o: S3TargetOptions = {}): RemoteTarget {
         throw e;
       }
     });
+  const putObject = async (key: string, body: Buffer, p: PutOptions, condition = {}) => {
+    await client.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: full(key),
+        Body: body,
+        ContentType: p.contentType,
+        CacheControl: p.cacheControl,
+        ContentMD5: createHash('md5').update(body).digest('base64'),
+        ...condition,
+      }),
+    );
+  };
   const list = async (p: string) => {
     const out: Array<{ key: string; bytes: number }> = [];
     let token: string | undefined;
@@ -144,18 +157,29 @@ export function s3Target(url: string, o: S3TargetOptions = {}): RemoteTarget {
           t.signal,
         ),
       ),
-    put: (key, body, p) =>
+    getTagged: (key) =>
+      call('GET', key, async () => {
+        try {
+          const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: full(key) }));
+          return { body: Buffer.from(await r.Body!.transformToByteArray()), tag: r.ETag ?? '' };
+        } catch (e) {
+          if (statusOf(e) === 404) return null;
+          throw e;
+        }
+      }),
+    put: (key, body, p) => call('PUT', key, () => putObject(key, body, p)),
+    putIf: (key, body, p, tag) =>
       call('PUT', key, async () => {
-        await client.send(
-          new PutObjectCommand({
-            Bucket: bucket,
-            Key: full(key),
-            Body: body,
-            ContentType: p.contentType,
-            CacheControl: p.cacheControl,
-            ContentMD5: createHash('md5').update(body).digest('base64'),
-          }),
-        );
+        try {
+          await putObject(key, body, p, tag === null ? { IfNoneMatch: '*' } : { IfMatch: tag });
+          return true;
+        } catch (e) {
+          // 412: the condition does not hold; 409 ConditionalRequestConflict: another conditional write to the key
+          // won; 404: an If-Match on a key that is gone. Each means another process got there first.
+          const status = statusOf(e);
+          if (status === 412 || status === 409 || status === 404) return false;
+          throw e;
+        }
       }),
     async sizes(keys) {
       const out = new Map<string, number | null>();

@@ -39,9 +39,22 @@ export interface RemoteReader {
   close(): Promise<void>;
 }
 
+/** A stored object and its version, as the host tells it (an S3 ETag; a folder: the sha256 of the bytes). */
+export interface Tagged {
+  body: Buffer;
+  tag: string;
+}
+
 export interface RemoteTarget extends RemoteReader {
   /** Store `body` under `key`, all or nothing: a reader never sees part of it under that name. */
   put(key: string, body: Buffer, o: PutOptions): Promise<void>;
+  /** The bytes under `key` with their version; null when there is none. */
+  getTagged(key: string): Promise<Tagged | null>;
+  /**
+   * Store `body` under `key` only if nothing is there (`tag` null: S3's `If-None-Match: *`, a folder's exclusive
+   * create) or what is there is still the version `tag` (S3's `If-Match`); false when that does not hold.
+   */
+  putIf(key: string, body: Buffer, o: PutOptions, tag: string | null): Promise<boolean>;
   /** The size of each key, or null for those that are not there. */
   sizes(keys: string[]): Promise<Map<string, number | null>>;
   /**
@@ -53,6 +66,11 @@ export interface RemoteTarget extends RemoteReader {
   list(prefix: string): Promise<Array<{ key: string; bytes: number }>>;
   /** Delete keys; keys that are not there are not an error. */
   delete(keys: string[]): Promise<void>;
+  /**
+   * Names directly under the root that the remote layout does not use (LAYOUT_ROOT_NAMES), sorted; where a target
+   * cannot tell cheaply (a bucket prefix), it has no such method.
+   */
+  foreignNames?(): Promise<string[]>;
 }
 
 /** Hooks a target calls for what the progress output shows. */
