@@ -209,7 +209,7 @@ describe('rolledBackTimes', () => {
       entry('gone', 'b', T2),
       entry('new', 'a', T1),
     ]);
-    const again = rolledBackTimes(to, [c, b, to]);
+    const again = rolledBackTimes(to, { live: c, others: [b, to], notBefore: [] });
     expect(again.publishedAt).toBe(next);
     expect(Object.fromEntries(again.files.map((f) => [f.path, f.last_modified]))).toEqual({
       same: T1, // never changed: a client holding it is still right
@@ -220,6 +220,10 @@ describe('rolledBackTimes', () => {
     // Bytes a kept publication had, other than the live one's, at a time not earlier: the next second too.
     const odd = manifest(T3, [entry('p', 'a', T1)]);
     const later = manifest(T2, [entry('p', 'b', T3)]);
-    expect(rolledBackTimes(manifest(T1, [entry('p', 'a', T1)]), [odd, later]).files[0]!.last_modified).toBe(next);
+    const p = manifest(T1, [entry('p', 'a', T1)]);
+    expect(rolledBackTimes(p, { live: odd, others: [later], notBefore: [] }).files[0]!.last_modified).toBe(next);
+    // A live manifest that cannot be read: no body keeps its time, and the pointer's times bound the new one.
+    const unread = rolledBackTimes(to, { live: null, others: [to], notBefore: [T3] });
+    expect([unread.publishedAt, ...new Set(unread.files.map((f) => f.last_modified))]).toEqual([next, next]);
   });
 });

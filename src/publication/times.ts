@@ -104,21 +104,31 @@ function latestOf(m: Manifest): string {
 
 const wholeSecond = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
+/** What a remote shows of the times its clients may hold. */
+export interface RemoteTimes {
+  /** The live publication's manifest; null when it cannot be read back (then no body keeps its time). */
+  live: Manifest | null;
+  /** The manifests of the other kept publications that can be read. */
+  others: readonly Manifest[];
+  /** Every kept publication's time, as the pointer gives it, its manifest readable or not. */
+  notBefore: readonly string[];
+}
+
 /**
  * A kept publication made live again by `publish --rollback`: its bytes, with times no client can take for older
  * ones. Clients may hold any body the kept publications served, with its time, and the live one's are the newest;
  * `to`'s own times are older, so If-Modified-Since would answer 304 for bytes that changed back (RFC 9110 13.1.3).
  * A body the live publication serves at its path with the same bytes keeps the later of the two times; every other
- * body, and the publication itself, take the first whole second after every Last-Modified a kept publication shows.
- * Either way, a kept publication with other bytes at the path must show an earlier whole second, or the body too
- * takes that time. The next build continues from these times, so it never goes back behind the rolled-back-from one.
- * `kept`: the manifests of the publications the remote keeps, the live one first.
+ * body, and the publication itself, take the first whole second after every Last-Modified the remote shows. Either
+ * way, a kept publication with other bytes at the path must show an earlier whole second, or the body too takes that
+ * time. The next build continues from these times, so it never goes back behind the rolled-back-from one.
  */
-export function rolledBackTimes(to: Manifest, kept: readonly Manifest[]): Manifest {
-  const latest = [to, ...kept].map(latestOf).reduce((a, b) => (b > a ? b : a));
+export function rolledBackTimes(to: Manifest, kept: RemoteTimes): Manifest {
+  const manifests = [...(kept.live ? [kept.live] : []), ...kept.others];
+  const latest = [...[to, ...manifests].map(latestOf), ...kept.notBefore].reduce((a, b) => (b > a ? b : a));
   const at = secondAfter(latest, latest);
-  const byPath = kept.map((m) => new Map(m.files.map((f) => [f.path, f])));
-  const live = byPath[0];
+  const live = kept.live && new Map(kept.live.files.map((f) => [f.path, f]));
+  const byPath = manifests.map((m) => new Map(m.files.map((f) => [f.path, f])));
   const files = to.files.map((f): ManifestEntry => {
     const same = live?.get(f.path);
     let t =

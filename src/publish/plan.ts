@@ -26,7 +26,7 @@ import {
 } from '../publication/remote.js';
 import { UsageError } from '../errors.js';
 import { IntegrityError, sha256Hex } from '../publication/integrity.js';
-import { rolledBackTimes } from '../publication/times.js';
+import { type RemoteTimes, rolledBackTimes } from '../publication/times.js';
 import { SHA256_HEX_RE } from '../schema/primitives.js';
 
 /** The release a publish uploads (its --from, opened), as the remote layout holds it. */
@@ -333,10 +333,14 @@ export async function planRollback(target: RemoteTarget, state: RemoteState, rev
     state.kept.filter((k) => publicationId(k.entry) === publicationId(live)).map((k) => k.manifest),
   );
   const check = [...objectsOf(to.manifest).values()].filter((o) => !liveKeys.has(objectKey(o.sha256)));
-  const again = rolledBackEntry(
-    to,
-    state.kept.map((k) => k.manifest),
-  );
+  // The live manifest, if it reads back whole: else no body can keep its time. The pointer's publication times bound
+  // the bodies of kept manifests that cannot be read (no body is later than its publication).
+  const liveManifest = state.kept.find((k) => publicationId(k.entry) === publicationId(live))?.manifest ?? null;
+  const again = rolledBackEntry(to, {
+    live: liveManifest,
+    others: state.kept.map((k) => k.manifest).filter((m) => m !== liveManifest),
+    notBefore: keptOf(state.pointer).map((p) => p.publication.publishedAt),
+  });
   // Nothing is dropped by a rollback: the publication it leaves stays kept, so a publish can roll forward again.
   const pointer: Pointer = {
     format: state.pointer.format,
@@ -349,7 +353,7 @@ export async function planRollback(target: RemoteTarget, state: RemoteState, rev
 }
 
 /** A kept publication with its rolled-back times: its manifest as the remote stores it, and the pointer's entry. */
-function rolledBackEntry(to: KeptPublication, kept: Manifest[]): RollbackPlan['again'] {
+function rolledBackEntry(to: KeptPublication, kept: RemoteTimes): RollbackPlan['again'] {
   const manifest = rolledBackTimes(to.manifest, kept);
   const json = Buffer.from(JSON.stringify(manifest));
   const sha256 = sha256Hex(json);
