@@ -132,7 +132,7 @@ describe('ManifestIndex', () => {
       { ...files[0]!, path: 'odd-hash.json', sha256: 'NOT-HEX' },
       { ...files[1]!, path: 'upper.json', sha256: files[1]!.sha256.toUpperCase() },
     );
-    const index = new ManifestIndex(files);
+    const index = ManifestIndex.now(files);
     expect(index.size).toBe(files.length);
     for (const f of files) expect(index.get(f.path)).toEqual(f);
     expect(index.get('api/v1/models/m-0')).toBeUndefined();

@@ -7,6 +7,10 @@ import type { BodyRepresentations, ManifestEntry } from '../publication/files.js
 import { SHA256_HEX_RE } from '../schema/primitives.js';
 import { packedRepresentations, REPRESENTATIONS_FILE, type StoredBytes } from '../publication/layout.js';
 
+/** Rows indexed between two turns of the event loop. */
+const SLICE = 4096;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export class ManifestIndex {
   private readonly rows = new Map<string, number>();
   private readonly hashes: Buffer;
@@ -17,17 +21,42 @@ export class ManifestIndex {
   private readonly refs: Uint32Array;
   private readonly strings: string[] = [];
 
-  constructor(files: readonly ManifestEntry[]) {
+  private constructor(files: readonly ManifestEntry[]) {
     this.hashes = Buffer.alloc(32 * files.length);
     this.sizes = new Float64Array(files.length);
     this.refs = new Uint32Array(3 * files.length);
-    const index = new Map<string, number>();
+    this.files = files;
+  }
+
+  /** The index of `files`, made a slice at a time with a turn of the event loop between two (requests go on). */
+  static async of(files: readonly ManifestEntry[]): Promise<ManifestIndex> {
+    const index = new ManifestIndex(files);
+    for (let from = 0; from < files.length; from += SLICE) {
+      index.fill(from, Math.min(files.length, from + SLICE));
+      await nextTurn();
+    }
+    index.files = [];
+    return index;
+  }
+
+  /** The index of `files`, made at once. */
+  static now(files: readonly ManifestEntry[]): ManifestIndex {
+    const index = new ManifestIndex(files);
+    index.fill(0, files.length);
+    index.files = [];
+    return index;
+  }
+
+  private files: readonly ManifestEntry[];
+  private readonly stringIndex = new Map<string, number>();
+  private fill(from: number, to: number): void {
     const ref = (s: string) => {
-      let i = index.get(s);
-      if (i === undefined) index.set(s, (i = this.strings.push(s) - 1));
+      let i = this.stringIndex.get(s);
+      if (i === undefined) this.stringIndex.set(s, (i = this.strings.push(s) - 1));
       return i;
     };
-    files.forEach((f, row) => {
+    for (let row = from; row < to; row++) {
+      const f = this.files[row]!;
       this.rows.set(f.path, row);
       if (SHA256_HEX_RE.test(f.sha256)) this.hashes.write(f.sha256, 32 * row, 'hex');
       else this.oddHashes.set(row, f.sha256);
@@ -35,7 +64,7 @@ export class ManifestIndex {
       this.refs[3 * row] = ref(f.content_type);
       this.refs[3 * row + 1] = ref(f.revision);
       this.refs[3 * row + 2] = ref(f.last_modified);
-    });
+    }
   }
 
   get size(): number {
@@ -74,18 +103,23 @@ export class RepresentationIndex {
   /** Per row: br offset, br size, gzip offset, gzip size. */
   private readonly places: Float64Array;
 
-  constructor(representations: Readonly<Record<string, BodyRepresentations>>) {
-    const count = Object.keys(representations).length;
+  private constructor(count: number) {
     this.hashes = Buffer.alloc(64 * count);
     this.places = new Float64Array(4 * count);
+  }
+
+  /** The index, made a slice at a time with a turn of the event loop between two (requests go on). */
+  static async of(representations: Readonly<Record<string, BodyRepresentations>>): Promise<RepresentationIndex> {
+    const index = new RepresentationIndex(Object.keys(representations).length);
     let row = 0;
     for (const { identity, br, gzip } of packedRepresentations(representations)) {
-      this.rows.set(identity, row);
-      this.hashes.write(br.sha256, 64 * row, 'hex');
-      this.hashes.write(gzip.sha256, 64 * row + 32, 'hex');
-      this.places.set([br.offset!, br.bytes, gzip.offset!, gzip.bytes], 4 * row);
-      row++;
+      index.rows.set(identity, row);
+      index.hashes.write(br.sha256, 64 * row, 'hex');
+      index.hashes.write(gzip.sha256, 64 * row + 32, 'hex');
+      index.places.set([br.offset!, br.bytes, gzip.offset!, gzip.bytes], 4 * row);
+      if (++row % SLICE === 0) await nextTurn();
     }
+    return index;
   }
 
   /** The representations of the body with this identity sha256, or null (an artifact, or an older publication). */

@@ -52,8 +52,9 @@ export class Publication {
         );
       }
     }
-    const entries = new ManifestIndex(manifest.files);
-    const representations = manifest.representations ? new RepresentationIndex(manifest.representations) : null;
+    // Indexed a slice at a time: the publication being served goes on answering while the next one loads.
+    const entries = await ManifestIndex.of(manifest.files);
+    const representations = manifest.representations ? await RepresentationIndex.of(manifest.representations) : null;
     return new Publication(id, meta, entries, representations, release, cache);
   }
 

@@ -13,9 +13,9 @@ import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
 import { readFileNamed, writeFileNamed } from '../write-file.js';
-import { Manifest, PublicationMeta } from './files.js';
+import { PublicationMeta } from './files.js';
 import { MANIFEST_FILE, META_FILE, type StoredBytes } from './layout.js';
-import { parseJsonFile } from './reader.js';
+import { parseJsonFile, parseManifest } from './reader.js';
 import { openRelease, type Release, type Source } from './release.js';
 import { readRegularFile } from './targets/file.js';
 import type { GetOptions } from './targets/types.js';
@@ -104,11 +104,17 @@ export async function openFolderRelease(dir: string): Promise<Release> {
     readFileNamed(path.join(dir, MANIFEST_FILE)),
     readFileNamed(path.join(dir, META_FILE)),
   ]);
+  // Checked a slice at a time, and hashed off the event loop: a gateway answers requests while it loads a release.
+  const manifest = await parseManifest(manifestBytes, path.join(dir, MANIFEST_FILE));
+  const manifestSha256 = Buffer.from(
+    await crypto.subtle.digest('SHA-256', manifestBytes as Uint8Array<ArrayBuffer>),
+  ).toString('hex');
   return openRelease({
     id: dir,
     where: dir,
     dir,
-    manifest: parseJsonFile(Manifest, manifestBytes, path.join(dir, MANIFEST_FILE)),
+    manifest,
+    manifestSha256,
     meta: parseJsonFile(PublicationMeta, metaBytes, path.join(dir, META_FILE)),
     manifestBytes,
     fetch: (s, bounds) => readStored(dir, s, bounds),

@@ -4,9 +4,9 @@
 // The pointer names the live publication; its id is the revision with its manifest's sha256, so a switch (or a
 // rollback) is a new id. Objects are immutable and uploaded before the pointer moves: a publication, once named by the
 // pointer, stays whole while a publish is under way.
-import { Manifest } from './files.js';
+import type { Manifest } from './files.js';
 import { checkBytes, IntegrityError } from './integrity.js';
-import { parseJsonFile } from './reader.js';
+import { parseJsonFile, parseManifest } from './reader.js';
 import { openRelease, type Release, type Source } from './release.js';
 import {
   keptOf,
@@ -79,7 +79,7 @@ export function remoteLayout(
       checkBytes(bytes, where, ref.sha256, ref.bytes);
       let manifest: Manifest;
       try {
-        manifest = parseJsonFile(Manifest, bytes, where);
+        manifest = await parseManifest(bytes, where);
       } catch (e) {
         // Bytes that match their name but not the schema (a hash that is not one, say): foreign, refused as damage.
         throw new IntegrityError(`${(e as Error).message}: refused`);
