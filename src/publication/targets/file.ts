@@ -1,11 +1,10 @@
 // A folder as the remote: what a static web server (nginx, a CDN's origin folder) serves. Headers cannot be stored
 // per file here, so the server's configuration sets Cache-Control and Content-Type (docs/examples/nginx-remote.conf).
 import { createHash, randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, readFileSync, statSync } from 'node:fs';
 import { link, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pMap from 'p-map';
 import { IntegrityError, sha256Hex, tooLarge } from '../integrity.js';
 import { LAYOUT_ROOT_NAMES, TMP_FOLDER } from '../remote.js';
 import { bounded } from './bounds.js';
@@ -62,6 +61,19 @@ export async function readRegularFile(
 export interface FileTargetOptions {
   /** The deadline and minimum rate of every read (bounds.ts), unless a read asks for its own. */
   bounds?: ReadBounds;
+}
+
+/** Files stat'ed or read with synchronous calls between two turns of the event loop. */
+const SYNC_BATCH = 256;
+
+/** A regular file's size; null when there is none (or something else is there). */
+function sizeOf(file: string): number | null {
+  try {
+    const st = statSync(file, { throwIfNoEntry: false });
+    return st?.isFile() ? st.size : null;
+  } catch {
+    return null;
+  }
 }
 
 export function fileTarget(url: string, fo: FileTargetOptions = {}): RemoteTarget {
@@ -160,23 +172,24 @@ export function fileTarget(url: string, fo: FileTargetOptions = {}): RemoteTarge
     },
     async sizes(keys) {
       const out = new Map<string, number | null>();
-      for (const k of keys) {
-        const st = await stat(abs(k)).catch(() => null);
-        out.set(k, st?.isFile() ? st.size : null);
+      // Synchronous calls, a batch at a time: for the 92,000 objects of a publication a promise each cost several
+      // times the CPU of the calls themselves; the pause between batches keeps signals and timers served.
+      for (let i = 0; i < keys.length; i += SYNC_BATCH) {
+        for (const k of keys.slice(i, i + SYNC_BATCH)) out.set(k, sizeOf(abs(k)));
+        await new Promise(setImmediate);
       }
       return out;
     },
     async hashes(objects) {
       const out = new Map<string, string | null>();
-      // A local disk: reading is what checking costs (sha256 runs at about 1 GB/s here).
-      await pMap(
-        objects,
-        async ({ key, bytes }) => {
-          const st = await stat(abs(key)).catch(() => null);
-          out.set(key, st?.isFile() && st.size === bytes ? sha256Hex(await readFile(abs(key))) : null);
-        },
-        { concurrency: 8 },
-      );
+      // A local disk: reading is what checking costs (sha256 runs at about 1 GB/s here), batched as in sizes().
+      for (let i = 0; i < objects.length; i += SYNC_BATCH) {
+        for (const { key, bytes } of objects.slice(i, i + SYNC_BATCH)) {
+          const file = abs(key);
+          out.set(key, sizeOf(file) === bytes ? sha256Hex(readFileSync(file)) : null);
+        }
+        await new Promise(setImmediate);
+      }
       return out;
     },
     async list(prefix) {
