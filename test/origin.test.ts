@@ -364,7 +364,7 @@ describe('an origin that fails: the gateway answers, switches and starts all the
     const quotaKey = (await createKey(store, 'refund test')).key;
     const gw = await gatewayOn(host.url, {
       quota: 2,
-      originOptions: { retryAttempts: 1, bounds: { deadlineMs: 2_000, minBytesPerSecond: 0 } },
+      originOptions: { retryAttempts: 1, bounds: { deadlineMs: 5_000, minBytesPerSecond: 0 } },
     });
     const ask = () =>
       request(gw, '/api/v1/models/alpha', { headers: { 'x-api-key': quotaKey, 'accept-encoding': 'identity' } });
