@@ -14,8 +14,6 @@ import { createKey } from '../src/gateway/keys.js';
 import { type Gateway, type HandlerOptions, openGateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
-import { build } from '../src/pipeline/build.js';
-import type { Manifest } from '../src/publication/files.js';
 import { detailFile } from '../src/publication/layout.js';
 import { sha256Hex } from '../src/publication/integrity.js';
 import { manifestKey, objectKey, POINTER_KEY } from '../src/publication/remote.js';
@@ -25,16 +23,10 @@ import { openTarget } from '../src/publication/targets/index.js';
 import type { RemoteTarget } from '../src/publication/targets/types.js';
 import { ensureCompiled, runCli } from './helpers/cli.js';
 import { type FaultyHost, faultyHost } from './helpers/faulty-host.js';
-import { smallCatalog, writeFixture } from './helpers/fixture.js';
+import { type Built, buildReleases } from './helpers/releases.js';
 import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
 import { until } from './helpers/wait.js';
 import { request } from './helpers/request.js';
-
-interface Built {
-  revision: string;
-  dir: string;
-  manifest: Manifest;
-}
 
 let tmp: string;
 let remoteDir: string;
@@ -42,7 +34,7 @@ let host: Server;
 let hostUrl: string;
 let store: QuotaStore;
 let key: string;
-const builds: Record<'A' | 'B', Built> = {} as never;
+let builds: Record<'A' | 'B', Built>;
 /** Requests the static host has answered, by path. */
 const fetched = new Map<string, number>();
 
@@ -69,28 +61,10 @@ const entryOf = (b: Built, rel: string) => b.manifest.files.find((f) => f.path =
 
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-origin-'));
-  const data = path.join(tmp, 'data');
-  let spec = smallCatalog();
-  for (const name of ['A', 'B'] as const) {
-    if (name === 'B')
-      spec = {
-        ...spec,
-        models: spec.models!.map((m) =>
-          m.slug === 'alpha'
-            ? { ...m, description: { ...(m.description as object), en: 'alpha, described again.' } }
-            : m,
-        ),
-      };
-    await writeFixture(data, spec);
-    const r = await build({ dataDir: data, outDir: path.join(tmp, 'dist') });
-    const dir = path.join(tmp, 'releases', name);
-    await cp(r.releaseDir, dir, { recursive: true });
-    builds[name] = {
-      revision: r.revision,
-      dir,
-      manifest: JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')),
-    };
-  }
+  builds = await buildReleases(tmp, [
+    ['A', null],
+    ['B', 'alpha', 'alpha, described again.'],
+  ]);
   remoteDir = path.join(tmp, 'remote');
   await publishTo(fileTarget(pathToFileURL(remoteDir).href), builds.A);
   // A static host that knows nothing about the API: path -> file under the remote folder.

@@ -2,13 +2,12 @@
 // object (re-uploaded by the next publish of the same or a newer release), a damaged manifest (uploaded again, and
 // never pointed at), the objects a damaged manifest named (not left orphaned), and a planted manifest whose hashes
 // are paths (refused, and nothing outside the remote touched). Over file:// and the S3 API of s3rver.
-import { cp, mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Manifest } from '../src/publication/files.js';
 import { sha256Hex } from '../src/publication/integrity.js';
 import { LOCK_KEY, manifestKey, objectKey, POINTER_KEY } from '../src/publication/remote.js';
 import { remoteLayout } from '../src/publication/remote-source.js';
@@ -17,57 +16,21 @@ import { fileTarget } from '../src/publication/targets/file.js';
 import { openTarget, type RemoteOptions } from '../src/publication/targets/index.js';
 import { checkedKey } from '../src/publication/targets/keys.js';
 import type { RemoteTarget } from '../src/publication/targets/types.js';
-import { build } from '../src/pipeline/build.js';
 import { publish, rollback } from '../src/publish/publish.js';
 import { ensureCompiled } from './helpers/cli.js';
-import { type FixtureSpec, smallCatalog, writeFixture } from './helpers/fixture.js';
+import { type Built, buildReleases } from './helpers/releases.js';
 import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
 
-interface Built {
-  revision: string;
-  dir: string;
-  manifest: Manifest;
-  manifestBytes: Buffer;
-  /** Every object: distinct bodies and their representations. */
-  objects: Set<string>;
-}
-
 let tmp: string;
-const builds: Record<'A' | 'B', Built> = {} as never;
-
-const withDescription = (spec: FixtureSpec, slug: string, en: string): FixtureSpec => ({
-  ...spec,
-  models: spec.models!.map((m) => (m.slug === slug ? { ...m, description: { ...(m.description as object), en } } : m)),
-});
+let builds: Record<'A' | 'B', Built>;
 
 beforeAll(async () => {
   ensureCompiled();
   tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-publish-integrity-'));
-  const data = path.join(tmp, 'data');
-  const out = path.join(tmp, 'dist');
-  let spec = smallCatalog();
-  for (const [name, slug] of [
+  builds = await buildReleases(tmp, [
     ['A', null],
-    ['B', 'alpha'],
-  ] as const) {
-    if (slug) spec = withDescription(spec, slug, `${slug}, described again for build ${name}.`);
-    await writeFixture(data, spec);
-    const r = await build({ dataDir: data, outDir: out });
-    const dir = path.join(tmp, 'releases', name);
-    await cp(r.releaseDir, dir, { recursive: true });
-    const manifestBytes = await readFile(path.join(dir, 'manifest.json'));
-    const manifest = JSON.parse(manifestBytes.toString()) as Manifest;
-    builds[name] = {
-      revision: r.revision,
-      dir,
-      manifest,
-      manifestBytes,
-      objects: new Set([
-        ...manifest.files.map((f) => f.sha256),
-        ...Object.values(manifest.representations ?? {}).flatMap((x) => [x.br.sha256, x.gzip.sha256]),
-      ]),
-    };
-  }
+    ['B', 'alpha', 'alpha, described again for build B.'],
+  ]);
 });
 afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });

@@ -3,12 +3,11 @@
 // on a FIFO the test opens when it chooses), so every interleaving here is set by the test, never by the clock.
 import { execFileSync, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { cp, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../src/pipeline/build.js';
 import { LOCK_FORMAT } from '../src/publication/lock.js';
 import { LOCK_KEY, objectKey, objectsOf, POINTER_KEY, pointerBytes, TMP_FOLDER } from '../src/publication/remote.js';
 import { remoteLayout } from '../src/publication/remote-source.js';
@@ -17,33 +16,22 @@ import { openTarget } from '../src/publication/targets/index.js';
 import type { RemoteTarget } from '../src/publication/targets/types.js';
 import { publish } from '../src/publish/publish.js';
 import { type CliResult, ensureCompiled, runCli, spawnCli } from './helpers/cli.js';
-import { type FixtureSpec, smallCatalog, writeFixture } from './helpers/fixture.js';
+import { type Built, buildReleases } from './helpers/releases.js';
 import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
 import { readAll, sha256 } from './helpers/tree.js';
 
 let tmp: string;
 /** Three releases of one small catalog, each one English description apart from the one before. */
-const releases: Record<'A' | 'B' | 'C', { dir: string; revision: string }> = {} as never;
-
-const withDescription = (spec: FixtureSpec, slug: string, en: string): FixtureSpec => ({
-  ...spec,
-  models: spec.models!.map((m) => (m.slug === slug ? { ...m, description: { ...(m.description as object), en } } : m)),
-});
+let releases: Record<'A' | 'B' | 'C', Built>;
 
 beforeAll(async () => {
   ensureCompiled();
   tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-race-'));
-  const data = path.join(tmp, 'data');
-  const out = path.join(tmp, 'dist');
-  let spec = smallCatalog();
-  for (const name of ['A', 'B', 'C'] as const) {
-    if (name !== 'A') spec = withDescription(spec, 'alpha', `alpha is a model, described again for ${name}.`);
-    await writeFixture(data, spec);
-    const r = await build({ dataDir: data, outDir: out });
-    const dir = path.join(tmp, 'releases', name);
-    await cp(r.releaseDir, dir, { recursive: true });
-    releases[name] = { dir, revision: r.revision };
-  }
+  releases = await buildReleases(tmp, [
+    ['A', null],
+    ['B', 'alpha', 'alpha is a model, described again for B.'],
+    ['C', 'alpha', 'alpha is a model, described again for C.'],
+  ]);
 });
 afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });

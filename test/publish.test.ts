@@ -10,7 +10,6 @@ import path from 'node:path';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from '../src/pipeline/build.js';
 import {
   IMMUTABLE_CACHE_CONTROL,
   LOCK_KEY,
@@ -29,62 +28,23 @@ import { httpReader } from '../src/publication/targets/http.js';
 import { fileTarget } from '../src/publication/targets/file.js';
 import { openReader, type RemoteOptions } from '../src/publication/targets/index.js';
 import type { RemoteTarget } from '../src/publication/targets/types.js';
-import type { Manifest } from '../src/publication/files.js';
 import { ensureCompiled, runCli, spawnCli } from './helpers/cli.js';
-import { type FixtureSpec, smallCatalog, writeFixture } from './helpers/fixture.js';
+import { type Built, buildReleases } from './helpers/releases.js';
 import { NGINX_MISSING, type Nginx, nginxPath, startNginx } from './helpers/nginx.js';
 import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
 
-interface Built {
-  revision: string;
-  /** A copy of the release folder (a build keeps only two releases in its --out). */
-  dir: string;
-  manifest: Manifest;
-  manifestBytes: Buffer;
-  /** Distinct body hashes. */
-  objects: Set<string>;
-}
-
 let tmp: string;
-const builds: Record<'A' | 'B' | 'C' | 'D', Built> = {} as never;
-
-const withDescription = (spec: FixtureSpec, slug: string, en: string): FixtureSpec => ({
-  ...spec,
-  models: spec.models!.map((m) => (m.slug === slug ? { ...m, description: { ...(m.description as object), en } } : m)),
-});
+let builds: Record<'A' | 'B' | 'C' | 'D', Built>;
 
 beforeAll(async () => {
   ensureCompiled();
   tmp = await mkdtemp(path.join(tmpdir(), 'modelpub-publish-'));
-  const data = path.join(tmp, 'data');
-  const out = path.join(tmp, 'dist');
-  let spec = smallCatalog();
-  const edits: Array<[keyof typeof builds, string | null]> = [
+  builds = await buildReleases(tmp, [
     ['A', null],
     ['B', 'alpha'],
     ['C', 'beta'],
     ['D', 'gamma'],
-  ];
-  for (const [name, slug] of edits) {
-    if (slug) spec = withDescription(spec, slug, `${slug} is a model, described again for build ${name}.`);
-    await writeFixture(data, spec);
-    const r = await build({ dataDir: data, outDir: out });
-    const dir = path.join(tmp, 'releases', name);
-    await cp(r.releaseDir, dir, { recursive: true });
-    const manifestBytes = await readFile(path.join(dir, 'manifest.json'));
-    const manifest = JSON.parse(manifestBytes.toString()) as Manifest;
-    builds[name] = {
-      revision: r.revision,
-      dir,
-      manifest,
-      manifestBytes,
-      // every distinct body, and its br and gzip representations (objects of their own)
-      objects: new Set([
-        ...manifest.files.map((f) => f.sha256),
-        ...Object.values(manifest.representations ?? {}).flatMap((r) => [r.br.sha256, r.gzip.sha256]),
-      ]),
-    };
-  }
+  ]);
 });
 afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
