@@ -250,7 +250,10 @@ describe('serve', () => {
       [path.join(foreign, 'notes.txt'), /--dir names a file: give the folder a build wrote/],
       [foreign, /That folder holds other files: give the folder a build wrote/],
       // A path through a file, and a release whose manifest cannot be read: the error says it, no advice to build.
-      [path.join(foreign, 'notes.txt', 'x'), /^modelpub: no publication to serve at \S+: \S+x holds no publication: [^`]*\.$/],
+      [
+        path.join(foreign, 'notes.txt', 'x'),
+        /^modelpub: no publication to serve at \S+: \S+x holds no publication: [^`]*\.$/,
+      ],
       [
         path.join(tmp, 'corrupt'),
         /^modelpub: no publication to serve at \S*corrupt: \S*corrupt\/manifest\.json: not JSON[^`]*$/,
