@@ -320,9 +320,12 @@ export class Composer {
     const rules = `${r.q === null ? '' : `${SEARCH_RULES}\n`}${r.filter === null ? '' : `${FILTER_RULES}\n`}`;
     const validator = a.validatorPrefix.copy().update(`${rules}${cacheKey}`).digest('hex');
     const etag = etagOf(validator);
-    const lastModified =
-      r.q !== null && a.entry.last_modified < SEARCH_RULES_SINCE ? SEARCH_RULES_SINCE_HTTP : a.lastModified;
+    // An artifact older than the rules: its answers with q take the rules' date, which the next such artifact's
+    // answers share, so only their ETag can say they did not change.
+    const datedByRules = r.q !== null && a.entry.last_modified < SEARCH_RULES_SINCE;
+    const lastModified = datedByRules ? SEARCH_RULES_SINCE_HTTP : a.lastModified;
     const served: ComposedFile = {
+      ...(datedByRules && { lastModifiedIsFloor: true as const }),
       entry: { ...a.entry, path: cacheKey, sha256: validator, bytes },
       etag,
       etagBr: codedEtag(etag, 'br'),

@@ -116,7 +116,7 @@ export function notModified(req: IncomingMessage, f: FileInfo): boolean {
     return false;
   }
   const ims = req.headers['if-modified-since'];
-  if (ims !== undefined) {
+  if (ims !== undefined && !f.lastModifiedIsFloor) {
     const since = parseHttpDate(ims);
     return !Number.isNaN(since) && Date.parse(f.lastModified) <= since;
   }

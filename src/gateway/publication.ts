@@ -19,6 +19,11 @@ export interface FileInfo {
   etagBr: string;
   etagGzip: string;
   lastModified: string; // HTTP date
+  /**
+   * Set where Last-Modified is a floor, not when these bytes last changed (an answer with q dated by its rules): two
+   * different answers can carry it, so If-Modified-Since alone cannot tell a client it holds these bytes.
+   */
+  lastModifiedIsFloor?: true;
   /** Its stored representations; null for a body the publication has none of (built before them, or composed). */
   encoded: EncodedPair | null;
 }
