@@ -12,6 +12,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
+import { pidAlive } from '../pid-alive.js';
 import { readFileNamed, writeFileNamed } from '../write-file.js';
 import { PublicationMeta } from './files.js';
 import { MANIFEST_FILE, META_FILE, type StoredBytes } from './layout.js';
@@ -289,15 +290,6 @@ async function loadSqlite(): Promise<typeof BetterSqlite3> {
         `\`npm install better-sqlite3\`. (${(e as Error).message})`,
       { cause: e },
     );
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

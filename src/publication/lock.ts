@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { RemoteBusy } from '../errors.js';
 import { redactUrl } from '../redact.js';
+import { pidAlive } from '../pid-alive.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { LOCK_KEY } from './remote.js';
 import type { RemoteTarget } from './targets/types.js';
@@ -68,15 +69,6 @@ function parse(body: Buffer): LockFile | string {
 
 const describeOwner = (l: LockFile) =>
   `${l.owner.action} by pid ${l.owner.pid} on ${l.owner.host}, since ${l.acquiredAt}, until ${l.expiresAt}`;
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Why a lock may be taken over, or null while it holds. A lock that cannot be read is never taken over. */
 function staleReason(l: LockFile, now: Date): string | null {
