@@ -10,18 +10,32 @@ const inject = vi.hoisted(() => ({ suffix: '', hits: 0 }));
 
 vi.mock('node:fs/promises', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs/promises')>();
+  const chosen = (file: unknown) => inject.suffix !== '' && typeof file === 'string' && file.endsWith(inject.suffix);
+  const full = () => {
+    inject.hits++;
+    return Object.assign(new Error('ENOSPC: no space left on device, write'), {
+      errno: -28,
+      code: 'ENOSPC',
+      syscall: 'write',
+    });
+  };
   const writeFile: typeof fs.writeFile = async (file, data, options) => {
-    if (inject.suffix && typeof file === 'string' && file.endsWith(inject.suffix)) {
-      inject.hits++;
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
-        errno: -28,
-        code: 'ENOSPC',
-        syscall: 'write',
-      });
-    }
+    if (chosen(file)) throw full();
     return fs.writeFile(file, data, options);
   };
-  const mocked = { ...fs, writeFile };
+  // A file written through its handle (manifest.json is streamed): the handle's writes fail as the kernel's would.
+  const open: typeof fs.open = async (file, flags, mode) => {
+    const handle = await fs.open(file, flags, mode);
+    if (!chosen(file)) return handle;
+    return new Proxy(handle, {
+      get(target, key) {
+        if (key === 'write' || key === 'writeFile') return async () => Promise.reject(full());
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  };
+  const mocked = { ...fs, writeFile, open };
   return { ...mocked, default: mocked };
 });
 
