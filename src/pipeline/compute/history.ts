@@ -5,6 +5,7 @@
 //   - consecutive rows that then carry the same prices merge: the earlier effective_from, first_seen and precision,
 //     likely_correction if any of them was.
 import type { OfferHistory, PriceRow } from '../../schema/history.js';
+import { cardPrices } from './offers.js';
 import { PRICE_FIELDS, type OfferRecord, type PriceHistoryRecord, type PriceObservation } from '../../schema/source.js';
 
 export interface ModelHistory {
@@ -53,13 +54,7 @@ export function rangedRows(records: readonly PriceHistoryRecord[]): PriceHistory
 export const publishedRow = (r: PriceHistoryRecord): PriceRow => ({
   effective_from: r.effective_from,
   effective_to: r.effective_to,
-  input_price_per_million: r.input_price_per_million,
-  output_price_per_million: r.output_price_per_million,
-  cache_read_price_per_million: r.cache_read_price_per_million,
-  cache_write_price_per_million: r.cache_write_price_per_million,
-  reasoning_price_per_million: r.reasoning_price_per_million,
-  input_audio_price_per_million: r.input_audio_price_per_million,
-  output_audio_price_per_million: r.output_audio_price_per_million,
+  ...cardPrices(r),
   tiers: r.tiers,
   modes: r.modes,
   other_prices: r.other_prices,

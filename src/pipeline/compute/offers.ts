@@ -2,7 +2,14 @@
 // by blended price (3:1, as the headline), then provider, then provider model id; an offer without both an input and
 // an output price, or a reseller's free 0/0 listing, is unpriced and comes last. The headline prices stay those of
 // the price observations (prices.ts); the card adds the rest of the offer they name.
-import { isFreeListing, type OfferRecord, type ProviderRecord } from '../../schema/source.js';
+import {
+  isFreeListing,
+  type OfferRecord,
+  PRICE_FIELDS,
+  type PriceCard,
+  type PriceField,
+  type ProviderRecord,
+} from '../../schema/source.js';
 import type { Offer, PricingCard, PricingDetail } from '../../schema/api.js';
 import { toInstant } from '../validate.js';
 import { blended, type PriceSummary } from './prices.js';
@@ -29,6 +36,10 @@ function compareOffers(a: Offer, b: Offer): number {
   return byCodePoint(a.provider, b.provider) || byCodePoint(a.provider_model_id, b.provider_model_id);
 }
 
+/** A card's seven prices, in the schema's order: an offer and a dated price row publish them alike. */
+export const cardPrices = (r: Pick<PriceCard, PriceField>): Pick<PriceCard, PriceField> =>
+  Object.fromEntries(PRICE_FIELDS.map((f) => [f, r[f]])) as Pick<PriceCard, PriceField>;
+
 /** An offer record as published. */
 function publishedOffer(r: OfferRecord, providerName: string): Offer {
   return {
@@ -36,13 +47,7 @@ function publishedOffer(r: OfferRecord, providerName: string): Offer {
     provider_name: providerName,
     provider_model_id: r.provider_model_id,
     first_party: r.first_party,
-    input_price_per_million: r.input_price_per_million,
-    output_price_per_million: r.output_price_per_million,
-    cache_read_price_per_million: r.cache_read_price_per_million,
-    cache_write_price_per_million: r.cache_write_price_per_million,
-    reasoning_price_per_million: r.reasoning_price_per_million,
-    input_audio_price_per_million: r.input_audio_price_per_million,
-    output_audio_price_per_million: r.output_audio_price_per_million,
+    ...cardPrices(r),
     tiers: r.tiers.map((t) => ({ ...t })),
     modes: Object.fromEntries(
       Object.keys(r.modes)
