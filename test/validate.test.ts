@@ -449,6 +449,45 @@ describe('validation reports each kind of problem precisely', () => {
       expect(await readdir(tmp)).toEqual(['data']); // nothing published
     });
   });
+  it('a JSON Lines file read in chunks: lines across chunk edges keep their numbers, a late bad byte is the only problem', async () => {
+    await withTemp(async (dir) => {
+      const spec = smallCatalog();
+      await writeFixture(dir, spec);
+      // ~2.6 MB of lines with two-byte characters, more than one read chunk (1 MiB): some character and some line
+      // straddle a chunk edge.
+      const row = (i: number, extra: Record<string, unknown> = {}) =>
+        JSON.stringify(run({ private: { notes: `${i} ${'Жж'.repeat(100)}` }, ...extra }));
+      const rows = Array.from({ length: 4000 }, (_, i) => row(i));
+      const bigFile = path.join(dir, 'measurements/speed/big.jsonl');
+      await writeFile(bigFile, `${rows.join('\n')}\n${row(4000, { tokens_per_second: 'fast' })}`); // no final newline
+      // A bad byte on line 3999, after a record that fails its schema (line 2) and one that is no JSON (line 3): as if
+      // the file were read whole, the bytes are the one problem.
+      const lines = [...rows];
+      lines[1] = row(1, { lane: 'nowhere' });
+      lines[2] = '{"model": "alpha", oops';
+      const [head, tail] = lines[3998]!.split('Жж');
+      const late = Buffer.concat([
+        Buffer.from(`${lines.slice(0, 3998).join('\n')}\n${head}`),
+        Buffer.from([0x80]),
+        Buffer.from(`${tail}\n`),
+      ]);
+      await writeFile(path.join(dir, 'measurements/speed/late.jsonl'), late);
+      const offset = Buffer.byteLength(`${lines.slice(0, 3998).join('\n')}\n${head}`);
+      const found = await problems(dir);
+      expect(found).toHaveLength(2);
+      // Problems of reading come before those of the schemas.
+      expect(found[1]).toMatch(/^measurements\/speed\/big\.jsonl:4001: tokens_per_second: \S/);
+      expect(found[0]).toBe(
+        `measurements/speed/late.jsonl:3999: not valid UTF-8: byte 0x80 at column ${[...head!].length + 1} ` +
+          `(byte offset ${offset}) starts no valid character; save the file as UTF-8`,
+      );
+      await rm(path.join(dir, 'measurements/speed/late.jsonl'));
+      await writeFile(bigFile, `${rows.join('\n')}\n`);
+      const data = await loadAndValidate(dir);
+      expect(data.speed).toHaveLength(spec.speed!.length + 4000); // big.jsonl is read before runs.jsonl
+      expect(data.speed[3999]!.private).toEqual({ notes: `3999 ${'Жж'.repeat(100)}` });
+    });
+  });
   it('a stray file of any size is named from its first bytes (a 3 GiB one is not read whole)', async () => {
     await withTemp(async (tmp) => {
       const dir = path.join(tmp, 'data');

@@ -1,22 +1,21 @@
 // Stage 1: read the source tree. Hand-edited files are YAML (kept as documents so that errors can name a line);
-// machine-appended measurements are JSON Lines (one record per line, so the line number is the record).
-import { constants } from 'node:buffer';
-import { createHash } from 'node:crypto';
+// machine-appended measurements are JSON Lines (one record per line, so the line number is the record). A JSON Lines
+// file is read a chunk of lines at a time and each record checked against its schema as its line is parsed
+// (records.ts): the largest files (500,000 speed runs) are never held whole, as bytes, text or raw records.
+import { constants, isUtf8 } from 'node:buffer';
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { open, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { LineCounter, isPair, isScalar, parseDocument, visit, type Document } from 'yaml';
 import { UsageError, quoted, type SourceIssue } from '../errors.js';
+import { RecordSet, checkRecord, type RecordKind, type Records } from './records.js';
 
 export interface YamlSource {
   file: string; // relative to the data folder, with forward slashes
   doc: Document.Parsed;
   lines: LineCounter;
-}
-export interface JsonlRecord {
-  file: string;
-  line: number;
-  value: unknown;
 }
 export interface LoadedTree {
   dataDir: string;
@@ -26,12 +25,12 @@ export interface LoadedTree {
   providers: YamlSource | null;
   models: YamlSource[];
   overrides: YamlSource[];
-  speed: JsonlRecord[];
-  benchmarks: JsonlRecord[];
-  prices: JsonlRecord[];
-  offers: JsonlRecord[];
-  /** price-history/*.jsonl: offers' dated prices. */
-  priceHistory: JsonlRecord[];
+  /**
+   * The JSON Lines records that passed their schema, by kind (priceHistory: price-history/*.jsonl, offers' dated
+   * prices). Those that did not are in `recordIssues`, reported after the YAML files' schema problems.
+   */
+  records: Records;
+  recordIssues: Record<RecordKind, SourceIssue[]>;
   /** sha256 over every input file's name and bytes: the default revision id derives from it. */
   digest: string;
   issues: SourceIssue[];
@@ -44,6 +43,8 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
   if (!st?.isDirectory()) throw new UsageError(`data folder ${dataDir} does not exist or is not a folder`);
   // Every file, not only the expected ones: a file in the wrong place (data/overrides.yaml) would otherwise be
   // skipped without a word, and the build would publish without it.
+  const recordFiles: string[] = [];
+  const strings = new Map<string, string>();
   const tree: LoadedTree = {
     dataDir,
     site: null,
@@ -52,11 +53,14 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     providers: null,
     models: [],
     overrides: [],
-    speed: [],
-    benchmarks: [],
-    prices: [],
-    offers: [],
-    priceHistory: [],
+    records: {
+      speed: new RecordSet(recordFiles, strings),
+      benchmarks: new RecordSet(recordFiles, strings),
+      prices: new RecordSet(recordFiles, strings),
+      offers: new RecordSet(recordFiles, strings),
+      priceHistory: new RecordSet(recordFiles, strings),
+    },
+    recordIssues: { speed: [], benchmarks: [], prices: [], offers: [], priceHistory: [] },
     digest: '',
     issues: [],
   };
@@ -109,28 +113,30 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
       });
       continue;
     }
+    hash.update(file).update('\0');
+    if (jsonl) {
+      const into: RecordKind = offers
+        ? 'offers'
+        : history
+          ? 'priceHistory'
+          : (kind as (typeof MEASUREMENT_KINDS)[number]);
+      await loadJsonl(tree, file, into, recordFiles, hash);
+      hash.update('\0');
+      continue;
+    }
     const bytes = await readFile(path.join(dataDir, file));
-    hash.update(file).update('\0').update(bytes).update('\0');
+    hash.update(bytes).update('\0');
     const text = decodeUtf8(file, bytes, tree.issues);
     if (text === null) continue;
-    if (yaml) {
-      const y = parseYaml(file, text, tree.issues);
-      if (!y) continue;
-      if (top === 'site.yaml') tree.site = y;
-      else if (top === 'sources.yaml') tree.sources = y;
-      else if (top === 'metrics.yaml') tree.metrics = y;
-      else if (top === 'providers.yaml') tree.providers = y;
-      else if (top === 'models') tree.models.push(y);
-      else if (top === 'overrides') tree.overrides.push(y);
-      else tree.issues.push({ file, message: `${top} are JSON Lines (.jsonl), not YAML` });
-    } else {
-      const into = offers
-        ? tree.offers
-        : history
-          ? tree.priceHistory
-          : tree[kind as (typeof MEASUREMENT_KINDS)[number]];
-      parseJsonl(file, text, into, tree.issues);
-    }
+    const y = parseYaml(file, text, tree.issues);
+    if (!y) continue;
+    if (top === 'site.yaml') tree.site = y;
+    else if (top === 'sources.yaml') tree.sources = y;
+    else if (top === 'metrics.yaml') tree.metrics = y;
+    else if (top === 'providers.yaml') tree.providers = y;
+    else if (top === 'models') tree.models.push(y);
+    else if (top === 'overrides') tree.overrides.push(y);
+    else tree.issues.push({ file, message: `${top} are JSON Lines (.jsonl), not YAML` });
   }
   for (const [name, y] of [
     ['site.yaml', tree.site],
@@ -337,41 +343,79 @@ function jsonDepth(raw: string, max: number): number {
   return deepest;
 }
 
-function parseJsonl(file: string, text: string, out: JsonlRecord[], issues: SourceIssue[]): void {
-  let start = 0;
+/**
+ * A JSON Lines file into `tree.records[kind]`, its bytes into `hash`. It is read in chunks cut after their last line
+ * feed (a byte no multi-byte character contains), so each chunk's lines decode on their own. A file that turns out
+ * not to be UTF-8 gives only that problem, as if read whole: what its first lines gave is taken back.
+ */
+async function loadJsonl(tree: LoadedTree, file: string, kind: RecordKind, files: string[], hash: Hash): Promise<void> {
+  const index = files.push(file) - 1;
+  const set = tree.records[kind];
+  const schemaIssues = tree.recordIssues[kind];
+  const [records, issues, problems] = [set.length, tree.issues.length, schemaIssues.length];
   let line = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    line++;
-    const raw = text.slice(start, end).trim();
-    start = end + 1;
-    if (!raw) continue;
-    if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
-      issues.push({
-        file,
-        line,
-        message: `nested more than ${MAX_JSON_DEPTH} levels deep (arrays and objects within each other): a record is a few levels deep`,
-      });
-      continue;
+  const lines = (text: string) => {
+    for (let start = 0; start < text.length; ) {
+      let end = text.indexOf('\n', start);
+      if (end === -1) end = text.length;
+      line++;
+      const raw = text.slice(start, end).trim();
+      start = end + 1;
+      if (!raw) continue;
+      const value = parseRecord(file, line, raw, tree.issues);
+      if (value !== undefined) checkRecord(kind, value, set, { index, file, line }, schemaIssues);
     }
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (e) {
-      issues.push({ file, line, message: `not valid JSON: ${(e as Error).message}` });
-      continue;
-    }
-    const twice = keysWrittenTwice(raw, value);
-    if (twice.length === 0) out.push({ file, line, value });
-    for (const field of twice)
-      issues.push({
-        file,
-        line,
-        field: field.length <= 80 ? field : quoted(field),
-        message: 'written twice in this record (JSON would keep the last one without a word): keep one',
-      });
+  };
+  let utf8 = true;
+  let rest: Buffer = Buffer.alloc(0);
+  for await (const chunk of createReadStream(path.join(tree.dataDir, file), {
+    highWaterMark: 1 << 20,
+  }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    if (!utf8) continue;
+    const buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
+    const cut = buf.lastIndexOf(0x0a) + 1;
+    utf8 = isUtf8(buf.subarray(0, cut));
+    if (utf8 && cut) lines(buf.toString('utf8', 0, cut));
+    rest = buf.subarray(cut);
   }
+  if (utf8 && rest.length) {
+    utf8 = isUtf8(rest);
+    if (utf8) lines(rest.toString('utf8'));
+  }
+  if (utf8) return;
+  set.truncate(records);
+  tree.issues.length = issues;
+  schemaIssues.length = problems;
+  decodeUtf8(file, await readFile(path.join(tree.dataDir, file)), tree.issues);
+}
+
+/** One line's record as JSON.parse gives it, or undefined and its problem in `issues`. */
+function parseRecord(file: string, line: number, raw: string, issues: SourceIssue[]): unknown {
+  if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    issues.push({
+      file,
+      line,
+      message: `nested more than ${MAX_JSON_DEPTH} levels deep (arrays and objects within each other): a record is a few levels deep`,
+    });
+    return undefined;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (e) {
+    issues.push({ file, line, message: `not valid JSON: ${(e as Error).message}` });
+    return undefined;
+  }
+  const twice = keysWrittenTwice(raw, value);
+  for (const field of twice)
+    issues.push({
+      file,
+      line,
+      field: field.length <= 80 ? field : quoted(field),
+      message: 'written twice in this record (JSON would keep the last one without a word): keep one',
+    });
+  return twice.length === 0 ? value : undefined;
 }
 
 /**

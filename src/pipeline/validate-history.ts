@@ -10,8 +10,8 @@ interface Row {
 }
 /** What these rules read of validate.ts's context. */
 interface HistoryContext {
-  priceHistory: Row[];
-  offers: { value: OfferRecord }[];
+  priceHistory: Iterable<Row>;
+  offers: Iterable<{ value: OfferRecord }>;
   /** Models whose files have problems already reported. */
   invalidSlugs: Set<string>;
   errors: SourceIssue[];
@@ -23,7 +23,8 @@ const offerName = (r: { provider: string; provider_model_id: string }) =>
 
 /** A dated price is the price of an offer of offers/: the same provider, provider_model_id and model. */
 export function pricesOfKnownOffers(c: HistoryContext): void {
-  const offers = new Map(c.offers.map((o) => [offerKey(o.value), o.value]));
+  const offers = new Map<string, OfferRecord>();
+  for (const { value } of c.offers) offers.set(offerKey(value), value);
   for (const { value: r, file, line } of c.priceHistory) {
     const offer = offers.get(offerKey(r));
     if (!offer)

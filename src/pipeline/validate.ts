@@ -6,24 +6,25 @@ import type { z } from 'zod';
 import { ValidationError, quoted, type SourceIssue } from '../errors.js';
 import { Slug } from '../schema/primitives.js';
 import {
-  BenchmarkResult,
+  type BenchmarkResult,
   MetricsFile,
   ModelRecord,
-  OfferRecord,
+  type OfferRecord,
   ProvidersFile,
   OverridesFile,
-  PriceHistoryRecord,
-  PriceObservation,
+  type PriceHistoryRecord,
+  type PriceObservation,
   SiteFile,
   SourcesFile,
-  SpeedRun,
+  type SpeedRun,
   type DisplayOverride,
   type Metric,
   PRICE_FIELDS,
   type ProviderRecord,
   type Source,
 } from '../schema/source.js';
-import { lineOf, type JsonlRecord, type LoadedTree, type YamlSource } from './load.js';
+import { lineOf, type LoadedTree, type YamlSource } from './load.js';
+import { fieldOf, located, plainErrors, type Located, type RecordSet } from './records.js';
 import {
   noOverlappingPrices,
   noUnannouncedFuturePrices,
@@ -40,9 +41,9 @@ export interface SourceData {
   sources: Source[];
   metrics: Metric[];
   models: ModelEntry[]; // sorted by slug
-  speed: z.infer<typeof SpeedRun>[];
-  benchmarks: z.infer<typeof BenchmarkResult>[];
-  prices: z.infer<typeof PriceObservation>[];
+  speed: SpeedRun[];
+  benchmarks: BenchmarkResult[];
+  prices: PriceObservation[];
   /** data/providers.yaml, sorted by id. */
   providers: ProviderRecord[];
   /** Every offer, sorted by model, provider and provider_model_id. */
@@ -55,27 +56,6 @@ export interface SourceData {
   latestInstant: string;
   /** Values that are valid but implausible (a unit mix-up?): reported, not refused; `validate --strict` refuses them. */
   warnings: SourceIssue[];
-}
-
-const fieldOf = (p: readonly PropertyKey[]) =>
-  p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('') || undefined;
-
-/**
- * The messages zod writes itself are for programmers ("Invalid input: expected string, received undefined"); a
- * missing field is "required" (the schemas' own messages take precedence over this).
- */
-const plainErrors = {
-  error: (iss: { code: string; input?: unknown }) =>
-    iss.code === 'invalid_type' && iss.input === undefined ? 'required' : undefined,
-};
-
-/** zod reports unknown keys once, at the object; split them so that each names its own field (and line). */
-function located(issues: z.core.$ZodIssue[]): { path: PropertyKey[]; message: string }[] {
-  return issues.flatMap((iss) =>
-    iss.code === 'unrecognized_keys'
-      ? iss.keys.map((k) => ({ path: [...iss.path, k], message: 'unknown field: not in the schema (a typo?)' }))
-      : [{ path: iss.path, message: iss.message }],
-  );
 }
 
 function checkYaml<T extends z.ZodType>(
@@ -122,27 +102,9 @@ function checkYaml<T extends z.ZodType>(
   return null;
 }
 
-function checkJsonl<T extends z.ZodType>(schema: T, rows: JsonlRecord[], issues: SourceIssue[]): Located<z.infer<T>>[] {
-  const out: Located<z.infer<T>>[] = [];
-  for (const row of rows) {
-    const r = schema.safeParse(row.value, plainErrors);
-    if (r.success) out.push({ value: r.data, file: row.file, line: row.line });
-    else
-      for (const iss of located(r.error.issues))
-        issues.push({ file: row.file, line: row.line, field: fieldOf(iss.path), message: iss.message });
-  }
-  return out;
-}
-
 /** models/<slug>.yaml -> slug: the file name is the slug. */
 const slugOfFile = (file: string) => path.posix.basename(file).replace(/\.ya?ml$/, '');
 
-/** A parsed record of a file: which one, and where it starts. */
-interface Located<T> {
-  value: T;
-  file: string;
-  line: number;
-}
 /** An override as parsed, with its file and its index there (its lines are looked up by path). */
 interface OverrideAt {
   value: DisplayOverride;
@@ -169,16 +131,18 @@ interface Context {
   named: { slug: string; id: unknown; file: string; y: YamlSource }[]; // sorted by slug
   /** Models whose files have problems already reported: records naming them get no "unknown model" each. */
   invalidSlugs: Set<string>;
-  speed: Located<z.infer<typeof SpeedRun>>[];
-  benchmarks: Located<z.infer<typeof BenchmarkResult>>[];
-  prices: Located<z.infer<typeof PriceObservation>>[];
+  speed: RecordSet<SpeedRun>;
+  benchmarks: RecordSet<BenchmarkResult>;
+  prices: RecordSet<PriceObservation>;
   /** null when providers.yaml is missing or fails its schema. */
   providers: ProviderRecord[] | null;
-  offers: Located<OfferRecord>[];
-  priceHistory: Located<PriceHistoryRecord>[];
+  offers: RecordSet<OfferRecord>;
+  priceHistory: RecordSet<PriceHistoryRecord>;
   overrides: OverrideAt[];
   errors: SourceIssue[];
   warnings: SourceIssue[];
+  /** The newest observation time (noFutureObservations): the default publication time. */
+  latest: string;
 }
 type Rule = (c: Context) => void;
 
@@ -215,8 +179,7 @@ export function validateTree(tree: LoadedTree): SourceData {
   const c = parse(tree);
   for (const rule of rules) rule(c);
   if (c.errors.length || !c.site) throw new ValidationError(c.errors);
-  const latest = observations(c).reduce((newest, o) => (o.at > newest ? o.at : newest), '0000-01-01T00:00:00.000Z');
-  const values = <T>(rows: Located<T>[]) => rows.map((r) => r.value);
+  // The checked records themselves, not copies: the located sets go with the tree.
   return {
     site: c.site,
     sources: c.sources ?? [],
@@ -224,17 +187,17 @@ export function validateTree(tree: LoadedTree): SourceData {
     models: c.models,
     overrides: c.overrides.map((o) => o.value),
     digest: tree.digest,
-    latestInstant: latest,
+    latestInstant: c.latest,
     warnings: c.warnings,
-    speed: values(c.speed),
-    benchmarks: values(c.benchmarks),
-    prices: values(c.prices),
+    speed: c.speed.values,
+    benchmarks: c.benchmarks.values,
+    prices: c.prices.values,
     providers: [...(c.providers ?? [])].sort((a, b) => cmpStr(a.id, b.id)),
-    offers: values(c.offers).sort(
+    offers: c.offers.values.sort(
       (a, b) =>
         cmpStr(a.model, b.model) || cmpStr(a.provider, b.provider) || cmpStr(a.provider_model_id, b.provider_model_id),
     ),
-    priceHistory: values(c.priceHistory).sort(
+    priceHistory: c.priceHistory.values.sort(
       (a, b) =>
         cmpStr(a.model, b.model) ||
         cmpStr(a.provider, b.provider) ||
@@ -275,11 +238,10 @@ function parse(tree: LoadedTree): Context {
     else invalidSlugs.add(slug);
   }
   const bySlug = <T extends { slug: string }>(a: T, b: T) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
-  const speed = checkJsonl(SpeedRun, tree.speed, errors);
-  const benchmarks = checkJsonl(BenchmarkResult, tree.benchmarks, errors);
-  const prices = checkJsonl(PriceObservation, tree.prices, errors);
-  const offers = checkJsonl(OfferRecord, tree.offers, errors);
-  const priceHistory = checkJsonl(PriceHistoryRecord, tree.priceHistory, errors);
+  // The JSON Lines records were checked as they were read; their problems follow the models', as they always have.
+  for (const kind of ['speed', 'benchmarks', 'prices', 'offers', 'priceHistory'] as const)
+    for (const issue of tree.recordIssues[kind]) errors.push(issue);
+  const { speed, benchmarks, prices, offers, priceHistory } = tree.records;
   const providers = tree.providers && checkYaml(ProvidersFile, tree.providers, errors, nth('providers', 'provider'));
   const overrides: OverrideAt[] = [];
   for (const y of tree.overrides) {
@@ -304,6 +266,7 @@ function parse(tree: LoadedTree): Context {
     overrides,
     errors,
     warnings: [],
+    latest: '0000-01-01T00:00:00.000Z',
   };
 }
 
@@ -402,13 +365,8 @@ function knownReferences(c: Context): void {
         record: `model "${m.slug}"`,
       },
     );
-  for (const { value, file, line } of [
-    ...c.speed,
-    ...c.benchmarks,
-    ...c.prices,
-    ...c.priceHistory,
-  ] as Located<Reference>[])
-    check(value, { file, line });
+  for (const set of [c.speed, c.benchmarks, c.prices, c.priceHistory] as RecordSet<Reference>[])
+    for (const { value, file, line } of set) check(value, { file, line });
   for (const { value, file, line } of c.offers) check(value, { file, line, record: offerName(value) });
 }
 
@@ -539,30 +497,26 @@ function retirementAfterDeprecation(c: Context): void {
       });
 }
 
-/** An observation time (an instant, toInstant) and where it is written, for a problem about it. */
-interface Observation {
-  at: string;
-  where: () => Omit<SourceIssue, 'message'>;
-}
-
-/** Every observation time, as an instant: the newest is the publication time, and none may lie in the future. */
-function observations(c: Context): Observation[] {
-  const at = (r: Located<unknown>, field: string) => () => ({ file: r.file, line: r.line, field });
-  return [
-    ...c.models.map((m) => ({
-      at: toInstant(m.updated_at),
-      where: () => ({
-        file: m.file,
-        line: modelLine(c, m, ['updated_at']),
-        record: `model "${m.slug}"`,
-        field: 'updated_at',
-      }),
-    })),
-    ...c.speed.map((r) => ({ at: toInstant(r.value.measured_at), where: at(r, 'measured_at') })),
-    ...c.benchmarks.map((r) => ({ at: toInstant(r.value.eval_date), where: at(r, 'eval_date') })),
-    ...c.prices.map((r) => ({ at: toInstant(r.value.observed_at), where: at(r, 'observed_at') })),
-    ...c.offers.map((r) => ({ at: toInstant(r.value.updated_at), where: at(r, 'updated_at') })),
-  ];
+/**
+ * Every observation time, as an instant (the newest is the publication time, and none may lie in the future), with
+ * where it is written, for a problem about it. Visited, not listed: a list held an object per record.
+ */
+function eachObservation(c: Context, visit: (at: string, where: () => Omit<SourceIssue, 'message'>) => void): void {
+  for (const m of c.models)
+    visit(toInstant(m.updated_at), () => ({
+      file: m.file,
+      line: modelLine(c, m, ['updated_at']),
+      record: `model "${m.slug}"`,
+      field: 'updated_at',
+    }));
+  const records = <T>(set: RecordSet<T>, field: string, time: (v: T) => string) => {
+    for (let i = 0; i < set.length; i++)
+      visit(toInstant(time(set.values[i]!)), () => ({ file: set.file(i), line: set.line(i), field }));
+  };
+  records(c.speed, 'measured_at', (v) => v.measured_at);
+  records(c.benchmarks, 'eval_date', (v) => v.eval_date);
+  records(c.prices, 'observed_at', (v) => v.observed_at);
+  records(c.offers, 'updated_at', (v) => v.updated_at);
 }
 
 /**
@@ -574,7 +528,10 @@ function observations(c: Context): Observation[] {
 function noFutureObservations(c: Context): void {
   const horizon = new Date(Date.now() + 86_400_000).toISOString();
   const message = `is later than ${horizon.slice(0, 10)}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
-  for (const o of observations(c)) if (o.at > horizon) c.errors.push({ ...o.where(), message });
+  eachObservation(c, (at, where) => {
+    if (at > horizon) c.errors.push({ ...where(), message });
+    if (at > c.latest) c.latest = at;
+  });
 }
 
 /** At most one metric decides the run of a run group (compute/ranks.ts): two would contradict each other. */
@@ -599,21 +556,22 @@ function oneDeciderPerRunGroup(c: Context): void {
 
 /** A run reports one value per metric: a second one could only be another run, which needs a run id of its own. */
 function oneValuePerRun(c: Context): void {
-  const seen = new Map<string, Located<unknown>>();
-  for (const r of c.benchmarks) {
-    const v = r.value;
+  const seen = new Map<string, number>(); // key -> index of its first record
+  const set = c.benchmarks;
+  for (let i = 0; i < set.length; i++) {
+    const v = set.values[i]!;
     const run = v.run ? `run "${v.run.id}"` : `the run of ${v.eval_date} (no run id)`;
     const key = `${v.model}\u0000${v.metric}\u0000${v.provenance.source}\u0000${v.run ? `id:${v.run.id}` : `date:${v.eval_date}`}`;
     const first = seen.get(key);
-    if (!first) seen.set(key, r);
+    if (first === undefined) seen.set(key, i);
     else
       c.errors.push({
-        file: r.file,
-        line: r.line,
+        file: set.file(i),
+        line: set.line(i),
         field: v.run ? 'run.id' : 'run',
         message:
-          `${run} of "${v.model}" (source ${v.provenance.source}) already has a value of "${v.metric}" at ${first.file}:${first.line}: ` +
-          'give each run its own run.id',
+          `${run} of "${v.model}" (source ${v.provenance.source}) already has a value of "${v.metric}" at ` +
+          `${set.file(first)}:${set.line(first)}: give each run its own run.id`,
       });
   }
 }
