@@ -1,14 +1,14 @@
 // Every body a release holds, in the order the build writes them: one lane variant (lane x display-only) at a time,
-// so memory holds one variant's rendered parts. The count and the bodies come from one description of the layout
+// one model's parts at a time, so memory holds one variant's JSON of its models (ModelJson), not their objects. The count and the bodies come from one description of the layout
 // (variantPlan), so a progress bar's total cannot drift from what is written.
-import { QUERY_LANES, SORTS, type Include } from '../schema/api.js';
+import { QUERY_LANES, SORTS, type Attribution } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import {
+  artifactModelPieces,
   artifactParts,
   attributionOf,
   envelopeParts,
   listDataJson,
-  sectionsJson,
   withSections,
 } from '../publication/assemble.js';
 import {
@@ -21,8 +21,8 @@ import {
 } from '../publication/layout.js';
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
-import { codeDigest, digestMap, digestOf, jsonDigest, sectionDigests, type VariantDigests } from './inputs.js';
-import { renderVariant, type VariantParts } from './render.js';
+import { codeDigest, digestOf, type ModelJson, modelJson, sectionDigests } from './inputs.js';
+import { type VariantRenderer, variantRenderer } from './render.js';
 import { CATALOG_BODIES, CatalogBodies } from './render-catalog.js';
 import { countPriceBodies, pricesBodies } from './render-prices.js';
 
@@ -37,12 +37,12 @@ export const listPages = (total: number, pageSizes: readonly number[]) =>
   );
 
 /** How many bodies a lane variant of `models` models has: details, list pages, and its list artifact. */
-const variantBodies = (models: number, pageSizes: readonly number[]) =>
+const variantBodyCount = (models: number, pageSizes: readonly number[]) =>
   LOCALES.length * INCLUDE_SUBSETS.length * (models + SORTS.length * listPages(models, pageSizes).length) + 1;
 
 export function countBodies(c: Computed, pageSizes: readonly number[]): number {
   return (
-    LANE_VARIANTS.reduce((n, v) => n + variantBodies(c.lanes[v.lane].models.length, pageSizes), 0) +
+    LANE_VARIANTS.reduce((n, v) => n + variantBodyCount(c.lanes[v.lane].models.length, pageSizes), 0) +
     CATALOG_BODIES +
     countPriceBodies(c)
   );
@@ -52,7 +52,7 @@ export function* bodies(c: Computed, pageSizes: readonly number[]): Generator<Pe
   const schemaVersion = c.data.site.schema_version;
   const attribution = attributionOf(c.data.site);
   const attributionJson = JSON.stringify(attribution);
-  const code = codeDigest([bodies, CatalogBodies]);
+  const code = codeDigest([bodies, variantBodies, listBodies, artifactBody, CatalogBodies]);
   // The envelope of each locale, with the assembling code: the start of every API body's digest.
   const envelopes = Object.fromEntries(
     LOCALES.map((l) => {
@@ -61,102 +61,112 @@ export function* bodies(c: Computed, pageSizes: readonly number[]): Generator<Pe
     }),
   ) as Record<Locale, string>;
   const catalog = new CatalogBodies(c, attributionJson, envelopes);
-  for (const v of LANE_VARIANTS) {
-    const parts = renderVariant(c, v.lane, v.displayOnly);
-    const slugs = Object.keys(parts.models);
-    const sections = sectionJsons(parts, 'sections');
-    const itemSections = sectionJsons(parts, 'itemSections');
-    const digests: VariantDigests = {
-      detail: new Map(),
-      sections: digestMap(sections),
-      item: new Map(slugs.map((slug) => [slug, {} as Record<Locale, string>])),
-      itemSections: digestMap(itemSections),
-    };
-    for (const [slug, m] of Object.entries(parts.models)) {
-      const mine = {} as Record<Locale, string>;
-      for (const locale of LOCALES) {
-        const detail = JSON.stringify(m.detail[locale]);
-        mine[locale] = jsonDigest(detail);
-        for (const include of INCLUDE_SUBSETS) {
-          const path = detailFile({ ...v, slug, locale, include });
-          yield {
-            path,
-            inputs: digestOf(envelopes[locale], mine[locale], sectionDigests(digests.sections.get(slug)!, include)),
-            render: () =>
-              envelopeParts(schemaVersion, locale, attributionJson, withSections(detail, sections.get(slug)!, include)),
-          };
-        }
-      }
-      digests.detail.set(slug, mine);
-    }
-    for (const locale of LOCALES) {
-      const items = new Map(Object.entries(parts.models).map(([slug, m]) => [slug, JSON.stringify(m.item[locale])]));
-      for (const [slug, j] of items) digests.item.get(slug)![locale] = jsonDigest(j);
-      for (const include of INCLUDE_SUBSETS) {
-        // The items with their sections are made only when a page of them is.
-        let withInc: Map<string, string> | null = null;
-        const itemJson = (slug: string) =>
-          (withInc ??= new Map([...items].map(([s, j]) => [s, withSections(j, itemSections.get(s)!, include)]))).get(
-            slug,
-          )!;
-        const itemDigest = new Map(
-          slugs.map((s) => [
-            s,
-            `${digests.item.get(s)![locale]}:${sectionDigests(digests.itemSections.get(s)!, include)}`,
-          ]),
-        );
-        for (const sort of SORTS) {
-          const order = parts.orders[sort];
-          for (const { pageSize, page } of listPages(order.length, pageSizes)) {
-            const pageSlugs = order.slice((page - 1) * pageSize, page * pageSize);
-            const path = listFile({ ...v, locale, include, sort, page, pageSize });
-            yield {
-              path,
-              inputs: digestOf(
-                envelopes[locale],
-                page,
-                pageSize,
-                order.length,
-                ...pageSlugs.map((s) => itemDigest.get(s)!),
-              ),
-              render: () =>
-                envelopeParts(
-                  schemaVersion,
-                  locale,
-                  attributionJson,
-                  listDataJson(pageSlugs.map(itemJson), page, pageSize, order.length),
-                ),
-            };
-          }
-        }
-      }
-    }
-    const models = Object.fromEntries(
-      Object.entries(parts.models).map(([slug, m]) => [
-        slug,
-        { item: m.item, sections: m.itemSections, search: m.search, facets: m.facets },
-      ]),
-    );
-    const artifact = { schemaVersion, attribution, prebuiltPageSizes: [...pageSizes], orders: parts.orders, models };
-    yield {
-      path: artifactFile(v),
-      // Each model's entry serialized as the artifact holds it: the artifact is one body per variant, not per model.
-      inputs: digestOf(
-        code,
-        schemaVersion,
-        attributionJson,
-        JSON.stringify(artifact.prebuiltPageSizes),
-        JSON.stringify(parts.orders),
-        ...Object.entries(models).map(([slug, m]) => `${slug}:${jsonDigest(JSON.stringify(m))}`),
-      ),
-      render: () => artifactParts(artifact),
-    };
-    yield* catalog.variant(parts, sections, digests);
-  }
+  const o: BodyOptions = { schemaVersion, attribution, attributionJson, code, envelopes, pageSizes };
+  for (const v of LANE_VARIANTS) yield* variantBodies(variantRenderer(c, v.lane, v.displayOnly), o, catalog);
   yield* pricesBodies(c, attributionJson);
   yield* catalog.finish();
 }
 
-function sectionJsons(parts: VariantParts, which: 'sections' | 'itemSections'): Map<string, Record<Include, string>> {
-  return new Map(Object.entries(parts.models).map(([slug, m]) => [slug, sectionsJson(m[which])]));
+interface BodyOptions {
+  schemaVersion: string;
+  attribution: Attribution;
+  attributionJson: string;
+  /** codeDigest of the assembling code, and each locale's envelope digest (which starts from it). */
+  code: string;
+  envelopes: Record<Locale, string>;
+  pageSizes: readonly number[];
+}
+
+/**
+ * One lane variant's bodies. A model's parts are rendered when its details are made and kept only as JSON (ModelJson)
+ * for the list pages, the list artifact and the catalog bodies, which need every model of the variant; all of it is
+ * let go before the next variant.
+ */
+function* variantBodies(r: VariantRenderer, o: BodyOptions, catalog: CatalogBodies): Generator<PendingBody> {
+  const models = new Map<string, ModelJson>();
+  for (const slug of r.slugs) {
+    const m = modelJson(r.model(slug));
+    models.set(slug, m);
+    for (const locale of LOCALES) {
+      const detail = m.detail[locale];
+      for (const include of INCLUDE_SUBSETS) {
+        yield {
+          path: detailFile({ lane: r.lane, displayOnly: r.displayOnly, slug, locale, include }),
+          inputs: digestOf(
+            o.envelopes[locale],
+            m.digests.detail[locale],
+            sectionDigests(m.digests.sections, include),
+          ),
+          render: () =>
+            envelopeParts(o.schemaVersion, locale, o.attributionJson, withSections(detail, m.sections, include)),
+        };
+      }
+    }
+  }
+  yield* listBodies(r, o, models);
+  yield artifactBody(r, o, models);
+  yield* catalog.variant(r, models);
+}
+
+/** A variant's list pages: each page's items assembled from their JSON when the page is made. */
+function* listBodies(r: VariantRenderer, o: BodyOptions, models: Map<string, ModelJson>): Generator<PendingBody> {
+  for (const locale of LOCALES) {
+    for (const include of INCLUDE_SUBSETS) {
+      const itemJson = (slug: string) => {
+        const m = models.get(slug)!;
+        return withSections(m.item[locale], m.itemSections, include);
+      };
+      const itemDigest = (slug: string) => {
+        const d = models.get(slug)!.digests;
+        return `${d.item[locale]}:${sectionDigests(d.itemSections, include)}`;
+      };
+      for (const sort of SORTS) {
+        const order = r.orders[sort];
+        for (const { pageSize, page } of listPages(order.length, o.pageSizes)) {
+          const pageSlugs = order.slice((page - 1) * pageSize, page * pageSize);
+          yield {
+            path: listFile({ lane: r.lane, displayOnly: r.displayOnly, locale, include, sort, page, pageSize }),
+            inputs: digestOf(o.envelopes[locale], page, pageSize, order.length, ...pageSlugs.map(itemDigest)),
+            render: () =>
+              envelopeParts(
+                o.schemaVersion,
+                locale,
+                o.attributionJson,
+                listDataJson(pageSlugs.map(itemJson), page, pageSize, order.length),
+              ),
+          };
+        }
+      }
+    }
+  }
+}
+
+/** The variant's list artifact: every model's item, item sections, search and facets, assembled from their JSON. */
+function artifactBody(r: VariantRenderer, o: BodyOptions, models: Map<string, ModelJson>): PendingBody {
+  // The models in the order of an object's keys (an integer-like slug first), as the artifact's object has them.
+  const keys = Object.keys(Object.fromEntries(r.slugs.map((s) => [s, 0])));
+  const prebuiltPageSizes = [...o.pageSizes];
+  return {
+    path: artifactFile(r),
+    inputs: digestOf(
+      o.code,
+      o.schemaVersion,
+      o.attributionJson,
+      JSON.stringify(prebuiltPageSizes),
+      JSON.stringify(r.orders),
+      ...keys.map((slug) => {
+        const d = models.get(slug)!.digests;
+        return `${slug}:${Object.values(d.item).join()}:${Object.values(d.itemSections).join()}:${d.rest}`;
+      }),
+    ),
+    render: () =>
+      artifactParts(
+        { schemaVersion: o.schemaVersion, attribution: o.attribution, prebuiltPageSizes, orders: r.orders },
+        () =>
+          keys.map((slug) => {
+            const m = models.get(slug)!;
+            return [slug, artifactModelPieces(m.item, m.itemSections, m.search, m.facets)] as const;
+          }),
+      ),
+  };
 }

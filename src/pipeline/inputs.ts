@@ -6,15 +6,20 @@
 // modelpub that assembles them otherwise makes every body again.
 import { hash } from 'node:crypto';
 import {
+  artifactModelPieces,
   artifactParts,
+  envelopeBytes,
   envelopeParts,
   innerJson,
+  joinedBytes,
   listDataJson,
+  sectionPieces,
   sectionsJson,
   withSections,
 } from '../publication/assemble.js';
 import { INCLUDES, type Include } from '../schema/api.js';
-import type { Locale } from '../schema/source.js';
+import { LOCALES, type Locale } from '../schema/source.js';
+import type { ModelParts } from './render.js';
 
 /** One digest of several strings (none holds a raw newline: JSON, digests and numbers). */
 export const digestOf = (...parts: readonly (string | number)[]): string =>
@@ -24,7 +29,18 @@ export const digestOf = (...parts: readonly (string | number)[]): string =>
 export const jsonDigest = (json: string): string => hash('sha256', json, 'base64url').slice(0, 22);
 
 /** The functions that assemble bodies from parts: their source is part of every digest (codeDigest). */
-const ASSEMBLY = [artifactParts, envelopeParts, innerJson, listDataJson, sectionsJson, withSections];
+const ASSEMBLY = [
+  artifactModelPieces,
+  artifactParts,
+  envelopeBytes,
+  envelopeParts,
+  innerJson,
+  joinedBytes,
+  listDataJson,
+  sectionPieces,
+  sectionsJson,
+  withSections,
+];
 
 /** The digest of the assembling code: these functions and the body generators that call them (their source). */
 export const codeDigest = (generators: readonly { toString(): string }[]): string =>
@@ -34,23 +50,51 @@ export const codeDigest = (generators: readonly { toString(): string }[]): strin
 export const sectionDigests = (d: Record<Include, string>, include: readonly Include[]): string =>
   INCLUDES.map((i) => (include.includes(i) ? d[i] : '-')).join(',');
 
-/** The digests of a lane variant's parts, per model: detail and item per locale, include sections. */
-export interface VariantDigests {
-  detail: Map<string, Record<Locale, string>>;
-  sections: Map<string, Record<Include, string>>;
-  item: Map<string, Record<Locale, string>>;
-  itemSections: Map<string, Record<Include, string>>;
+/** A digest per key of a record of JSON strings. */
+const digestsOf = <K extends string>(jsons: Record<K, string>): Record<K, string> =>
+  Object.fromEntries(Object.entries<string>(jsons).map(([k, j]) => [k, jsonDigest(j)])) as Record<K, string>;
+
+/**
+ * What a lane variant keeps of a model once its details are made: its parts as JSON, which its list pages, the list
+ * artifact and the catalog bodies are assembled from, and their digests. Strings, not the parts' objects: a tenth of
+ * their size.
+ */
+export interface ModelJson {
+  /** The list item's and the detail's core, per locale. */
+  item: Record<Locale, string>;
+  detail: Record<Locale, string>;
+  /** The include sections (sectionsJson) of the list item and of the detail. */
+  itemSections: Record<Include, string>;
+  sections: Record<Include, string>;
+  search: string;
+  facets: string;
+  digests: {
+    item: Record<Locale, string>;
+    detail: Record<Locale, string>;
+    itemSections: Record<Include, string>;
+    sections: Record<Include, string>;
+    /** Of search and facets. */
+    rest: string;
+  };
 }
 
-/** The digest of each include section's JSON, per model. */
-export const digestMap = (jsons: Map<string, Record<Include, string>>): Map<string, Record<Include, string>> =>
-  new Map(
-    [...jsons].map(([slug, j]) => [
-      slug,
-      {
-        benchmarks: jsonDigest(j.benchmarks),
-        capabilities: jsonDigest(j.capabilities),
-        pricing: jsonDigest(j.pricing),
-      },
-    ]),
-  );
+export function modelJson(m: ModelParts): ModelJson {
+  const json = {
+    item: Object.fromEntries(LOCALES.map((l) => [l, JSON.stringify(m.item[l])])) as Record<Locale, string>,
+    detail: Object.fromEntries(LOCALES.map((l) => [l, JSON.stringify(m.detail[l])])) as Record<Locale, string>,
+    itemSections: sectionsJson(m.itemSections),
+    sections: sectionsJson(m.sections),
+    search: JSON.stringify(m.search),
+    facets: JSON.stringify(m.facets),
+  };
+  return {
+    ...json,
+    digests: {
+      item: digestsOf(json.item),
+      detail: digestsOf(json.detail),
+      itemSections: digestsOf(json.itemSections),
+      sections: digestsOf(json.sections),
+      rest: digestOf(json.search, json.facets),
+    },
+  };
+}

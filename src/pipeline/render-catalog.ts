@@ -5,17 +5,23 @@
 //            of every lane are in each, so a client needs one request whatever lane it shows.
 //   openapi: one body, with real examples from the verified lane, its public variant, in English.
 //   llms.txt: one text (render-llms.ts), its examples the verified lane's most popular models.
-import type { Include } from '../schema/api.js';
 import { INCLUDES, QUERY_LANES } from '../schema/api.js';
 import { openApiDocument, type OpenApiExamples } from '../schema/openapi.js';
 import { LOCALES, type Locale } from '../schema/source.js';
-import { envelopeBytes, envelopeParts, innerJson, listDataJson, withSections } from '../publication/assemble.js';
+import {
+  envelopeBytes,
+  envelopeParts,
+  innerJson,
+  listDataJson,
+  sectionPieces,
+  withSections,
+} from '../publication/assemble.js';
 import { catalogFile, LLMS_FILE, metricsFile, OPENAPI_FILE } from '../publication/layout.js';
 import { llmsParts, TEXT_CONTENT_TYPE } from './render-llms.js';
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
-import { digestOf, sectionDigests, type VariantDigests } from './inputs.js';
-import type { VariantParts } from './render.js';
+import { digestOf, type ModelJson, sectionDigests } from './inputs.js';
+import type { VariantRenderer } from './render.js';
 
 /** How many bodies CatalogBodies yields in a build (for the progress count). */
 export const CATALOG_BODIES = LOCALES.length * (QUERY_LANES.length * 2 + 1) + 2;
@@ -50,52 +56,54 @@ export class CatalogBodies {
    * The catalog bodies of one lane and display variant, each made only when its digest changed; from the verified
    * public one, the document's examples.
    */
-  *variant(
-    parts: VariantParts,
-    sections: Map<string, Record<Include, string>>,
-    digests: VariantDigests,
-  ): Generator<PendingBody> {
-    const slugs = Object.keys(parts.models).sort();
-    const { lane, displayOnly } = parts;
+  *variant(r: VariantRenderer, models: ReadonlyMap<string, ModelJson>): Generator<PendingBody> {
+    const slugs = [...models.keys()].sort();
+    const { lane, displayOnly } = r;
     for (const locale of LOCALES) {
-      const detail = (slug: string) =>
-        withSections(JSON.stringify(parts.models[slug]!.detail[locale]), sections.get(slug)!, INCLUDES);
       const inputs = digestOf(
         this.envelopes[locale],
         slugs.length,
-        ...slugs.map((s) => `${digests.detail.get(s)![locale]}:${sectionDigests(digests.sections.get(s)!, INCLUDES)}`),
+        ...slugs.map((s) => {
+          const d = models.get(s)!.digests;
+          return `${d.detail[locale]}:${sectionDigests(d.sections, INCLUDES)}`;
+        }),
       );
       // A piece at a time: the details of every model are the largest body of a release.
       function* dataPieces(): Generator<string> {
         yield '{"models":[';
-        for (const [i, slug] of slugs.entries()) yield i ? `,${detail(slug)}` : detail(slug);
+        for (const [i, slug] of slugs.entries()) {
+          if (i) yield ',';
+          const m = models.get(slug)!;
+          yield* sectionPieces(m.detail[locale], m.sections, INCLUDES);
+        }
         yield `],"total":${slugs.length}}`;
       }
       yield {
         path: catalogFile({ locale, lane, displayOnly }),
         inputs,
-        render: () => envelopeBytes(this.schemaVersion, locale, this.attributionJson, dataPieces()),
+        render: () => envelopeBytes(this.schemaVersion, locale, this.attributionJson, dataPieces),
       };
-      if (lane === 'verified' && !displayOnly && locale === 'en')
-        this.keepExamples(parts, slugs[0] === undefined ? null : detail(slugs[0]), slugs.length);
+      if (lane === 'verified' && !displayOnly && locale === 'en') this.keepExamples(r, models, slugs[0]);
     }
   }
 
   /** Real answers of this publication, as the document shows them (the revision aside: EXAMPLE_REVISION). */
-  private keepExamples(parts: VariantParts, firstDetail: string | null, total: number): void {
+  private keepExamples(r: VariantRenderer, models: ReadonlyMap<string, ModelJson>, firstSlug: string | undefined): void {
     const example = (dataJson: string) => {
       const { head, tail } = this.envelope('en', dataJson);
       return JSON.parse(head + JSON.stringify(EXAMPLE_REVISION) + tail) as unknown;
     };
-    const order = parts.orders.popular;
+    const order = r.orders.popular;
     this.exampleSlugs = order.slice(0, 2);
-    this.exampleDeveloper = order[0] === undefined ? null : parts.models[order[0]]!.detail.en.developer;
-    const items = order.slice(0, EXAMPLE_LIST_SIZE).map((s) => JSON.stringify(parts.models[s]!.item.en));
+    this.exampleDeveloper = order[0] === undefined ? null : r.developerOf(order[0]);
+    const items = order.slice(0, EXAMPLE_LIST_SIZE).map((s) => models.get(s)!.item.en);
     this.examples.list = example(listDataJson(items, 1, EXAMPLE_LIST_SIZE, order.length));
     const first = order[0];
     if (first === undefined) return;
-    this.examples.detail = example(JSON.stringify(parts.models[first]!.detail.en));
-    this.examples.catalog = example(`{"models":[${firstDetail}],"total":${total}}`);
+    this.examples.detail = example(models.get(first)!.detail.en);
+    const firstDetail = firstSlug === undefined ? null : models.get(firstSlug)!;
+    const catalogFirst = firstDetail && withSections(firstDetail.detail.en, firstDetail.sections, INCLUDES);
+    this.examples.catalog = example(`{"models":[${catalogFirst}],"total":${models.size}}`);
   }
 
   /** The metrics bodies and the OpenAPI document: after every variant (they need what each one left). */

@@ -51,7 +51,27 @@ export interface VariantParts {
   models: Record<string, ModelParts>;
 }
 
+/** The parts of a lane variant, one model at a time: a build holds no model's parts past its bodies (bodies.ts). */
+export interface VariantRenderer {
+  lane: QueryLane;
+  displayOnly: boolean;
+  /** The lane's models, in its order. */
+  slugs: string[];
+  orders: Record<Sort, string[]>;
+  /** The developer of a model of the lane (not a display override). */
+  developerOf(slug: string): string;
+  model(slug: string): ModelParts;
+}
+
+/** Every model's parts at once (tests, and what a variant's bodies are assembled from). */
 export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean): VariantParts {
+  const r = variantRenderer(c, lane, displayOnly);
+  const models: Record<string, ModelParts> = {};
+  for (const slug of r.slugs) models[slug] = r.model(slug);
+  return { lane, displayOnly, orders: r.orders, models };
+}
+
+export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boolean): VariantRenderer {
   const view = c.lanes[lane];
   const site = c.data.site;
   const base = site.url.replace(/\/+$/, '');
@@ -63,8 +83,8 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
   const available = new Map<string, number>();
   for (const b of view.boards.values()) available.set(b.metric.group, (available.get(b.metric.group) ?? 0) + 1);
 
-  const models: Record<string, ModelParts> = {};
-  for (const m of view.models) {
+  const model = (slug: string): ModelParts => {
+    const m = bySlug.get(slug)!;
     const o = ov(m.slug);
     const stats = view.stats.get(m.slug) ?? NO_TESTS;
     const perf = {
@@ -148,7 +168,7 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
     const benchmark_groups = [...groups.values()];
     const capabilities = { capabilities: c.capabilities.get(m.slug)! };
     const pricing = pricingOf(price ?? undefined, c.offers.get(m.slug) ?? [], priceSince(c.history.get(m.slug)));
-    models[m.slug] = {
+    return {
       item,
       detail,
       sections: {
@@ -175,9 +195,16 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
         >,
       },
     };
-  }
+  };
   const orders = Object.fromEntries(SORTS.map((s) => [s, orderSlugs(view, s, nameOf)])) as Record<Sort, string[]>;
-  return { lane, displayOnly, orders, models };
+  return {
+    lane,
+    displayOnly,
+    slugs: view.models.map((m) => m.slug),
+    orders,
+    developerOf: (slug) => bySlug.get(slug)!.developer,
+    model,
+  };
 }
 
 function benchmarkEntry(p: Placement, nameOf: (slug: string) => string): BenchmarkEntry {

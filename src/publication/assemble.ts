@@ -58,25 +58,63 @@ export function envelopeParts(
   locale: Locale,
   attributionJson: string,
   dataJson: string,
-): BodyParts & { tail: string } {
+): { head: string; tail: string } {
   return {
     head: `{"schemaVersion":${JSON.stringify(schemaVersion)},"publicationRevision":`,
     tail: `,"tier":"${TIER}","locale":"${locale}","attribution":${attributionJson},"data":${dataJson}}`,
   };
 }
 
-/** envelopeParts for data given as pieces of its JSON, each made into bytes as it comes: the tail is bytes. */
+/**
+ * The UTF-8 bytes of a body too large for one string (a catalog, a list artifact), from its pieces: `pieces` is
+ * called twice, for their sizes and then to write them, so the body is never held twice (a joined string, its bytes).
+ */
+export function joinedBytes(pieces: () => Iterable<string>): Buffer {
+  let size = 0;
+  for (const piece of pieces()) size += Buffer.byteLength(piece);
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const piece of pieces()) at += out.write(piece, at);
+  if (at !== size) throw new Error(`a body's pieces changed between two passes (${size} then ${at} bytes)`);
+  return out;
+}
+
+/** withSections as pieces (nothing joined): for a body made of many of them (joinedBytes). */
+export function* sectionPieces(
+  objJson: string,
+  sectionJson: Partial<Record<Include, string>>,
+  include: readonly Include[],
+): Generator<string> {
+  if (!include.length) {
+    yield objJson;
+    return;
+  }
+  yield objJson.slice(0, -1);
+  for (const inc of INCLUDES)
+    if (include.includes(inc)) {
+      yield ',';
+      yield sectionJson[inc]!;
+    }
+  yield '}';
+}
+
+/** envelopeParts for data given as pieces of its JSON (called twice: joinedBytes): the tail is bytes. */
 export function envelopeBytes(
   schemaVersion: string,
   locale: Locale,
   attributionJson: string,
-  dataPieces: Iterable<string>,
+  dataPieces: () => Iterable<string>,
 ): BodyParts {
-  const { head, tail } = envelopeParts(schemaVersion, locale, attributionJson, '');
-  const chunks = [Buffer.from(tail.slice(0, -1))];
-  for (const piece of dataPieces) chunks.push(Buffer.from(piece));
-  chunks.push(Buffer.from('}'));
-  return { head, tail: Buffer.concat(chunks) };
+  const empty = envelopeParts(schemaVersion, locale, attributionJson, '');
+  const open = empty.tail.slice(0, -1);
+  return {
+    head: empty.head,
+    tail: joinedBytes(function* (): Generator<string> {
+      yield open;
+      yield* dataPieces();
+      yield '}';
+    }),
+  };
 }
 
 export function listDataJson(itemJsons: readonly string[], page: number, pageSize: number, total: number): string {
@@ -84,14 +122,53 @@ export function listDataJson(itemJsons: readonly string[], page: number, pageSiz
   return `{"models":[${itemJsons.join(',')}],"pagination":${JSON.stringify(pagination)}}`;
 }
 
-/** A list artifact's parts: its kind first, then its revision, then the rest in schema order. */
-export function artifactParts(a: Omit<ListArtifact, 'kind' | 'publicationRevision'>): BodyParts {
-  const rest: Omit<ListArtifact, 'kind' | 'publicationRevision'> = {
+/** A model as a list artifact holds it (ArtifactModel), from its JSON parts: JSON.stringify of the object they make. */
+export function* artifactModelPieces(
+  item: Record<Locale, string>,
+  sections: Record<Include, string>,
+  searchJson: string,
+  facetsJson: string,
+): Generator<string> {
+  let sep = '{"item":{';
+  for (const [locale, json] of Object.entries(item)) {
+    yield `${sep}${JSON.stringify(locale)}:`;
+    yield json;
+    sep = ',';
+  }
+  sep = '},"sections":{';
+  for (const inc of INCLUDES) {
+    yield `${sep}${JSON.stringify(inc)}:{`;
+    yield sections[inc];
+    sep = '},';
+  }
+  yield `}},"search":${searchJson},"facets":${facetsJson}}`;
+}
+
+/**
+ * A list artifact's parts: its kind first, then its revision, then the rest in schema order; `models` gives each
+ * model's key and pieces (artifactModelPieces), in the order of an object's keys, and is called twice (joinedBytes).
+ */
+export function artifactParts(
+  a: Omit<ListArtifact, 'kind' | 'publicationRevision' | 'models'>,
+  models: () => Iterable<readonly [string, Iterable<string>]>,
+): BodyParts {
+  const rest: Omit<ListArtifact, 'kind' | 'publicationRevision' | 'models'> = {
     schemaVersion: a.schemaVersion,
     attribution: a.attribution,
     prebuiltPageSizes: a.prebuiltPageSizes,
     orders: a.orders,
-    models: a.models,
   };
-  return { head: '{"kind":"modelpub.list-artifact","publicationRevision":', tail: `,${innerJson(rest)}}` };
+  return {
+    head: '{"kind":"modelpub.list-artifact","publicationRevision":',
+    tail: joinedBytes(function* () {
+      yield `,${innerJson(rest)},"models":{`;
+      let sep = '';
+      for (const [slug, pieces] of models()) {
+        yield `${sep}${JSON.stringify(slug)}:`;
+        yield* pieces;
+        sep = ',';
+      }
+      yield '}}';
+    }),
+  };
 }
