@@ -23,7 +23,7 @@ import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
 import { codeDigest, digestOf, type ModelJson, modelJson, sectionDigests } from './inputs.js';
 import { type VariantRenderer, variantRenderer } from './render.js';
-import { CATALOG_BODIES, CatalogBodies } from './render-catalog.js';
+import { CATALOG_BODIES, CatalogBodies, CatalogPieces } from './render-catalog.js';
 import { countPriceBodies, pricesBodies } from './render-prices.js';
 
 export const LANE_VARIANTS: readonly LaneVariant[] = QUERY_LANES.flatMap((lane) =>
@@ -52,7 +52,7 @@ export function* bodies(c: Computed, pageSizes: readonly number[]): Generator<Pe
   const schemaVersion = c.data.site.schema_version;
   const attribution = attributionOf(c.data.site);
   const attributionJson = JSON.stringify(attribution);
-  const code = codeDigest([bodies, variantBodies, listBodies, artifactBody, CatalogBodies]);
+  const code = codeDigest([bodies, variantBodies, listBodies, artifactBody, CatalogBodies, CatalogPieces]);
   // The envelope of each locale, with the assembling code: the start of every API body's digest.
   const envelopes = Object.fromEntries(
     LOCALES.map((l) => {
@@ -77,39 +77,40 @@ interface BodyOptions {
   pageSizes: readonly number[];
 }
 
+/** What a lane variant keeps of a model for its list pages and list artifact (the catalog's part: CatalogPieces). */
+type Kept = Omit<ModelJson, 'detail' | 'sections'>;
+
 /**
  * One lane variant's bodies. A model's parts are rendered when its details are made and kept only as JSON (ModelJson)
  * for the list pages, the list artifact and the catalog bodies, which need every model of the variant; all of it is
  * let go before the next variant.
  */
 function* variantBodies(r: VariantRenderer, o: BodyOptions, catalog: CatalogBodies): Generator<PendingBody> {
-  const models = new Map<string, ModelJson>();
+  const models = new Map<string, Kept>();
+  const pieces = new CatalogPieces();
   for (const slug of r.slugs) {
-    const m = modelJson(r.model(slug));
+    const { detail: details, sections, ...m } = modelJson(r.model(slug));
     models.set(slug, m);
+    pieces.add(slug, details, sections);
     for (const locale of LOCALES) {
-      const detail = m.detail[locale];
+      const detail = details[locale];
       for (const include of INCLUDE_SUBSETS) {
         yield {
           path: detailFile({ lane: r.lane, displayOnly: r.displayOnly, slug, locale, include }),
-          inputs: digestOf(
-            o.envelopes[locale],
-            m.digests.detail[locale],
-            sectionDigests(m.digests.sections, include),
-          ),
+          inputs: digestOf(o.envelopes[locale], m.digests.detail[locale], sectionDigests(m.digests.sections, include)),
           render: () =>
-            envelopeParts(o.schemaVersion, locale, o.attributionJson, withSections(detail, m.sections, include)),
+            envelopeParts(o.schemaVersion, locale, o.attributionJson, withSections(detail, sections, include)),
         };
       }
     }
   }
   yield* listBodies(r, o, models);
   yield artifactBody(r, o, models);
-  yield* catalog.variant(r, models);
+  yield* catalog.variant(r, models, pieces);
 }
 
 /** A variant's list pages: each page's items assembled from their JSON when the page is made. */
-function* listBodies(r: VariantRenderer, o: BodyOptions, models: Map<string, ModelJson>): Generator<PendingBody> {
+function* listBodies(r: VariantRenderer, o: BodyOptions, models: Map<string, Kept>): Generator<PendingBody> {
   for (const locale of LOCALES) {
     for (const include of INCLUDE_SUBSETS) {
       const itemJson = (slug: string) => {
@@ -142,7 +143,7 @@ function* listBodies(r: VariantRenderer, o: BodyOptions, models: Map<string, Mod
 }
 
 /** The variant's list artifact: every model's item, item sections, search and facets, assembled from their JSON. */
-function artifactBody(r: VariantRenderer, o: BodyOptions, models: Map<string, ModelJson>): PendingBody {
+function artifactBody(r: VariantRenderer, o: BodyOptions, models: Map<string, Kept>): PendingBody {
   // The models in the order of an object's keys (an integer-like slug first), as the artifact's object has them.
   const keys = Object.keys(Object.fromEntries(r.slugs.map((s) => [s, 0])));
   const prebuiltPageSizes = [...o.pageSizes];

@@ -55,9 +55,8 @@ const digestsOf = <K extends string>(jsons: Record<K, string>): Record<K, string
   Object.fromEntries(Object.entries<string>(jsons).map(([k, j]) => [k, jsonDigest(j)])) as Record<K, string>;
 
 /**
- * What a lane variant keeps of a model once its details are made: its parts as JSON, which its list pages, the list
- * artifact and the catalog bodies are assembled from, and their digests. Strings, not the parts' objects: a tenth of
- * their size.
+ * A model's parts as JSON, what its bodies are assembled from, and their digests. A lane variant keeps it but for
+ * `detail` and `sections` (the catalog keeps those as bytes: render-catalog.ts) for its list pages and list artifact.
  */
 export interface ModelJson {
   /** The list item's and the detail's core, per locale. */

@@ -5,17 +5,10 @@
 //            of every lane are in each, so a client needs one request whatever lane it shows.
 //   openapi: one body, with real examples from the verified lane, its public variant, in English.
 //   llms.txt: one text (render-llms.ts), its examples the verified lane's most popular models.
-import { INCLUDES, QUERY_LANES } from '../schema/api.js';
+import { INCLUDES, type Include, QUERY_LANES } from '../schema/api.js';
 import { openApiDocument, type OpenApiExamples } from '../schema/openapi.js';
 import { LOCALES, type Locale } from '../schema/source.js';
-import {
-  envelopeBytes,
-  envelopeParts,
-  innerJson,
-  listDataJson,
-  sectionPieces,
-  withSections,
-} from '../publication/assemble.js';
+import { envelopeBytes, envelopeParts, innerJson, listDataJson, withSections } from '../publication/assemble.js';
 import { catalogFile, LLMS_FILE, metricsFile, OPENAPI_FILE } from '../publication/layout.js';
 import { llmsParts, TEXT_CONTENT_TYPE } from './render-llms.js';
 import type { PendingBody } from '../publication/writer.js';
@@ -31,6 +24,53 @@ export const CATALOG_BODIES = LOCALES.length * (QUERY_LANES.length * 2 + 1) + 2;
 const EXAMPLE_REVISION = 'r000000000000';
 const EXAMPLE_LIST_SIZE = 2;
 const EXAMPLE_METRICS = 3;
+
+/** Where a model's catalog pieces are in a CatalogPieces: per locale its detail core, then its sections (4 x 3). */
+type PieceRefs = Uint32Array;
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The pieces a lane variant's catalog bodies are made of (each model's detail core per locale, its include sections),
+ * as UTF-8 in chunks outside the V8 heap: a third of the heap's two-byte strings, and no work for its collector.
+ */
+export class CatalogPieces {
+  private readonly chunks: Buffer[] = [];
+  private used = 0;
+  private readonly refs = new Map<string, PieceRefs>();
+
+  /** Keeps a model's detail core per locale (its closing brace left out) and its sections with it. */
+  add(slug: string, detail: Record<Locale, string>, sections: Record<Include, string>): void {
+    const refs = new Uint32Array(4 * 3);
+    for (const [i, locale] of LOCALES.entries()) this.put(detail[locale].slice(0, -1), refs, i);
+    // `,<benchmarks>,<capabilities>,<pricing>}`: what withSections appends to a core for every include.
+    this.put(withSections('{', sections, INCLUDES), refs, LOCALES.length);
+    this.refs.set(slug, refs);
+  }
+
+  private put(text: string, refs: PieceRefs, i: number): void {
+    const bytes = Buffer.byteLength(text);
+    let chunk = this.chunks.at(-1);
+    if (!chunk || this.used + bytes > chunk.length) {
+      chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
+      this.chunks.push(chunk);
+      this.used = 0;
+    }
+    chunk.write(text, this.used);
+    refs.set([this.chunks.length - 1, this.used, bytes], 3 * i);
+    this.used += bytes;
+  }
+
+  private piece(slug: string, i: number): Buffer {
+    const refs = this.refs.get(slug)!;
+    const [chunk, at, bytes] = refs.subarray(3 * i, 3 * i + 3) as unknown as [number, number, number];
+    return this.chunks[chunk]!.subarray(at, at + bytes);
+  }
+
+  /** A model's detail with every include, as withSections makes it: its core, then its sections. */
+  detail(slug: string, locale: Locale): Buffer[] {
+    return [this.piece(slug, LOCALES.indexOf(locale)), this.piece(slug, LOCALES.length)];
+  }
+}
 
 export class CatalogBodies {
   private readonly examples: OpenApiExamples = {};
@@ -56,7 +96,11 @@ export class CatalogBodies {
    * The catalog bodies of one lane and display variant, each made only when its digest changed; from the verified
    * public one, the document's examples.
    */
-  *variant(r: VariantRenderer, models: ReadonlyMap<string, ModelJson>): Generator<PendingBody> {
+  *variant(
+    r: VariantRenderer,
+    models: ReadonlyMap<string, Pick<ModelJson, 'item' | 'digests'>>,
+    pieces: CatalogPieces,
+  ): Generator<PendingBody> {
     const slugs = [...models.keys()].sort();
     const { lane, displayOnly } = r;
     for (const locale of LOCALES) {
@@ -69,12 +113,11 @@ export class CatalogBodies {
         }),
       );
       // A piece at a time: the details of every model are the largest body of a release.
-      function* dataPieces(): Generator<string> {
+      function* dataPieces(): Generator<string | Buffer> {
         yield '{"models":[';
         for (const [i, slug] of slugs.entries()) {
           if (i) yield ',';
-          const m = models.get(slug)!;
-          yield* sectionPieces(m.detail[locale], m.sections, INCLUDES);
+          yield* pieces.detail(slug, locale);
         }
         yield `],"total":${slugs.length}}`;
       }
@@ -83,16 +126,22 @@ export class CatalogBodies {
         inputs,
         render: () => envelopeBytes(this.schemaVersion, locale, this.attributionJson, dataPieces),
       };
-      if (lane === 'verified' && !displayOnly && locale === 'en') this.keepExamples(r, models, slugs[0]);
+      if (lane === 'verified' && !displayOnly && locale === 'en') this.keepExamples(r, models, pieces, slugs[0]);
     }
   }
 
   /** Real answers of this publication, as the document shows them (the revision aside: EXAMPLE_REVISION). */
-  private keepExamples(r: VariantRenderer, models: ReadonlyMap<string, ModelJson>, firstSlug: string | undefined): void {
+  private keepExamples(
+    r: VariantRenderer,
+    models: ReadonlyMap<string, Pick<ModelJson, 'item'>>,
+    pieces: CatalogPieces,
+    firstSlug: string | undefined,
+  ): void {
     const example = (dataJson: string) => {
       const { head, tail } = this.envelope('en', dataJson);
       return JSON.parse(head + JSON.stringify(EXAMPLE_REVISION) + tail) as unknown;
     };
+    const detail = (slug: string) => Buffer.concat(pieces.detail(slug, 'en')).toString();
     const order = r.orders.popular;
     this.exampleSlugs = order.slice(0, 2);
     this.exampleDeveloper = order[0] === undefined ? null : r.developerOf(order[0]);
@@ -100,10 +149,10 @@ export class CatalogBodies {
     this.examples.list = example(listDataJson(items, 1, EXAMPLE_LIST_SIZE, order.length));
     const first = order[0];
     if (first === undefined) return;
-    this.examples.detail = example(models.get(first)!.detail.en);
-    const firstDetail = firstSlug === undefined ? null : models.get(firstSlug)!;
-    const catalogFirst = firstDetail && withSections(firstDetail.detail.en, firstDetail.sections, INCLUDES);
-    this.examples.catalog = example(`{"models":[${catalogFirst}],"total":${models.size}}`);
+    // The detail without its includes: the core, closed.
+    this.examples.detail = example(`${pieces.detail(first, 'en')[0]!.toString()}}`);
+    const firstDetail = firstSlug === undefined ? null : detail(firstSlug);
+    this.examples.catalog = example(`{"models":[${firstDetail}],"total":${models.size}}`);
   }
 
   /** The metrics bodies and the OpenAPI document: after every variant (they need what each one left). */

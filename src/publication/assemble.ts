@@ -66,15 +66,15 @@ export function envelopeParts(
 }
 
 /**
- * The UTF-8 bytes of a body too large for one string (a catalog, a list artifact), from its pieces: `pieces` is
- * called twice, for their sizes and then to write them, so the body is never held twice (a joined string, its bytes).
+ * The UTF-8 bytes of a body too large for one string (a catalog, a list artifact), from its pieces (text, or bytes
+ * already): `pieces` is called twice, for their sizes and then to write them, so the body is never held twice (a joined string, its bytes).
  */
-export function joinedBytes(pieces: () => Iterable<string>): Buffer {
+export function joinedBytes(pieces: () => Iterable<string | Buffer>): Buffer {
   let size = 0;
-  for (const piece of pieces()) size += Buffer.byteLength(piece);
+  for (const piece of pieces()) size += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
   const out = Buffer.allocUnsafe(size);
   let at = 0;
-  for (const piece of pieces()) at += out.write(piece, at);
+  for (const piece of pieces()) at += typeof piece === 'string' ? out.write(piece, at) : piece.copy(out, at);
   if (at !== size) throw new Error(`a body's pieces changed between two passes (${size} then ${at} bytes)`);
   return out;
 }
@@ -103,13 +103,13 @@ export function envelopeBytes(
   schemaVersion: string,
   locale: Locale,
   attributionJson: string,
-  dataPieces: () => Iterable<string>,
+  dataPieces: () => Iterable<string | Buffer>,
 ): BodyParts {
   const empty = envelopeParts(schemaVersion, locale, attributionJson, '');
   const open = empty.tail.slice(0, -1);
   return {
     head: empty.head,
-    tail: joinedBytes(function* (): Generator<string> {
+    tail: joinedBytes(function* (): Generator<string | Buffer> {
       yield open;
       yield* dataPieces();
       yield '}';
