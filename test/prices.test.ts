@@ -266,7 +266,7 @@ describe('changes', () => {
       'acme/alpha-1': { rows: 5, latest: '2025-05-01' },
       'resell/alpha/alpha-1': { rows: 1, latest: '2025-02-01' },
     });
-    const later = structuredClone(data);
+    const later = { ...structuredClone(data), speed: data.speed }; // a clone of the speed runs would lose their class
     const current = later.priceHistory.find((r) => r.provider === 'resell')!;
     later.priceHistory.push({ ...current, effective_from: '2025-06-01', input_price_per_million: 4 });
     current.effective_to = '2025-06-01';

@@ -485,7 +485,9 @@ describe('validation reports each kind of problem precisely', () => {
       await writeFile(bigFile, `${rows.join('\n')}\n`);
       const data = await loadAndValidate(dir);
       expect(data.speed).toHaveLength(spec.speed!.length + 4000); // big.jsonl is read before runs.jsonl
-      expect(data.speed[3999]!.private).toEqual({ notes: `3999 ${'Жж'.repeat(100)}` });
+      expect([data.speed.file(3999), data.speed.line(3999)]).toEqual(['measurements/speed/big.jsonl', 4000]);
+      expect(data.speed.value(3999)).toEqual({ ...run(), measured_at: '2025-01-05T10:00:00.000Z' });
+      expect(data.speed.file(4000)).toBe('measurements/speed/runs.jsonl');
     });
   });
   it('a stray file of any size is named from its first bytes (a 3 GiB one is not read whole)', async () => {

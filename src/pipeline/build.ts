@@ -18,7 +18,7 @@ import { semanticStep } from './changes.js';
 import { openPrevious } from './previous.js';
 import type { Release } from '../publication/source.js';
 import type { RemoteOptions } from '../publication/targets/index.js';
-import { compute, type Computed, type LeftOut } from './compute/index.js';
+import { compute, type LeftOut } from './compute/index.js';
 import { loadTree } from './load.js';
 import { createProgress, type Progress } from './progress.js';
 import {
@@ -114,16 +114,6 @@ function unchangedResult(
   };
 }
 
-/**
- * `c` without the raw measurements, which entered its figures and which nothing after compute reads: they are the
- * largest thing in the heap (the synthetic catalog's 500,000 speed runs: about 200 MB), and would stay for the whole
- * render.
- */
-const withoutMeasurements = (c: Computed): Computed => ({
-  ...c,
-  data: { ...c.data, speed: [], benchmarks: [], prices: [] },
-});
-
 export async function build(o: BuildOptions): Promise<BuildResult> {
   const t0 = performance.now();
   // The revision names the release folder and goes in a header: a bad one must not get as far as a path.
@@ -140,7 +130,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     const loaded = o.loaded ?? (await loadAndValidate(o.dataDir));
     if (o.publishedAt !== undefined) checkForcedTime(o.publishedAt, loaded.latestInstant);
     progress.phase('compute');
-    return withoutMeasurements(compute(loaded));
+    return compute(loaded); // which keeps no measurement: nothing after it reads them
   })();
   const data = computed.data;
   await claimOutDir(o.outDir);

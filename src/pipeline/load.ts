@@ -11,6 +11,7 @@ import fg from 'fast-glob';
 import { LineCounter, isPair, isScalar, parseDocument, visit, type Document } from 'yaml';
 import { UsageError, quoted, type SourceIssue } from '../errors.js';
 import { RecordSet, checkRecord, type RecordKind, type Records } from './records.js';
+import { SpeedRuns } from './speed-runs.js';
 
 export interface YamlSource {
   file: string; // relative to the data folder, with forward slashes
@@ -54,7 +55,7 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
     models: [],
     overrides: [],
     records: {
-      speed: new RecordSet(recordFiles, strings),
+      speed: new SpeedRuns(recordFiles),
       benchmarks: new RecordSet(recordFiles, strings),
       prices: new RecordSet(recordFiles, strings),
       offers: new RecordSet(recordFiles, strings),

@@ -16,7 +16,6 @@ import {
   type PriceObservation,
   SiteFile,
   SourcesFile,
-  type SpeedRun,
   type DisplayOverride,
   type Metric,
   PRICE_FIELDS,
@@ -25,6 +24,7 @@ import {
 } from '../schema/source.js';
 import { lineOf, type LoadedTree, type YamlSource } from './load.js';
 import { fieldOf, located, plainErrors, type Located, type RecordSet } from './records.js';
+import type { SpeedRuns } from './speed-runs.js';
 import {
   noOverlappingPrices,
   noUnannouncedFuturePrices,
@@ -41,7 +41,7 @@ export interface SourceData {
   sources: Source[];
   metrics: Metric[];
   models: ModelEntry[]; // sorted by slug
-  speed: SpeedRun[];
+  speed: SpeedRuns;
   benchmarks: BenchmarkResult[];
   prices: PriceObservation[];
   /** data/providers.yaml, sorted by id. */
@@ -131,7 +131,7 @@ interface Context {
   named: { slug: string; id: unknown; file: string; y: YamlSource }[]; // sorted by slug
   /** Models whose files have problems already reported: records naming them get no "unknown model" each. */
   invalidSlugs: Set<string>;
-  speed: RecordSet<SpeedRun>;
+  speed: SpeedRuns;
   benchmarks: RecordSet<BenchmarkResult>;
   prices: RecordSet<PriceObservation>;
   /** null when providers.yaml is missing or fails its schema. */
@@ -189,7 +189,7 @@ export function validateTree(tree: LoadedTree): SourceData {
     digest: tree.digest,
     latestInstant: c.latest,
     warnings: c.warnings,
-    speed: c.speed.values,
+    speed: c.speed,
     benchmarks: c.benchmarks.values,
     prices: c.prices.values,
     providers: [...(c.providers ?? [])].sort((a, b) => cmpStr(a.id, b.id)),
@@ -365,7 +365,13 @@ function knownReferences(c: Context): void {
         record: `model "${m.slug}"`,
       },
     );
-  for (const set of [c.speed, c.benchmarks, c.prices, c.priceHistory] as RecordSet<Reference>[])
+  const speed = c.speed;
+  for (let i = 0; i < speed.length; i++)
+    check(
+      { model: speed.model(i), provenance: { source: speed.source(i) } },
+      { file: speed.file(i), line: speed.line(i) },
+    );
+  for (const set of [c.benchmarks, c.prices, c.priceHistory] as RecordSet<Reference>[])
     for (const { value, file, line } of set) check(value, { file, line });
   for (const { value, file, line } of c.offers) check(value, { file, line, record: offerName(value) });
 }
@@ -509,14 +515,15 @@ function eachObservation(c: Context, visit: (at: string, where: () => Omit<Sourc
       record: `model "${m.slug}"`,
       field: 'updated_at',
     }));
-  const records = <T>(set: RecordSet<T>, field: string, time: (v: T) => string) => {
-    for (let i = 0; i < set.length; i++)
-      visit(toInstant(time(set.values[i]!)), () => ({ file: set.file(i), line: set.line(i), field }));
+  type Set = Pick<RecordSet<unknown>, 'length' | 'file' | 'line'>;
+  const records = (set: Set, field: string, instant: (i: number) => string) => {
+    for (let i = 0; i < set.length; i++) visit(instant(i), () => ({ file: set.file(i), line: set.line(i), field }));
   };
-  records(c.speed, 'measured_at', (v) => v.measured_at);
-  records(c.benchmarks, 'eval_date', (v) => v.eval_date);
-  records(c.prices, 'observed_at', (v) => v.observed_at);
-  records(c.offers, 'updated_at', (v) => v.updated_at);
+  const { speed, benchmarks, prices, offers } = c;
+  records(speed, 'measured_at', (i) => speed.instant(i));
+  records(benchmarks, 'eval_date', (i) => toInstant(benchmarks.values[i]!.eval_date));
+  records(prices, 'observed_at', (i) => toInstant(prices.values[i]!.observed_at));
+  records(offers, 'updated_at', (i) => toInstant(offers.values[i]!.updated_at));
 }
 
 /**
@@ -603,22 +610,25 @@ function tidyNames(c: Context): void {
  */
 function plausibleValues(c: Context): void {
   const sentinel = new Map((c.sources ?? []).map((s) => [s.id, s.tokens_per_second_sentinel]));
-  for (const { value: r, file, line } of c.speed) {
-    if (r.first_token_latency_ms < 1)
+  const speed = c.speed;
+  for (let i = 0; i < speed.length; i++) {
+    const latency = speed.firstTokenLatencyMs(i);
+    if (latency < 1)
       c.warnings.push({
-        file,
-        line,
+        file: speed.file(i),
+        line: speed.line(i),
         field: 'first_token_latency_ms',
-        message: `${r.first_token_latency_ms} ms is under 1 ms: a latency in seconds written as milliseconds?`,
+        message: `${latency} ms is under 1 ms: a latency in seconds written as milliseconds?`,
       });
-    const max = sentinel.get(r.provenance.source);
-    if (max !== undefined && r.tokens_per_second > max)
+    const [tps, source] = [speed.tokensPerSecond(i), speed.source(i)];
+    const max = sentinel.get(source);
+    if (max !== undefined && tps > max)
       c.warnings.push({
-        file,
-        line,
+        file: speed.file(i),
+        line: speed.line(i),
         field: 'tokens_per_second',
         message:
-          `${r.tokens_per_second} is above ${max}, the value ${r.provenance.source} writes when it could not measure ` +
+          `${tps} is above ${max}, the value ${source} writes when it could not measure ` +
           '(sources.yaml tokens_per_second_sentinel): more than it can report',
       });
   }

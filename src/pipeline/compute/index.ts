@@ -13,6 +13,7 @@ import { isSentinel, speedStats, type SentinelOf, type SpeedStats } from './stat
 import type { Lifecycle, Offer, PublicProvenanceSource } from '../../schema/api.js';
 import { lifecycles } from './lifecycle.js';
 import { offersByModel } from './offers.js';
+import { SpeedRuns } from '../speed-runs.js';
 
 export type PublicProvenanceEntry = PublicProvenanceSource;
 
@@ -56,7 +57,10 @@ export function compute(data: SourceData): Computed {
   const isPublic = (r: { provenance: { source: string } }) =>
     sources.get(r.provenance.source)?.redistributable === true;
   const models = data.models.filter(isPublic);
-  const speed = data.speed.filter(isPublic);
+  // Speed runs are read by index, in columns (speed-runs.ts): these are the public ones.
+  const speed = data.speed;
+  const publicRuns: number[] = [];
+  for (let i = 0; i < speed.length; i++) if (sources.get(speed.source(i))?.redistributable === true) publicRuns.push(i);
   const benchmarks = data.benchmarks.filter(isPublic);
   const prices = data.prices.filter(isPublic);
   const publicSlugs = new Set(models.map((m) => m.slug));
@@ -64,11 +68,14 @@ export function compute(data: SourceData): Computed {
 
   const lanes = {} as Record<QueryLane, LaneView>;
   for (const lane of ['verified', 'provisional', 'all'] as const) {
-    const sp = speed.filter((r) => inLane(r.lane, lane));
+    const sp = publicRuns.filter((i) => inLane(speed.lane(i), lane));
     const bm = benchmarks.filter((r) => inLane(r.lane, lane));
     const pr = prices.filter((r) => inLane(r.lane, lane));
     // A provisional view shows the models that have provisional records; `all` shows every public model.
-    const withRecords = new Set<string>([...sp, ...bm, ...pr].map((r) => r.model));
+    const withRecords = new Set<string>();
+    for (const i of sp) withRecords.add(speed.model(i));
+    for (const r of bm) withRecords.add(r.model);
+    for (const r of pr) withRecords.add(r.model);
     const visible = models.filter((m) => inLane(m.lane, lane) || (lane === 'provisional' && withRecords.has(m.slug)));
     const visibleSet = new Set(visible.map((m) => m.slug));
     const { boards, placements } = buildLeaderboards(bm, data.metrics, visibleSet);
@@ -78,21 +85,22 @@ export function compute(data: SourceData): Computed {
       if (t > (lastActivity.get(slug) ?? '')) lastActivity.set(slug, t);
     };
     for (const m of visible) touch(m.slug, m.updated_at);
-    for (const r of sp) if (visibleSet.has(r.model)) touch(r.model, r.measured_at);
+    for (const i of sp) if (visibleSet.has(speed.model(i))) touch(speed.model(i), speed.instant(i));
     for (const r of bm) if (visibleSet.has(r.model)) touch(r.model, r.eval_date);
     for (const r of pr) if (visibleSet.has(r.model)) touch(r.model, r.observed_at);
     lanes[lane] = {
       lane,
       models: visible,
       stats: speedStats(
-        sp.filter((r) => visibleSet.has(r.model)),
+        speed,
         sentinelOf,
+        sp.filter((i) => visibleSet.has(speed.model(i))),
       ),
       prices: priceSummaries(pr),
       boards,
       placements,
       lastActivity,
-      provenance: provenanceOf(visible, [sp, bm, pr], sources),
+      provenance: provenanceOf(visible, { runs: speed, which: sp }, [bm, pr], sources),
     };
   }
   const overrides = new Map<string, DisplayOverride>();
@@ -102,8 +110,9 @@ export function compute(data: SourceData): Computed {
       ...o,
       description: { ...overrides.get(o.model)?.description, ...o.description },
     });
+  // Later stages read no measurement: the largest part of the data is not kept with the figures made of it.
   return {
-    data,
+    data: { ...data, speed: new SpeedRuns(), benchmarks: [], prices: [] },
     lanes,
     capabilities: new Map(models.map((m) => [m.slug, parseCapabilities(m.capabilities)])),
     overrides,
@@ -115,7 +124,9 @@ export function compute(data: SourceData): Computed {
     offers: offersByModel(data.offers.filter(isPublic), data.providers.filter(isPublic), publicSlugs),
     lifecycles: lifecycles(models),
     leftOut: {
-      sentinelSpeedSamples: speed.filter((r) => publicSlugs.has(r.model) && isSentinel(r, sentinelOf)).length,
+      sentinelSpeedSamples: publicRuns.filter(
+        (i) => publicSlugs.has(speed.model(i)) && isSentinel(speed, i, sentinelOf),
+      ).length,
       resellerZeroPrices: prices.filter((o) => publicSlugs.has(o.model) && isResellerZero(o)).length,
     },
   };
@@ -124,27 +135,35 @@ export function compute(data: SourceData): Computed {
 /** Public provenance: per source, the licence, how many records the model's responses rest on and a digest of their evidence hashes. */
 function provenanceOf(
   models: ModelEntry[],
+  speed: { runs: SpeedRuns; which: readonly number[] },
   recordSets: { model: string; provenance: { source: string; evidence_sha256: string } }[][],
   sources: Map<string, Source>,
 ) {
-  const hashes = new Map<string, Map<string, string[]>>(); // model -> source -> evidence
-  const add = (model: string, p: { source: string; evidence_sha256: string }) => {
+  // model -> source -> evidence: a hash, or the index of a speed run, whose hash is read only when its model's turn comes
+  const hashes = new Map<string, Map<string, (string | number)[]>>();
+  const add = (model: string, source: string, evidence: string | number) => {
     let bySource = hashes.get(model);
     if (!bySource) hashes.set(model, (bySource = new Map()));
-    const list = bySource.get(p.source) ?? [];
-    list.push(p.evidence_sha256);
-    bySource.set(p.source, list);
+    const list = bySource.get(source) ?? [];
+    list.push(evidence);
+    bySource.set(source, list);
   };
   const visible = new Set(models.map((m) => m.slug));
-  for (const m of models) add(m.slug, m.provenance);
-  for (const set of recordSets) for (const r of set) if (visible.has(r.model)) add(r.model, r.provenance);
+  for (const m of models) add(m.slug, m.provenance.source, m.provenance.evidence_sha256);
+  const { runs, which } = speed;
+  for (const i of which) if (visible.has(runs.model(i))) add(runs.model(i), runs.source(i), i);
+  for (const set of recordSets)
+    for (const r of set) if (visible.has(r.model)) add(r.model, r.provenance.source, r.provenance.evidence_sha256);
   const out = new Map<string, PublicProvenanceEntry[]>();
   for (const [model, bySource] of hashes) {
     out.set(
       model,
       [...bySource.keys()].sort().map((id) => {
         const s = sources.get(id)!;
-        const ev = bySource.get(id)!.sort();
+        const ev = bySource
+          .get(id)!
+          .map((e) => (typeof e === 'number' ? runs.evidenceSha256(e) : e))
+          .sort();
         return {
           id,
           name: s.name,
