@@ -1,6 +1,7 @@
 // Every body a release holds, in the order the build writes them: one lane variant (lane x display-only) at a time,
-// one model's parts at a time, so memory holds one variant's JSON of its models (ModelJson), not their objects. The count and the bodies come from one description of the layout
-// (variantPlan), so a progress bar's total cannot drift from what is written.
+// one model's parts at a time: memory holds a variant's models as JSON (ModelJson) and catalog bytes (CatalogPieces),
+// not their objects. The count and the bodies come from one description of the layout (variantPlan), so a progress
+// bar's total cannot drift from what is written.
 import { QUERY_LANES, SORTS, type Attribution } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import {
