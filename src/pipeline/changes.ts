@@ -89,6 +89,8 @@ export async function semanticStep(c: Computed, previous: Release | null, o: Sem
     publications = live.feed.data.publications;
     oldest = live.feed.data.oldest;
   }
+  // Bytes, and the snapshot's objects let go: the body is written after every other (the build's order).
+  const snapshotFile = snapshotBody(snapshot);
   const site = c.data.site;
   const feed = [
     ...feedBodies(o.revision, oldest, publications, {
@@ -103,7 +105,7 @@ export async function semanticStep(c: Computed, previous: Release | null, o: Sem
     bodyCount: 1 + feed.length,
     *withBodies(bodies) {
       yield* bodies;
-      yield snapshotBody(snapshot);
+      yield snapshotFile;
       yield* feed;
     },
   };
