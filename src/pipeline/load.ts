@@ -121,7 +121,7 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
         : history
           ? 'priceHistory'
           : (kind as (typeof MEASUREMENT_KINDS)[number]);
-      await loadJsonl(tree, file, into, recordFiles, hash);
+      await loadJsonl(tree, file, size, into, recordFiles, hash);
       hash.update('\0');
       continue;
     }
@@ -344,12 +344,21 @@ function jsonDepth(raw: string, max: number): number {
   return deepest;
 }
 
+const CHUNK = 1 << 20;
+
 /**
  * A JSON Lines file into `tree.records[kind]`, its bytes into `hash`. It is read in chunks cut after their last line
  * feed (a byte no multi-byte character contains), so each chunk's lines decode on their own. A file that turns out
  * not to be UTF-8 gives only that problem, as if read whole: what its first lines gave is taken back.
  */
-async function loadJsonl(tree: LoadedTree, file: string, kind: RecordKind, files: string[], hash: Hash): Promise<void> {
+async function loadJsonl(
+  tree: LoadedTree,
+  file: string,
+  size: number,
+  kind: RecordKind,
+  files: string[],
+  hash: Hash,
+): Promise<void> {
   const index = files.push(file) - 1;
   const set = tree.records[kind];
   const schemaIssues = tree.recordIssues[kind];
@@ -369,9 +378,10 @@ async function loadJsonl(tree: LoadedTree, file: string, kind: RecordKind, files
   };
   let utf8 = true;
   let rest: Buffer = Buffer.alloc(0);
-  for await (const chunk of createReadStream(path.join(tree.dataDir, file), {
-    highWaterMark: 1 << 20,
-  }) as AsyncIterable<Buffer>) {
+  // A file of one chunk or less is read at once: a stream's set-up costs more than such a file's lines.
+  const abs = path.join(tree.dataDir, file);
+  const chunks = size <= CHUNK ? [await readFile(abs)] : createReadStream(abs, { highWaterMark: CHUNK });
+  for await (const chunk of chunks as AsyncIterable<Buffer>) {
     hash.update(chunk);
     if (!utf8) continue;
     const buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
