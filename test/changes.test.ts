@@ -11,10 +11,11 @@ import type { Gateway } from '../src/gateway/server.js';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { build, dataRevision, loadAndValidate, type BuildResult } from '../src/pipeline/build.js';
-import { FEED_LENGTH } from '../src/pipeline/changes.js';
+import { FEED_LENGTH, parseSnapshot } from '../src/pipeline/changes.js';
 import { compute } from '../src/pipeline/compute/index.js';
 import { diffSnapshots, renderDiff, summaryLine } from '../src/pipeline/diff.js';
-import { snapshotOf } from '../src/pipeline/snapshot.js';
+import { snapshotBody, snapshotOf } from '../src/pipeline/snapshot.js';
+import { Snapshot } from '../src/schema/snapshot.js';
 import type { ChangesResponse, SemanticDiff } from '../src/schema/api.js';
 import { ensureCompiled, runCli } from './helpers/cli.js';
 import { metric, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
@@ -229,6 +230,31 @@ describe('semantic diff of two fixtures', () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe("the live release's snapshot, read", () => {
+  const fileOf = async () => {
+    const body = snapshotBody(await snapshotFor(everyKind())) as { head: string; tail: Buffer };
+    return `${body.head}"r000000000001"${body.tail}`;
+  };
+  it('is checked a hundred models at a time as the whole was: the same snapshot, the same errors', async () => {
+    const text = await fileOf();
+    expect(parseSnapshot(Buffer.from(text), 'snapshot.json')).toEqual(Snapshot.parse(JSON.parse(text)));
+    const doc = JSON.parse(text);
+    doc.models.beta.context_window_tokens = -1;
+    expect(() => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'snapshot.json')).toThrow(
+      /^snapshot\.json: models\.beta\.context_window_tokens: /,
+    );
+    doc.models.beta.context_window_tokens = 1;
+    doc.models['Not A Slug'] = doc.models.beta;
+    expect(() => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'snapshot.json')).toThrow(/^snapshot\.json: models/);
+    delete doc.models['Not A Slug'];
+    doc.dataRevision = 42;
+    expect(() => parseSnapshot(Buffer.from(JSON.stringify(doc)), 'snapshot.json')).toThrow(
+      /^snapshot\.json: dataRevision: /,
+    );
+    expect(() => parseSnapshot(Buffer.from('{"models":'), 'snapshot.json')).toThrow(/^snapshot\.json: not JSON/);
   });
 });
 

@@ -4,7 +4,7 @@
 //   api/v1/changes/index.json             the last FEED_LENGTH publications' changes, newest first
 //   api/v1/changes/since/<revision>.json  those after <revision>, for each revision the feed reaches back to
 // The feed of a release is the previous release's feed plus this build's diff, so it needs no history beyond it.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import type { CompressionLevels } from '../publication/compress.js';
 import { changesFile } from '../publication/layout.js';
@@ -182,7 +182,7 @@ export interface ReleaseSemantics {
 
 /** The snapshot and feed of a release, read through it (checked against its manifest) and against their schemas. */
 export async function readSemantics(release: Release): Promise<ReleaseSemantics> {
-  const parsed = async <T>(schema: z.ZodType<T>, file: string): Promise<T> => {
+  const parsed = async <T>(file: string, parse: (bytes: Buffer, where: string) => T): Promise<T> => {
     const where = `${file} of ${release.meta.publicationRevision} at ${release.where}`;
     const bytes = await release.file(file).catch((e: Error) => {
       throw new UsageError(`cannot read ${where}: ${e.message}`);
@@ -190,12 +190,43 @@ export async function readSemantics(release: Release): Promise<ReleaseSemantics>
     if (!bytes)
       throw new UsageError(`${release.where}: its manifest lists no ${file}: not a release modelpub build wrote`);
     try {
-      return parseJsonFile(schema, bytes, where);
+      return parse(bytes, where);
     } catch (e) {
       throw new UsageError(`${(e as Error).message}: the release's semantic snapshot or changes feed is damaged`);
     }
   };
-  return { snapshot: await parsed(Snapshot, SNAPSHOT_FILE), feed: await parsed(ChangesResponse, FEED_FILE) };
+  return {
+    snapshot: await parsed(SNAPSHOT_FILE, parseSnapshot),
+    feed: await parsed(FEED_FILE, (bytes, where) => parseJsonFile(ChangesResponse, bytes, where)),
+  };
 }
+
+const SNAPSHOT_MODELS = 100;
+
+/**
+ * A snapshot file checked as parseJsonFile checks it, with the same errors, but its models a hundred at a time, and
+ * its parsed JSON kept: a checked copy of a large catalog's snapshot would be twice its objects at once.
+ */
+export function parseSnapshot(bytes: Buffer, where: string): Snapshot {
+  const doc: unknown = parseJsonFile(z.unknown(), bytes, where);
+  const check = (schema: z.ZodType, value: unknown, at: string[]) => {
+    const r = schema.safeParse(value);
+    if (r.success) return;
+    const issue = r.error.issues[0]!;
+    throw new Error(`${where}: ${[...at, ...issue.path].map(String).join('.') || '(top)'}: ${issue.message}`);
+  };
+  const models = isRecord(doc) ? doc.models : undefined;
+  if (!isRecord(doc) || !isRecord(models)) {
+    check(Snapshot, doc, []);
+    return doc as Snapshot;
+  }
+  check(Snapshot, { ...doc, models: {} }, []);
+  const entries = Object.entries(models);
+  for (let i = 0; i < entries.length; i += SNAPSHOT_MODELS)
+    check(Snapshot.shape.models, Object.fromEntries(entries.slice(i, i + SNAPSHOT_MODELS)), ['models']);
+  return doc as Snapshot;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export type { SnapshotContent };
