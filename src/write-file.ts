@@ -21,6 +21,9 @@ export async function readFileNamed(file: string): Promise<Buffer> {
   }
 }
 
+/** The error of a read of `file`, naming it unless it already does. */
+export const namedReadError = (e: unknown, file: string): unknown => namedError(e, file, 'read');
+
 /** The error of a write to `file`, naming it unless it already does (open(2)'s errors carry the path). */
 export const namedWriteError = (e: unknown, file: string): unknown => namedError(e, file, 'write');
 

@@ -16,7 +16,7 @@ import { DEFAULT_PAGE_SIZE } from '../schema/requests.js';
 import { bodies, countBodies, LANE_VARIANTS } from './bodies.js';
 import { semanticStep } from './changes.js';
 import { openPrevious } from './previous.js';
-import type { Release } from '../publication/source.js';
+import type { IndexedRelease } from '../publication/source.js';
 import type { RemoteOptions } from '../publication/targets/index.js';
 import { compute, type LeftOut } from './compute/index.js';
 import { loadTree } from './load.js';
@@ -95,7 +95,7 @@ export async function loadAndValidate(dataDir: string): Promise<SourceData> {
 
 /** The result of a build that would publish the live release again: nothing was written. */
 function unchangedResult(
-  live: Release & { dir: string },
+  live: IndexedRelease & { dir: string },
   startedAt: number,
   extra: Pick<BuildResult, 'leftOut' | 'warnings'>,
 ): BuildResult {
@@ -104,8 +104,8 @@ function unchangedResult(
     revision,
     releaseDir: live.dir,
     publishedAt: live.meta.publishedAt,
-    files: live.manifest.files.length,
-    compressed: live.manifest.representations !== undefined,
+    files: live.files.size,
+    compressed: live.representations !== null,
     stats: emptyWriteStats(),
     changes: { publicationRevision: revision, previousRevision: revision, added: [], changed: [], removed: [] },
     seconds: (performance.now() - startedAt) / 1000,

@@ -10,10 +10,10 @@ import type { CompressionLevels } from '../publication/compress.js';
 import { changesFile } from '../publication/layout.js';
 import { attributionOf, TIER } from '../publication/assemble.js';
 import { parseJsonFile } from '../publication/reader.js';
-import type { Release } from '../publication/source.js';
+import type { IndexedRelease } from '../publication/source.js';
 
 /** A release on this disk. */
-type LocalRelease = Release & { dir: string };
+type LocalRelease = IndexedRelease & { dir: string };
 import type { PendingBody } from '../publication/writer.js';
 import { ChangesResponse, type FieldChange, type PublicationChanges, type SemanticDiff } from '../schema/api.js';
 import { Snapshot, type SnapshotContent } from '../schema/snapshot.js';
@@ -54,7 +54,11 @@ export interface SemanticOptions {
   newRevisionAt: string;
 }
 
-export async function semanticStep(c: Computed, previous: Release | null, o: SemanticOptions): Promise<SemanticStep> {
+export async function semanticStep(
+  c: Computed,
+  previous: IndexedRelease | null,
+  o: SemanticOptions,
+): Promise<SemanticStep> {
   const snapshot = snapshotOf(c, o.dataRevision);
   const live = previous ? await readSemantics(previous) : null;
   const before = live?.snapshot ?? null;
@@ -116,8 +120,8 @@ function* passThrough(bodies: Iterable<PendingBody>): Generator<PendingBody> {
 }
 
 /** Whether a build would write the live release again: same data, schema, tool, revision, page sizes and time. */
-function sameBuild(previous: Release, before: Snapshot, o: SemanticOptions): boolean {
-  const { compression } = previous.manifest;
+function sameBuild(previous: IndexedRelease, before: Snapshot, o: SemanticOptions): boolean {
+  const { compression } = previous.head;
   return (
     before.dataRevision === o.dataRevision &&
     previous.meta.publicationRevision === o.revision &&
@@ -181,7 +185,7 @@ export interface ReleaseSemantics {
 }
 
 /** The snapshot and feed of a release, read through it (checked against its manifest) and against their schemas. */
-export async function readSemantics(release: Release): Promise<ReleaseSemantics> {
+export async function readSemantics(release: IndexedRelease): Promise<ReleaseSemantics> {
   const parsed = async <T>(file: string, parse: (bytes: Buffer, where: string) => T): Promise<T> => {
     const where = `${file} of ${release.meta.publicationRevision} at ${release.where}`;
     const bytes = await release.file(file).catch((e: Error) => {

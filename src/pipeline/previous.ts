@@ -5,20 +5,20 @@
 // pointer, the manifest and the bodies the build reads (the semantic snapshot and the changes feed), each checked.
 import { UsageError } from '../errors.js';
 import { folderSource } from '../publication/folder.js';
-import { openSource, type Release } from '../publication/source.js';
+import { type IndexedRelease, openSource } from '../publication/source.js';
 import type { RemoteOptions } from '../publication/targets/index.js';
 
 export interface Previous {
-  release: Release | null;
+  release: IndexedRelease | null;
   /** Set when --previous has nothing published (no pointer): the build is a first publication. */
   nothingPublished: boolean;
   close(): Promise<void>;
 }
 
 /** --out's live release; null before its first build. */
-async function liveOfOut(out: string): Promise<Release | null> {
+async function liveOfOut(out: string): Promise<IndexedRelease | null> {
   try {
-    return await folderSource(out, { out: true }).live();
+    return await folderSource(out, { out: true }).liveIndexed();
   } catch (e) {
     if (e instanceof UsageError) throw e;
     // A release this build cannot read (damaged, or changed after its build) cannot be continued.
@@ -43,7 +43,7 @@ export async function openPrevious(out: string, url?: string, o: RemoteOptions =
   const source = await openSource(url, o);
   const close = () => source.close();
   try {
-    const remote = await source.live();
+    const remote = await source.liveIndexed();
     if (!remote) return { release: null, nothingPublished: true, close };
     const local = await liveOfOut(out);
     const same = local && local.manifestSha256 === remote.manifestSha256;

@@ -6,18 +6,18 @@
 //   <out>/releases/<n>-<revision>/            one complete release (layout.ts)
 //   <out>/.staging-<revision>-<pid>           a build in progress; a killed build's is removed by the next build
 //   <out>/.build-lock[.pid]  the build lock (an OS lock on the file) and, while it is held, its holder's pid
-import { lstat, mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
 import { pidAlive } from '../pid-alive.js';
-import { readFileNamed, writeFileNamed } from '../write-file.js';
+import { namedReadError, readFileNamed, writeFileNamed } from '../write-file.js';
 import { PublicationMeta } from './files.js';
 import { MANIFEST_FILE, META_FILE, type StoredBytes } from './layout.js';
-import { parseJsonFile, parseManifest } from './reader.js';
-import { openRelease, type Release, type Source } from './release.js';
+import { parseJsonFile, parseManifest, parseManifestIndex } from './reader.js';
+import { type IndexedRelease, openIndexedRelease, openRelease, type Release, type Source } from './release.js';
 import { readRegularFile } from './targets/file.js';
 import type { GetOptions } from './targets/types.js';
 
@@ -123,6 +123,44 @@ export async function openFolderRelease(dir: string): Promise<Release> {
   });
 }
 
+/** What manifest.json is read in, a chunk at a time, by openFolderIndexed. */
+const MANIFEST_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** `file` a chunk at a time; a failed read names the file. */
+async function* chunksOf(file: string): AsyncGenerator<Buffer> {
+  const handle = await open(file, 'r').catch((e) => Promise.reject(namedReadError(e, file)));
+  try {
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(MANIFEST_CHUNK_BYTES);
+      const { bytesRead } = await handle
+        .read(buffer, 0, buffer.length, null)
+        .catch((e) => Promise.reject(namedReadError(e, file)));
+      if (bytesRead === 0) return;
+      yield buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** One release folder, opened as an IndexedRelease: manifest.json read a chunk at a time into tables, not kept. */
+export async function openFolderIndexed(dir: string): Promise<IndexedRelease> {
+  const file = path.join(dir, MANIFEST_FILE);
+  const [manifest, metaBytes] = await Promise.all([
+    parseManifestIndex(chunksOf(file), file, () => readFileNamed(file)),
+    readFileNamed(path.join(dir, META_FILE)),
+  ]);
+  return openIndexedRelease({
+    id: dir,
+    where: dir,
+    dir,
+    manifest,
+    meta: parseJsonFile(PublicationMeta, metaBytes, path.join(dir, META_FILE)),
+    fetch: (s, bounds) => readStored(dir, s, bounds),
+    whereOf: (s) => storedWhere(dir, s),
+  });
+}
+
 /**
  * A publication on the local disk: a build's --out (the live release is its `current`) or one release folder. The id
  * is the resolved release folder, so a build's switch shows up as a new id while the old release stays readable for
@@ -158,6 +196,10 @@ export function folderSource(dir: string, { out = false } = {}): Source {
     async live() {
       const id = await currentId();
       return id === null ? null : openFolderRelease(id);
+    },
+    async liveIndexed() {
+      const id = await currentId();
+      return id === null ? null : openFolderIndexed(id);
     },
     close: async () => {},
   };

@@ -8,25 +8,12 @@ import { readSync } from 'node:fs';
 import { type FileHandle, open, rm } from 'node:fs/promises';
 import { namedWriteError } from '../write-file.js';
 import type { BodyRepresentations, ChangeList, Manifest, ManifestEntry } from './files.js';
+import { Column } from './tables.js';
 
 /** What is gathered before one write to the log file, and the buffer manifest.json is written through. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
 const ADDED = 1;
 const CHANGED = 2;
-
-/** A typed array that grows. */
-class Column<T extends Uint32Array | Float64Array> {
-  length = 0;
-  constructor(public values: T) {}
-  push(v: number): void {
-    if (this.length === this.values.length) {
-      const grown = new (this.values.constructor as new (n: number) => T)(this.values.length * 2);
-      grown.set(this.values);
-      this.values = grown;
-    }
-    this.values[this.length++] = v;
-  }
-}
 
 export class ManifestLog {
   /** The paths' UTF-8 bytes end to end; an entry's path is paths[pathStart[i], pathStart[i + 1]). */
@@ -123,7 +110,9 @@ export class ManifestLog {
       if (this.flags.values[i] === ADDED) added.push(this.pathOf(i));
       else if (this.flags.values[i] === CHANGED) changed.push(this.pathOf(i));
     }
-    const removed = this.previous ? [...this.previous.keys()].filter((p) => !this.has(p)).sort() : [];
+    const removed: string[] = [];
+    if (this.previous) for (const p of this.previous.keys()) if (!this.has(p)) removed.push(p);
+    removed.sort();
     return { publicationRevision: revision, previousRevision, added, changed, removed };
   }
 

@@ -6,8 +6,8 @@
 // pointer, stays whole while a publish is under way.
 import type { Manifest } from './files.js';
 import { checkBytes, IntegrityError } from './integrity.js';
-import { parseJsonFile, parseManifest } from './reader.js';
-import { openRelease, type Release, type Source } from './release.js';
+import { type IndexedManifest, parseJsonFile, parseManifest, parseManifestIndex } from './reader.js';
+import { type IndexedRelease, openIndexedRelease, openRelease, type Release, type Source } from './release.js';
 import {
   keptOf,
   type ManifestRef,
@@ -48,6 +48,8 @@ export interface RemoteLayout {
   pointer(): Promise<Pointer | null>;
   /** A publication's manifest, checked against its sha256 (and size, when given: the pointer gives it). */
   manifest(ref: ManifestRef): Promise<{ manifest: Manifest; bytes: Buffer }>;
+  /** The same manifest, read into tables (IndexedRelease): what a build keeps of the release it continues from. */
+  manifestIndex(ref: ManifestRef): Promise<IndexedManifest>;
 }
 
 export function remoteLayout(
@@ -66,52 +68,85 @@ export function remoteLayout(
       return b && parseJsonFile(Pointer, b, `${root}${POINTER_KEY}`);
     },
     async manifest(ref) {
-      const key = manifestKey(ref);
-      const where = `${root}${key}`;
-      const stored = await r.get(key, { maxBytes: ref.bytes === undefined ? undefined : gzipBound(ref.bytes) });
-      if (!stored) throw new IntegrityError(`${where} is missing`);
-      let bytes: Buffer;
-      try {
-        bytes = unpackManifest(stored, ref.bytes ?? MAX_MANIFEST_BYTES);
-      } catch (e) {
-        throw new IntegrityError(`${where} cannot be unpacked: ${(e as Error).message}`);
-      }
-      checkBytes(bytes, where, ref.sha256, ref.bytes);
-      let manifest: Manifest;
-      try {
-        manifest = await parseManifest(bytes, where);
-      } catch (e) {
-        // Bytes that match their name but not the schema (a hash that is not one, say): foreign, refused as damage.
-        throw new IntegrityError(`${(e as Error).message}: refused`);
-      }
-      if (manifest.publicationRevision !== ref.revision)
-        throw new IntegrityError(`${key} is the manifest of ${manifest.publicationRevision}, not of ${ref.revision}`);
+      const { bytes, where } = await manifestBytes(ref);
+      const manifest = await refusedAsDamage(parseManifest(bytes, where));
+      checkRevision(ref, manifest.publicationRevision);
       return { manifest, bytes };
     },
+    async manifestIndex(ref) {
+      const { bytes, where } = await manifestBytes(ref);
+      const index = await refusedAsDamage(
+        parseManifestIndex(
+          (async function* () {
+            yield bytes;
+          })(),
+          where,
+          async () => bytes,
+        ),
+      );
+      checkRevision(ref, index.head.publicationRevision);
+      return index;
+    },
   };
+  async function manifestBytes(ref: ManifestRef): Promise<{ bytes: Buffer; where: string }> {
+    const key = manifestKey(ref);
+    const where = `${root}${key}`;
+    const stored = await r.get(key, { maxBytes: ref.bytes === undefined ? undefined : gzipBound(ref.bytes) });
+    if (!stored) throw new IntegrityError(`${where} is missing`);
+    let bytes: Buffer;
+    try {
+      bytes = unpackManifest(stored, ref.bytes ?? MAX_MANIFEST_BYTES);
+    } catch (e) {
+      throw new IntegrityError(`${where} cannot be unpacked: ${(e as Error).message}`);
+    }
+    checkBytes(bytes, where, ref.sha256, ref.bytes);
+    return { bytes, where };
+  }
+}
+
+/** Bytes that match their name but not the schema (a hash that is not one, say): foreign, refused as damage. */
+const refusedAsDamage = <T>(parsed: Promise<T>): Promise<T> =>
+  parsed.catch((e: Error) => Promise.reject(new IntegrityError(`${e.message}: refused`)));
+
+function checkRevision(ref: ManifestRef, revision: string): void {
+  if (revision !== ref.revision)
+    throw new IntegrityError(`${manifestKey(ref)} is the manifest of ${revision}, not of ${ref.revision}`);
 }
 
 /** One publication the pointer names, opened: its manifest read and checked, its objects read by their sha256. */
 export async function openRemoteRelease(r: RemoteReader, p: RemotePublication): Promise<Release> {
-  const root = r.description.replace(/\/?$/, '/');
   const { manifest, bytes } = await remoteLayout(r).manifest(manifestRefOf(p));
+  return openRelease({
+    ...remoteReads(r, p),
+    manifest,
+    manifestBytes: bytes,
+    manifestSha256: p.manifest.sha256, // checked by manifest()
+  });
+}
+
+/** What a release of publication `p` is besides its manifest: its id, and how its objects are read. */
+function remoteReads(r: RemoteReader, p: RemotePublication) {
+  const root = r.description.replace(/\/?$/, '/');
   const fetch = (s: StoredBytes, bounds: GetOptions) => {
     // The hash becomes a key: one that is not a hash (the manifest's schema takes any string) names no object.
     if (!SHA256_HEX_RE.test(s.sha256))
       throw new IntegrityError(`${root}${MANIFEST_FILE}: ${s.path} has sha256 ${JSON.stringify(s.sha256)}, not a hash`);
     return r.get(objectKey(s.sha256), bounds);
   };
-  return openRelease({
+  return {
     id: publicationId(p),
     where: r.description,
     dir: null,
-    manifest,
     meta: p.publication,
-    manifestBytes: bytes,
-    manifestSha256: p.manifest.sha256, // checked by manifest()
-    fetch: async (s, bounds) => fetch(s, bounds),
-    whereOf: (s) => `${root}${objectKey(s.sha256)}`,
-  });
+    fetch: async (s: StoredBytes, bounds: GetOptions) => fetch(s, bounds),
+    whereOf: (s: StoredBytes) => `${root}${objectKey(s.sha256)}`,
+  };
+}
+
+/** openRemoteRelease, as an IndexedRelease. */
+export async function openRemoteIndexed(r: RemoteReader, p: RemotePublication): Promise<IndexedRelease> {
+  const manifest = await remoteLayout(r).manifestIndex(manifestRefOf(p));
+  return openIndexedRelease({ ...remoteReads(r, p), manifest });
 }
 
 /**
@@ -132,13 +167,14 @@ export async function remoteSource(url: string, o: RemoteOptions = {}): Promise<
     previous = pointer.previous.map(publicationId).filter((id) => id !== live);
     return live;
   };
-  const release = async (id: string) => {
+  const publicationNamed = async (id: string) => {
     // A pointer that moved since currentId() still keeps the publication it named (unless --keep 1): look again.
     if (!named.has(id)) await currentId();
     const p = named.get(id);
     if (!p) throw new Error(`${r.description} no longer keeps publication ${id}`);
-    return openRemoteRelease(r, p);
+    return p;
   };
+  const release = async (id: string) => openRemoteRelease(r, await publicationNamed(id));
   return {
     description: r.description,
     nothingPublished:
@@ -150,6 +186,10 @@ export async function remoteSource(url: string, o: RemoteOptions = {}): Promise<
     async live() {
       const id = await currentId();
       return id === null ? null : release(id);
+    },
+    async liveIndexed() {
+      const id = await currentId();
+      return id === null ? null : openRemoteIndexed(r, await publicationNamed(id));
     },
     close: () => r.close(),
   };

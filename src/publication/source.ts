@@ -11,7 +11,7 @@ import type { Source } from './release.js';
 import { remoteSource } from './remote-source.js';
 import type { RemoteOptions } from './targets/index.js';
 
-export type { Release, Source } from './release.js';
+export type { IndexedRelease, Release, Source } from './release.js';
 
 export interface SourceOptions extends RemoteOptions {
   /** A folder is a build's --out: its `current` must be the link a build makes (folder.ts, currentRelease). */

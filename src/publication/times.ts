@@ -6,6 +6,7 @@
 // by the previous release alone.
 import { UsageError } from '../errors.js';
 import type { Manifest, ManifestEntry } from './files.js';
+import { ManifestTable } from './tables.js';
 
 /** What the policy needs of the previous release. */
 export interface PreviousTimes {
@@ -38,6 +39,11 @@ export function secondAfter(t: string, before: string): string {
  */
 export function latestLastModified(p: PreviousTimes): string {
   let latest = p.publishedAt;
+  if (p.entries instanceof ManifestTable) {
+    // Its few distinct times, without an entry object per path.
+    const t = p.entries.latestLastModified();
+    return t !== null && t > latest ? t : latest;
+  }
   for (const e of p.entries.values()) if (e.last_modified > latest) latest = e.last_modified;
   return latest;
 }

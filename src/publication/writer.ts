@@ -14,17 +14,11 @@ import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { namedWriteError, writeFileNamed } from '../write-file.js';
 import type { BodyParts } from './assemble.js';
 import { type ManifestHead, ManifestLog, writeManifest } from './manifest-log.js';
-import type { CompressionLevels, Compressor, Representation } from './compress.js';
-import type { BodyRepresentations, ChangeList, EncodedEntry, ManifestEntry, PublicationMeta } from './files.js';
-import {
-  CHANGES_FILE,
-  isArtifactFile,
-  MANIFEST_FILE,
-  META_FILE,
-  packedRepresentations,
-  REPRESENTATIONS_FILE,
-} from './layout.js';
-import type { Release } from './release.js';
+import type { CompressionLevels, Compressor } from './compress.js';
+import type { BodyRepresentations, ChangeList, ManifestEntry, PublicationMeta } from './files.js';
+import { CHANGES_FILE, isArtifactFile, MANIFEST_FILE, META_FILE, REPRESENTATIONS_FILE } from './layout.js';
+import type { IndexedRelease } from './release.js';
+import { Bytes, Column, DigestTable, RepresentationTable, StringColumn } from './tables.js';
 import type { TimePolicy } from './times.js';
 
 /**
@@ -80,7 +74,7 @@ export interface WriteOptions {
    * The live publication the build continues from: the live release of its --out, or (build --previous URL, a fresh
    * CI runner) the live publication of a remote, whose bodies are not on this disk (dir null: they are written).
    */
-  previous: Release | null;
+  previous: IndexedRelease | null;
   concurrency?: number;
   onProgress?: (done: number) => void;
   /**
@@ -109,11 +103,16 @@ export async function writeBodies(
 ): Promise<{
   /** In the staging folder until writeReleaseFiles has written the manifest (which removes it). */
   entries: ManifestLog;
-  representations: (readonly [string, BodyRepresentations])[] | null;
+  /** Each distinct body's representations, in pack order. */
+  representations: RepresentationTable | null;
   stats: WriteStats;
 }> {
   const entries = new ManifestLog(path.join(o.stagingDir, MANIFEST_LOG_FILE), o.previous?.files ?? null);
-  const firstPathOf = new Map<string, Promise<string>>(); // sha256 -> path of the file holding those bytes
+  // The distinct bodies written, by sha256: the path of the first file holding those bytes (the others are hard
+  // links to it), and the write of that file while it is under way.
+  const distinct = new DigestTable();
+  const firstPath = new StringColumn();
+  const writing = new Map<number, Promise<void>>();
   const dirs = new Map<string, Promise<unknown>>();
   const stats = emptyWriteStats();
   const encoder = o.compressor ? representationWriter(o, stats) : null;
@@ -146,8 +145,9 @@ export async function writeBodies(
     } catch {
       return false;
     }
-    if (!firstPathOf.has(prev.sha256)) {
-      firstPathOf.set(prev.sha256, Promise.resolve(target));
+    if (distinct.find(prev.sha256) < 0) {
+      distinct.add(prev.sha256);
+      firstPath.push(b.path);
       stats.uniqueBodies++;
       stats.linkedFromPrevious++;
     }
@@ -201,10 +201,13 @@ export async function writeBodies(
       }
       const target = path.join(o.stagingDir, b.path);
       await ensureDir(path.dirname(target));
-      const first = firstPathOf.get(hash);
-      if (first) {
-        await link(await first, target);
+      const first = distinct.find(hash);
+      if (first >= 0) {
+        await writing.get(first); // a failed write fails this body too
+        await link(path.join(o.stagingDir, firstPath.at(first)), target);
       } else {
+        const row = distinct.add(hash);
+        firstPath.push(b.path);
         const body = bytes;
         const written = (async () => {
           if (prev && prev.sha256 === hash && o.previous?.dir) {
@@ -223,16 +226,16 @@ export async function writeBodies(
               ));
             if (linked) {
               stats.linkedFromPrevious++;
-              return target;
+              return;
             }
           }
           await writeFileNamed(target, body);
           stats.bytesWritten += body.length;
-          return target;
         })();
-        firstPathOf.set(hash, written);
+        writing.set(row, written);
         stats.uniqueBodies++;
         await written;
+        writing.delete(row); // kept when it failed: a body with the same bytes then fails as well
       }
       if (encoder && !isArtifactFile(b.path)) await encoder.add(hash, bytes);
       entries.push({
@@ -249,7 +252,7 @@ export async function writeBodies(
     },
     { concurrency: o.concurrency ?? 32 },
   );
-  let representations: (readonly [string, BodyRepresentations])[] | null = null;
+  let representations: RepresentationTable | null = null;
   try {
     await rendered;
     // Thrown after every write in flight has ended, so that the caller can remove the staging folder for good.
@@ -265,11 +268,14 @@ export async function writeBodies(
   return { entries, representations, stats };
 }
 
-/** Where a body's representations are until the pack is written: br, then gzip right after it. */
-type Placed = { entry: BodyRepresentations } & (
-  | { bytes: Buffer } // in memory
-  | { in: 'spill' | 'previous'; offset: number }
-);
+/**
+ * Where a body's representations are until the pack is written (br, then gzip right after it): in memory (`held`),
+ * in the spill file, in the previous pack, or in the previous pack read whole.
+ */
+const HELD = 0;
+const SPILL = 1;
+const PREVIOUS = 2;
+const PREVIOUS_WHOLE = 3;
 
 /**
  * Representations held in memory until the pack is written; past this, new ones go to a spill file (read back from
@@ -292,38 +298,45 @@ const PACK_BUFFER_BYTES = 4 * 1024 * 1024;
  */
 function representationWriter(o: WriteOptions, stats: WriteStats) {
   const { pool, levels, memoryBytes = MEMORY_BYTES } = o.compressor!;
-  const placed = new Map<string, Placed>();
-  const started = new Set<string>();
+  // A row per distinct body, from when its representations are asked for; per row, where they are (HELD...) and at
+  // which offset there.
+  const table = new RepresentationTable();
+  const place = new Column(new Uint8Array(1024));
+  const offsets = new Column(new Float64Array(1024));
+  const held = new Bytes();
   const pending = new Set<Promise<void>>();
   let pendingBytes = 0;
-  let heldBytes = 0;
   let failure: Error | null = null;
   const previous = o.previous?.dir ? previousPack(o.previous, o.previous.dir, levels, memoryBytes) : null;
   const spill = spillFile(path.join(o.stagingDir, SPILL_FILE));
+  const placeAt = (row: number, where: number, offset: number) => {
+    place.values[row] = where;
+    offsets.values[row] = offset;
+  };
 
-  async function reuse(hash: string): Promise<boolean> {
+  async function reuse(hash: string, row: number): Promise<boolean> {
     const prev = previous && (await previous);
-    const offset = prev?.intact.get(hash);
-    if (!prev || offset === undefined) return false;
-    const entry = o.previous!.manifest.representations![hash]!;
-    const end = offset + entry.br.bytes + entry.gzip.bytes;
-    placed.set(
-      hash,
-      prev.whole ? { entry, bytes: prev.whole.subarray(offset, end) } : { entry, in: 'previous', offset },
-    );
+    const from = prev ? prev.table.rowOf(hash) : -1;
+    if (!prev || from < 0 || !prev.intact[from]) return false;
+    table.set(row, prev.table.at(from));
+    placeAt(row, prev.whole ? PREVIOUS_WHOLE : PREVIOUS, prev.offsets[from]!);
     stats.encodedReused++;
     return true;
   }
 
-  async function encode(hash: string, body: Buffer): Promise<void> {
+  async function encode(row: number, body: Buffer): Promise<void> {
     const r = await pool.compress(body);
-    const bytes = Buffer.concat([r.br.bytes, r.gzip.bytes]);
-    const entry = (rep: Representation): EncodedEntry => ({ sha256: rep.sha256, bytes: rep.size });
-    const both = { br: entry(r.br), gzip: entry(r.gzip) };
-    if (heldBytes + bytes.length <= memoryBytes) {
-      heldBytes += bytes.length;
-      placed.set(hash, { entry: both, bytes });
-    } else placed.set(hash, { entry: both, in: 'spill', offset: spill.append(bytes) });
+    table.set(row, {
+      br: { sha256: r.br.sha256, bytes: r.br.size },
+      gzip: { sha256: r.gzip.sha256, bytes: r.gzip.size },
+    });
+    const size = r.br.bytes.length + r.gzip.bytes.length;
+    if (held.used + size <= memoryBytes) {
+      held.reserve(size);
+      placeAt(row, HELD, held.used);
+      held.used += r.br.bytes.copy(held.buffer, held.used);
+      held.used += r.gzip.bytes.copy(held.buffer, held.used);
+    } else placeAt(row, SPILL, spill.append(Buffer.concat([r.br.bytes, r.gzip.bytes])));
     stats.encodedNew++;
   }
 
@@ -331,16 +344,21 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
   return {
     /** Whether the previous pack holds intact representations of `hash` (a carried body needs them). */
     async reusable(hash: string): Promise<boolean> {
-      return started.has(hash) || ((await previous)?.intact.has(hash) ?? false);
+      if (table.rowOf(hash) >= 0) return true;
+      const prev = await previous;
+      const from = prev ? prev.table.rowOf(hash) : -1;
+      return from >= 0 && prev!.intact[from] === 1;
     },
     /** The representations of `hash`: the previous pack's, else those of `body` (null: reusable() said yes). */
     async add(hash: string, body: Buffer | null): Promise<void> {
-      if (started.has(hash) || failure) return;
-      started.add(hash);
-      if (await reuse(hash)) return;
+      if (table.rowOf(hash) >= 0 || failure) return;
+      const row = table.start(hash);
+      place.push(HELD);
+      offsets.push(0);
+      if (await reuse(hash, row)) return;
       if (!body) throw new Error(`the representations of ${hash} are not in the previous pack`);
       pendingBytes += body.length;
-      const p: Promise<void> = encode(hash, body)
+      const p: Promise<void> = encode(row, body)
         .catch((e: Error) => {
           failure ??= e;
         })
@@ -352,17 +370,16 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       pending.add(p);
       while (pendingBytes >= MAX_ENCODING_BYTES) await new Promise<void>((r) => waiters.push(r));
     },
-    /** Each distinct body's representations, sorted by its hash (the pack's order). */
-    async finish(): Promise<(readonly [string, BodyRepresentations])[]> {
+    /** Writes the pack; returns each distinct body's representations (iterated in pack order: sorted by hash). */
+    async finish(): Promise<RepresentationTable> {
       while (pending.size) await Promise.all([...pending]);
       if (failure) throw failure;
       // Sorted by hash: the pack's order, and the same manifest bytes whatever order the pool finished in.
-      const sorted = [...placed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const sorted = table.sorted();
+      const prev = await previous;
       const from = {
-        spill: await spill.reader(),
-        previous: sorted.some(([, p]) => 'in' in p && p.in === 'previous')
-          ? await open((await previous)!.file, 'r')
-          : null,
+        [SPILL]: await spill.reader(),
+        [PREVIOUS]: sorted.some((row) => place.values[row] === PREVIOUS) ? await open(prev!.file, 'r') : null,
       };
       const file = path.join(o.stagingDir, REPRESENTATIONS_FILE);
       const out = await open(file, 'w');
@@ -374,23 +391,28 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
           stats.bytesWritten += used;
           used = 0;
         };
-        for (const [hash, p] of sorted) {
-          const bytes = p.entry.br.bytes + p.entry.gzip.bytes;
+        for (const row of sorted) {
+          const { br, gzip } = table.at(row);
+          const bytes = br.bytes + gzip.bytes;
           if (used + bytes > buffer.length) await flush();
           if (bytes > buffer.length) buffer = Buffer.allocUnsafe(bytes);
-          if ('bytes' in p) p.bytes.copy(buffer, used);
+          const where = place.values[row]!;
+          const at = offsets.values[row]!;
+          if (where === HELD) held.buffer.copy(buffer, used, at, at + bytes);
+          else if (where === PREVIOUS_WHOLE) prev!.whole!.copy(buffer, used, at, at + bytes);
           else {
-            const { bytesRead } = await from[p.in]!.read(buffer, used, bytes, p.offset);
-            if (bytesRead !== bytes) throw new Error(`the representations of ${hash} were cut short while copied`);
+            const { bytesRead } = await from[where as typeof SPILL | typeof PREVIOUS]!.read(buffer, used, bytes, at);
+            if (bytesRead !== bytes)
+              throw new Error(`the representations of ${table.identityOf(row)} were cut short while copied`);
           }
           used += bytes;
         }
         await flush();
       } finally {
         await out.close();
-        await from.previous?.close();
+        await from[PREVIOUS]?.close();
       }
-      return sorted.map(([hash, p]) => [hash, p.entry] as const);
+      return table;
     },
     /** Closes and removes the spill file; a build calls it once the pack is written, or has failed. */
     close: () => spill.remove(),
@@ -443,49 +465,60 @@ function spillFile(file: string) {
 }
 
 /**
- * The representations of the previous release that can be reused, by identity sha256, with their offset in its
- * pack: made at the same levels, and each holding the bytes its manifest lists (hashed here, as the previous identity
- * bodies are compared: a damaged one is compressed again, never inherited). A pack of at most memoryBytes is read
- * whole and kept (`whole`); a larger one is read a body at a time. Null when there is nothing to reuse, an
+ * The representations of the previous release that can be reused, by their row in its table, with their offset in
+ * its pack: made at the same levels, and each holding the bytes its manifest lists (hashed here, as the previous
+ * identity bodies are compared: a damaged one is compressed again, never inherited). A pack of at most memoryBytes is
+ * read whole and kept (`whole`); a larger one is read a body at a time. Null when there is nothing to reuse, an
  * unreadable pack included.
  */
 async function previousPack(
-  previous: Release,
+  previous: IndexedRelease,
   dir: string,
   levels: CompressionLevels,
   memoryBytes: number,
-): Promise<{ file: string; whole: Buffer | null; intact: Map<string, number> } | null> {
-  const { representations, compression } = previous.manifest;
+): Promise<{
+  file: string;
+  whole: Buffer | null;
+  table: RepresentationTable;
+  /** Per row of `table`: 1 when its representations are intact, and where they start in the pack. */
+  intact: Uint8Array;
+  offsets: Float64Array;
+} | null> {
+  const { representations: table } = previous;
+  const { compression } = previous.head;
   const same = compression?.brotliQuality === levels.brotliQuality && compression?.gzipLevel === levels.gzipLevel;
-  if (!representations || !same) return null;
+  if (!table || !same) return null;
   const file = path.join(dir, REPRESENTATIONS_FILE);
   const handle = await open(file, 'r').catch(() => null);
   if (!handle) return null;
-  const intact = new Map<string, number>();
+  const intact = new Uint8Array(table.size);
+  const offsets = new Float64Array(table.size);
   let whole: Buffer | null = null;
   try {
     const { size } = await handle.stat();
     if (size <= memoryBytes) whole = await handle.readFile();
     let buffer = Buffer.allocUnsafe(PACK_BUFFER_BYTES);
-    for (const { identity, br, gzip } of packedRepresentations(representations)) {
+    for (const { row, br, gzip } of table.packed()) {
       const bytes = br.bytes + gzip.bytes;
-      let held: Buffer;
+      let bodies: Buffer;
       if (whole) {
-        if (br.offset! + bytes > whole.length) break; // the pack ends early: what follows is not there
-        held = whole.subarray(br.offset!, br.offset! + bytes);
+        if (br.offset + bytes > whole.length) break; // the pack ends early: what follows is not there
+        bodies = whole.subarray(br.offset, br.offset + bytes);
       } else {
         if (bytes > buffer.length) buffer = Buffer.allocUnsafe(bytes);
-        const { bytesRead } = await handle.read(buffer, 0, bytes, br.offset!);
+        const { bytesRead } = await handle.read(buffer, 0, bytes, br.offset);
         if (bytesRead !== bytes) break;
-        held = buffer.subarray(0, bytes);
+        bodies = buffer.subarray(0, bytes);
       }
-      if (sha256(held.subarray(0, br.bytes)) === br.sha256 && sha256(held.subarray(br.bytes)) === gzip.sha256)
-        intact.set(identity, br.offset!);
+      if (sha256(bodies.subarray(0, br.bytes)) === br.sha256 && sha256(bodies.subarray(br.bytes)) === gzip.sha256) {
+        intact[row] = 1;
+        offsets[row] = br.offset;
+      }
     }
   } finally {
     await handle.close();
   }
-  return { file, whole, intact };
+  return { file, whole, table, intact, offsets };
 }
 
 /** The release's own files, once its bodies are written; publication.json names the manifest's hash. */
@@ -493,6 +526,7 @@ export async function writeReleaseFiles(
   stagingDir: string,
   manifest: ManifestHead & {
     files: ManifestLog;
+    /** In pack order. */
     representations?: Iterable<readonly [string, BodyRepresentations]> | undefined;
   },
   meta: Omit<PublicationMeta, 'manifestSha256'>,
