@@ -113,8 +113,14 @@ it('refuses a damaged manifest with the error parseManifest gives, naming the fi
     ['a comma with no row after it', text.replace(']', ',]')],
     ['a bad representation', text.replace(`"${m.files[10]!.sha256}":{"br"`, `"${m.files[10]!.sha256}":{"bz"`)],
     ['an unknown field', text.replace('{"schemaVersion"', '{"extra":[1,{"a":"]"}],"schemaVersion"')],
-    ['a bad head and a bad row (the head is named)', text.replace('"bytes":1200', '"bytes":-1').replace('"1.0.0"', '1')],
-    ['files not an array', text.replace('"files":[', '"files":{"a":[').replace('],"representations"', ']},"representations"')],
+    [
+      'a bad head and a bad row (the head is named)',
+      text.replace('"bytes":1200', '"bytes":-1').replace('"1.0.0"', '1'),
+    ],
+    [
+      'files not an array',
+      text.replace('"files":[', '"files":{"a":[').replace('],"representations"', ']},"representations"'),
+    ],
     ['not an object', '[]'],
   ];
   for (const [what, t] of damaged) {
