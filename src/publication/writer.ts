@@ -87,6 +87,8 @@ export interface WriteOptions {
 
 /** Compressions asked for and not yet written: past this many bytes of bodies, rendering waits for the pool. */
 const MAX_ENCODING_BYTES = 32 * 1024 * 1024;
+/** Bodies made and not yet written (nor handed to the pool): past this many bytes, making the next one waits. */
+const BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 
 /** The bytes of a body that names `revision`. */
 const bodyBytes = (b: BodyParts, revision: string): Buffer =>
@@ -124,6 +126,8 @@ export async function writeBodies(
     return p;
   };
   let done = 0;
+  let bytesInFlight = 0;
+  const bodyWaiters: (() => void)[] = [];
   /**
    * Carries `prev` over for a body made from the same inputs: its file hard-linked (when it is on this disk and has
    * the size listed), its representations taken from the previous pack. False when it cannot be: the body is made.
@@ -167,88 +171,99 @@ export async function writeBodies(
         o.onProgress?.(++done);
         return;
       }
-      const b = { ...pending, ...partsOf(pending) };
-      stats.rendered++;
-      let revision = o.revision;
-      let lastModified = changedAt;
-      // Encoded once: hashed, written and compressed as these bytes.
-      let bytes: Buffer | null = null;
-      let hash = '';
-      if (prev && prev.revision !== o.revision) {
-        const kept = bodyBytes(b, prev.revision);
-        const keptHash = sha256(kept);
-        if (keptHash === prev.sha256) {
-          [revision, lastModified, bytes, hash] = [prev.revision, prev.last_modified, kept, keptHash];
-        }
-      }
-      if (bytes === null) {
-        bytes = bodyBytes(b, revision);
-        hash = sha256(bytes);
-        // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
-        // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
-        // no manifest any more, so changedAt must be past every time the previous publication shows, not just past
-        // this path's (HTTP dates count whole seconds).
-        if (prev && prev.sha256 === hash) {
-          lastModified = prev.last_modified;
-        } else {
-          const refusal = o.times.refuseChange(b.path);
-          if (refusal !== null) {
-            refused ??= refusal;
-            return;
+      // Made only while the bodies made and not yet written stay under BODY_BYTES_IN_FLIGHT: pMap would otherwise
+      // make 32 at once, and 18 catalog bodies of 100 MB each (2,000 models) come one after the other.
+      while (bytesInFlight >= BODY_BYTES_IN_FLIGHT) await new Promise<void>((r) => bodyWaiters.push(r));
+      let held = 0;
+      try {
+        const b = { ...pending, ...partsOf(pending) };
+        stats.rendered++;
+        let revision = o.revision;
+        let lastModified = changedAt;
+        // Encoded once: hashed, written and compressed as these bytes.
+        let bytes: Buffer | null = null;
+        let hash = '';
+        if (prev && prev.revision !== o.revision) {
+          const kept = bodyBytes(b, prev.revision);
+          const keptHash = sha256(kept);
+          if (keptHash === prev.sha256) {
+            [revision, lastModified, bytes, hash] = [prev.revision, prev.last_modified, kept, keptHash];
           }
-          stats.newlyModified++;
         }
-      }
-      const target = path.join(o.stagingDir, b.path);
-      await ensureDir(path.dirname(target));
-      const first = distinct.find(hash);
-      if (first >= 0) {
-        await writing.get(first); // a failed write fails this body too
-        await link(path.join(o.stagingDir, firstPath.at(first)), target);
-      } else {
-        const row = distinct.add(hash);
-        firstPath.push(b.path);
-        const body = bytes;
-        const written = (async () => {
-          if (prev && prev.sha256 === hash && o.previous?.dir) {
-            // Unchanged since the previous publication: share its file if it still holds these bytes (a damaged or
-            // missing file is written again, never inherited).
-            const old = path.join(o.previous.dir, b.path);
-            const intact = await readFile(old).then(
-              (onDisk) => onDisk.equals(body),
-              () => false,
-            );
-            const linked =
-              intact &&
-              (await link(old, target).then(
-                () => true,
-                () => false,
-              ));
-            if (linked) {
-              stats.linkedFromPrevious++;
+        if (bytes === null) {
+          bytes = bodyBytes(b, revision);
+          hash = sha256(bytes);
+          // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
+          // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
+          // no manifest any more, so changedAt must be past every time the previous publication shows, not just past
+          // this path's (HTTP dates count whole seconds).
+          if (prev && prev.sha256 === hash) {
+            lastModified = prev.last_modified;
+          } else {
+            const refusal = o.times.refuseChange(b.path);
+            if (refusal !== null) {
+              refused ??= refusal;
               return;
             }
+            stats.newlyModified++;
           }
-          await writeFileNamed(target, body);
-          stats.bytesWritten += body.length;
-        })();
-        writing.set(row, written);
-        stats.uniqueBodies++;
-        await written;
-        writing.delete(row); // kept when it failed: a body with the same bytes then fails as well
+        }
+        held = bytes.length;
+        bytesInFlight += held;
+        const target = path.join(o.stagingDir, b.path);
+        await ensureDir(path.dirname(target));
+        const first = distinct.find(hash);
+        if (first >= 0) {
+          await writing.get(first); // a failed write fails this body too
+          await link(path.join(o.stagingDir, firstPath.at(first)), target);
+        } else {
+          const row = distinct.add(hash);
+          firstPath.push(b.path);
+          const body = bytes;
+          const written = (async () => {
+            if (prev && prev.sha256 === hash && o.previous?.dir) {
+              // Unchanged since the previous publication: share its file if it still holds these bytes (a damaged or
+              // missing file is written again, never inherited).
+              const old = path.join(o.previous.dir, b.path);
+              const intact = await readFile(old).then(
+                (onDisk) => onDisk.equals(body),
+                () => false,
+              );
+              const linked =
+                intact &&
+                (await link(old, target).then(
+                  () => true,
+                  () => false,
+                ));
+              if (linked) {
+                stats.linkedFromPrevious++;
+                return;
+              }
+            }
+            await writeFileNamed(target, body);
+            stats.bytesWritten += body.length;
+          })();
+          writing.set(row, written);
+          stats.uniqueBodies++;
+          await written;
+          writing.delete(row); // kept when it failed: a body with the same bytes then fails as well
+        }
+        if (encoder && !isArtifactFile(b.path)) await encoder.add(hash, bytes);
+        entries.push({
+          path: b.path,
+          sha256: hash,
+          bytes: bytes.length,
+          content_type: b.contentType ?? JSON_CONTENT_TYPE,
+          revision,
+          last_modified: lastModified,
+          inputs,
+        });
+        stats.files++;
+        o.onProgress?.(++done);
+      } finally {
+        bytesInFlight -= held;
+        while (bytesInFlight < BODY_BYTES_IN_FLIGHT && bodyWaiters.length) bodyWaiters.shift()!();
       }
-      if (encoder && !isArtifactFile(b.path)) await encoder.add(hash, bytes);
-      entries.push({
-        path: b.path,
-        sha256: hash,
-        bytes: bytes.length,
-        content_type: b.contentType ?? JSON_CONTENT_TYPE,
-        revision,
-        last_modified: lastModified,
-        inputs,
-      });
-      stats.files++;
-      o.onProgress?.(++done);
     },
     { concurrency: o.concurrency ?? 32 },
   );
