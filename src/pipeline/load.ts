@@ -10,8 +10,14 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { LineCounter, isPair, isScalar, parseDocument, visit, type Document } from 'yaml';
 import { UsageError, quoted, type SourceIssue } from '../errors.js';
-import { RecordSet, checkRecord, type RecordKind, type Records } from './records.js';
+import type { z } from 'zod';
+import { type RECORD_SCHEMAS, RecordSet, checkRecord, type RecordKind } from './records.js';
 import { SpeedRuns } from './speed-runs.js';
+
+/** The speed runs, by far the most numerous records, are kept in columns (speed-runs.ts). */
+export type Records = { speed: SpeedRuns } & {
+  [K in Exclude<RecordKind, 'speed'>]: RecordSet<z.infer<(typeof RECORD_SCHEMAS)[K]>>;
+};
 
 export interface YamlSource {
   file: string; // relative to the data folder, with forward slashes

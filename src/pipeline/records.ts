@@ -4,7 +4,6 @@
 import type { z } from 'zod';
 import type { SourceIssue } from '../errors.js';
 import { BenchmarkResult, OfferRecord, PriceHistoryRecord, PriceObservation, SpeedRun } from '../schema/source.js';
-import type { SpeedRuns } from './speed-runs.js';
 
 /** A record of a file: which one, and the line it is on. */
 export interface Located<T> {
@@ -72,10 +71,10 @@ export const RECORD_SCHEMAS = {
   priceHistory: PriceHistoryRecord,
 } as const;
 export type RecordKind = keyof typeof RECORD_SCHEMAS;
-/** The speed runs, by far the most numerous records, are kept in columns (speed-runs.ts). */
-export type Records = { speed: SpeedRuns } & {
-  [K in Exclude<RecordKind, 'speed'>]: RecordSet<z.infer<(typeof RECORD_SCHEMAS)[K]>>;
-};
+/** Where checked records are kept: a RecordSet, or the speed runs' columns (speed-runs.ts). */
+export interface RecordSink {
+  add(value: unknown, fileIndex: number, line: number): void;
+}
 
 export const fieldOf = (p: readonly PropertyKey[]) =>
   p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('') || undefined;
@@ -102,12 +101,12 @@ export function located(issues: z.core.$ZodIssue[]): { path: PropertyKey[]; mess
 export function checkRecord<K extends RecordKind>(
   kind: K,
   value: unknown,
-  set: Records[K],
+  set: RecordSink,
   at: { index: number; file: string; line: number },
   issues: SourceIssue[],
 ): void {
   const r = RECORD_SCHEMAS[kind].safeParse(value, plainErrors);
-  if (r.success) (set as { add(value: unknown, fileIndex: number, line: number): void }).add(r.data, at.index, at.line);
+  if (r.success) set.add(r.data, at.index, at.line);
   else
     for (const iss of located(r.error.issues))
       issues.push({ file: at.file, line: at.line, field: fieldOf(iss.path), message: iss.message });
