@@ -243,6 +243,16 @@ class ManifestScanner {
     this.before += n;
   }
 
+  /** stringEnd, or -1 with the scan left inside the string when it goes on past the chunk (`end`). */
+  private stringEnd(b: Buffer, from: number, end: number): number {
+    const j = stringEnd(b, from);
+    if (j < 0) {
+      this.inString = true;
+      this.pos = this.base + end;
+    }
+    return j;
+  }
+
   private scan(): void {
     const b = this.buf;
     const end = b.length;
@@ -275,12 +285,8 @@ class ManifestScanner {
           if (c !== QUOTE) throw new NotPlain();
           this.tokenStart = this.base + i;
           {
-            const j = stringEnd(b, i + 1);
-            if (j < 0) {
-              this.inString = true;
-              this.pos = this.base + end;
-              return;
-            }
+            const j = this.stringEnd(b, i + 1, end);
+            if (j < 0) return;
             i = j;
             this.endKey(j);
           }
@@ -325,12 +331,8 @@ class ManifestScanner {
           for (; i < end; i++) {
             const d = b[i]!;
             if (d === QUOTE) {
-              const j = stringEnd(b, i + 1);
-              if (j < 0) {
-                this.inString = true;
-                this.pos = this.base + end;
-                return;
-              }
+              const j = this.stringEnd(b, i + 1, end);
+              if (j < 0) return;
               i = j;
             } else if (d === 0x7b || d === 0x5b) this.depth++;
             else if (d === 0x7d || d === 0x5d) {
