@@ -8,6 +8,7 @@ import {
   BUILD_LEVELS,
   compressBody,
   createCompressor,
+  MOVE_BYTES,
   type Representation,
   type Representations,
 } from '../src/publication/compress.js';
@@ -30,11 +31,21 @@ function expectDecodesTo(reps: Representations, identity: Buffer): void {
     expect(decode(rep.bytes).equals(identity)).toBe(true);
     expect(rep.size).toBe(rep.bytes.length);
     expect(rep.sha256).toBe(sha256(rep.bytes));
-    // The bytes own their buffer: a kept representation does not keep zlib's 16 KiB output chunk alive.
-    expect(rep.bytes.buffer.byteLength).toBe(rep.size);
   };
   check(reps.br, zlib.brotliDecompressSync);
   check(reps.gzip, zlib.gunzipSync);
+  // Each owns its buffer (a kept representation does not keep zlib's 16 KiB output chunk, nor a batch's answer,
+  // alive), or the two share one holding br then gzip and nothing else (a body compressed alone in the pool).
+  const { br, gzip } = reps;
+  if (br.bytes.buffer === gzip.bytes.buffer) {
+    expect([br.bytes.byteOffset, gzip.bytes.byteOffset, br.bytes.buffer.byteLength]).toEqual([
+      0,
+      br.size,
+      br.size + gzip.size,
+    ]);
+  } else {
+    expect([br.bytes.buffer.byteLength, gzip.bytes.buffer.byteLength]).toEqual([br.size, gzip.size]);
+  }
 }
 
 const SIZES = [0, 1, 20, 100, 1_000, 5_000]; // models: empty list to a 1 MB body
@@ -121,6 +132,33 @@ describe('createCompressor', () => {
       expect(middle.equals(body(60, 2))).toBe(true); // still readable: copied, not transferred
       await expect(compressor.compress('{}' as unknown as Buffer)).rejects.toThrow(/takes a Buffer/);
       expectDecodesTo(await compressor.compress(body(5)), body(5)); // and the pool goes on
+    } finally {
+      await compressor.close();
+    }
+  });
+
+  it('moves a large body asked to move, uncopied, and copies the others; each decodes to its own', async () => {
+    const compressor = createCompressor({ threads: 1 });
+    try {
+      const large = () => body(4_000, 7); // about 600 KB
+      expect(large().length).toBeGreaterThanOrEqual(MOVE_BYTES);
+      const [small, moved, kept, after] = [body(10, 1), large(), large(), body(20, 2)];
+      const sent = moved.buffer;
+      // Asked for in one go: the moved body leaves alone, between batches of the others.
+      const results = await Promise.all([
+        compressor.compress(small, { move: true }), // too small to move: copied
+        compressor.compress(moved, { move: true }),
+        compressor.compress(kept),
+        compressor.compress(after, { move: true }),
+      ]);
+      expectDecodesTo(results[0]!, body(10, 1));
+      expectDecodesTo(results[1]!, large());
+      expectDecodesTo(results[2]!, large());
+      expectDecodesTo(results[3]!, body(20, 2));
+      expect([sent.byteLength, moved.length]).toEqual([0, 0]); // moved: detached here
+      expect(kept.equals(large())).toBe(true); // not asked to move: the caller's still
+      expect(small.equals(body(10, 1))).toBe(true);
+      expect(results[1]!.br.bytes.equals(compressBody(large(), BUILD_LEVELS).br.bytes)).toBe(true);
     } finally {
       await compressor.close();
     }

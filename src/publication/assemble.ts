@@ -68,15 +68,45 @@ export function envelopeParts(
 /**
  * The UTF-8 bytes of a body too large for one string (a catalog, a list artifact), from its pieces (text, or bytes
  * already): `pieces` is called twice, for their sizes and then to write them, so the body is never held twice (a joined string, its bytes).
+ * With `room`, that many bytes are left free before them, in memory of their own (bodyBytes puts head and revision there).
  */
-export function joinedBytes(pieces: () => Iterable<string | Buffer>): Buffer {
+export function joinedBytes(pieces: () => Iterable<string | Buffer>, room = 0): Buffer {
   let size = 0;
   for (const piece of pieces()) size += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
-  const out = Buffer.allocUnsafe(size);
+  const out = room ? Buffer.allocUnsafeSlow(room + size).subarray(room) : Buffer.allocUnsafe(size);
+  if (room) rooms.set(out.buffer, room);
   let at = 0;
   for (const piece of pieces()) at += typeof piece === 'string' ? out.write(piece, at) : piece.copy(out, at);
   if (at !== size) throw new Error(`a body's pieces changed between two passes (${size} then ${at} bytes)`);
   return out;
+}
+
+/** The JSON of a revision id (RevisionId: at most 64 characters, all ASCII) fits in this many bytes. */
+const REVISION_ROOM = 66;
+/**
+ * The memory of tails joined with room before them, and the room's size: nothing else views it but the bodies
+ * bodyBytes makes there.
+ */
+const rooms = new WeakMap<ArrayBufferLike, number>();
+
+/** A large body's tail, joined with room for `head` and a revision before it. */
+const tailAfter = (head: string, pieces: () => Iterable<string | Buffer>): Buffer =>
+  joinedBytes(pieces, Buffer.byteLength(head) + REVISION_ROOM);
+
+/**
+ * The bytes of a body that names `revision`: `head + JSON(revision) + tail`, in memory of their own. A tail joined
+ * with room before it takes head and revision there, so that a large body is never copied whole: the result is then
+ * a view of the tail's memory, whose first bytes a later call (another revision) overwrites.
+ */
+export function bodyBytes(b: BodyParts, revision: string): Buffer {
+  const start = b.head + JSON.stringify(revision);
+  if (typeof b.tail === 'string') return Buffer.from(start + b.tail);
+  const n = Buffer.byteLength(start);
+  const room = rooms.get(b.tail.buffer);
+  if (room !== b.tail.byteOffset || n > room) return Buffer.concat([Buffer.from(start), b.tail]);
+  const body = Buffer.from(b.tail.buffer, b.tail.byteOffset - n, n + b.tail.length);
+  body.write(start, 0);
+  return body;
 }
 
 /** withSections as pieces (nothing joined): for a body made of many of them (joinedBytes). */
@@ -109,7 +139,7 @@ export function envelopeBytes(
   const open = empty.tail.slice(0, -1);
   return {
     head: empty.head,
-    tail: joinedBytes(function* (): Generator<string | Buffer> {
+    tail: tailAfter(empty.head, function* (): Generator<string | Buffer> {
       yield open;
       yield* dataPieces();
       yield '}';
@@ -158,9 +188,10 @@ export function artifactParts(
     prebuiltPageSizes: a.prebuiltPageSizes,
     orders: a.orders,
   };
+  const head = '{"kind":"modelpub.list-artifact","publicationRevision":';
   return {
-    head: '{"kind":"modelpub.list-artifact","publicationRevision":',
-    tail: joinedBytes(function* () {
+    head,
+    tail: tailAfter(head, function* () {
       yield `,${innerJson(rest)},"models":{`;
       let sep = '';
       for (const [slug, pieces] of models()) {

@@ -16,6 +16,10 @@ export interface CompressionLevels {
 export const BUILD_LEVELS: Readonly<CompressionLevels> = { brotliQuality: 6, gzipLevel: 6 };
 
 export interface Representation {
+  /**
+   * In a buffer of its own; from the pool, a body compressed alone has its br and gzip bytes end to end in one buffer
+   * (br first), which both keep.
+   */
   bytes: Buffer;
   /** Hex sha256 of `bytes`. */
   sha256: string;
@@ -88,10 +92,12 @@ export interface Compressor {
   /** The number of worker threads. */
   readonly threads: number;
   /**
-   * The br and gzip representations of `body`. The body is copied when a worker takes it, not moved: the caller keeps
-   * it, and must not change it before the promise settles.
+   * The br and gzip representations of `body`. The body is copied when a worker takes it: the caller keeps it, and
+   * must not change it before the promise settles. With `move`, a body of at least MOVE_BYTES is moved instead (its
+   * ArrayBuffer is detached here, every view of it then empty): for a large body nothing else needs, a copy spared.
+   * Only a body whose ArrayBuffer holds nothing else the caller still needs may be moved.
    */
-  compress(body: Buffer): Promise<Representations>;
+  compress(body: Buffer, options?: { move?: boolean }): Promise<Representations>;
   /**
    * Finishes the work already asked for, then stops the threads; never rejects (a failed worker rejects the bodies it
    * had). compress() after close() rejects.
@@ -101,6 +107,8 @@ export interface Compressor {
 
 interface Job {
   body: Buffer;
+  /** Sent alone, its ArrayBuffer moved to the worker. */
+  move: boolean;
   resolve: (r: Representations) => void;
   reject: (e: Error) => void;
 }
@@ -142,6 +150,8 @@ parentPort.on('message', ({ bytes, sizes }) => {
 /** Bodies sent to a worker in one message: up to this many, or this many bytes, to spread the cost of a message. */
 const BATCH_JOBS = 64;
 const BATCH_BYTES = 256 * 1024;
+/** A body asked to move is moved from this size: a smaller one costs little to copy into its batch. */
+export const MOVE_BYTES = BATCH_BYTES;
 /** Batches a worker may hold: the second waits in its queue while the main thread is busy with the first's answer. */
 const BATCHES_PER_WORKER = 2;
 
@@ -179,10 +189,15 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
       const batch = slot.inFlight.shift();
       if (!batch) return; // sent before the pool failed and rejected it
       let offset = 0;
+      // A batch of one body: its two representations are the whole answer, and keep it without a copy (a large body's
+      // are megabytes). Otherwise each is copied to a buffer of its own, so a kept one keeps only itself.
+      const own = batch.length > 1;
       const next = (k: number): Representation => {
         const size = answer.sizes[k]!;
-        const bytes = Buffer.allocUnsafeSlow(size); // its own buffer: a kept representation keeps only itself
-        bytes.set(answer.bytes.subarray(offset, (offset += size)));
+        const view = Buffer.from(answer.bytes.buffer, answer.bytes.byteOffset + offset, size);
+        offset += size;
+        const bytes = own ? Buffer.allocUnsafeSlow(size) : view;
+        if (own) bytes.set(view);
         return { bytes, sha256: answer.sha256[k]!, size };
       };
       batch.forEach((job, i) => {
@@ -216,14 +231,17 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
       while (queue.length > 0 && slot.inFlight.length < BATCHES_PER_WORKER) {
         const batch: Job[] = [];
         let bytes = 0;
+        // A body to move leaves alone, as it is; the others are packed into one buffer.
         while (queue.length > 0 && batch.length < BATCH_JOBS && (batch.length === 0 || bytes < BATCH_BYTES)) {
+          if (batch.length > 0 && queue[0]!.move) break;
           const job = queue.shift()!;
           batch.push(job);
           bytes += job.body.length;
+          if (job.move) break;
         }
         slot.inFlight.push(batch);
         slot.worker.ref();
-        const packed = pack(batch, bytes);
+        const packed = batch[0]!.move ? { bytes: batch[0]!.body, sizes: [bytes] } : pack(batch, bytes);
         slot.worker.postMessage(packed, [packed.bytes.buffer as ArrayBuffer]);
       }
     }
@@ -236,12 +254,13 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
 
   return {
     threads,
-    compress(body: Buffer): Promise<Representations> {
+    compress(body: Buffer, options: { move?: boolean } = {}): Promise<Representations> {
       if (failure) return Promise.reject(failure);
       if (closing) return Promise.reject(new Error('the compressor is closed'));
       if (!Buffer.isBuffer(body)) return Promise.reject(new TypeError('compress() takes a Buffer'));
+      const move = options.move === true && body.length >= MOVE_BYTES;
       return new Promise((resolve, reject) => {
-        queue.push({ body, resolve, reject });
+        queue.push({ body, move, resolve, reject });
         // Bodies asked for in one go leave in batches: dispatch once the caller yields.
         if (!flushScheduled) {
           flushScheduled = true;
