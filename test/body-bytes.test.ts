@@ -1,10 +1,21 @@
 // A large body is made once: its tail is joined with room before it, where bodyBytes puts the head and revision, and
 // the writer, once the body is written, moves it to the compression pool rather than copying it. Its file and its
-// representations must be the bytes of a plain concatenation.
+// representations must be the bytes of a plain concatenation. A catalog's pieces wait in a file (CatalogPieces) and
+// are read straight into its bytes.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type BodyParts, bodyBytes, envelopeBytes, joinedBytes } from '../src/publication/assemble.js';
+import {
+  type BodyParts,
+  bodyBytes,
+  envelopeBytes,
+  joinedBytes,
+  type SizedPiece,
+  withSections,
+} from '../src/publication/assemble.js';
+import { CatalogPieces } from '../src/pipeline/render-catalog.js';
+import { INCLUDES } from '../src/schema/api.js';
+import { LOCALES, type Locale } from '../src/schema/source.js';
 import { BUILD_LEVELS, compressBody, createCompressor, MOVE_BYTES } from '../src/publication/compress.js';
 import { timePolicy } from '../src/publication/times.js';
 import { type PendingBody, writeBodies } from '../src/publication/writer.js';
@@ -47,6 +58,41 @@ describe('bodyBytes', () => {
       expect(bytes.buffer).not.toBe(joined.buffer); // the joined tail's room is not used
     }
     expect(joined.toString()).toBe('{"a":1}');
+  });
+});
+
+describe('joinedBytes', () => {
+  it('joins text, bytes and pieces that copy themselves, and refuses pieces that change between its two passes', () => {
+    const sized = (text: string): SizedPiece => ({
+      size: Buffer.byteLength(text),
+      copyTo: (out, at) => void out.write(text, at),
+    });
+    const joined = joinedBytes(() => ['{"a":', Buffer.from('"é",'), sized('"b":"日本"'), '}']);
+    expect(joined.toString()).toBe('{"a":"é","b":"日本"}');
+    for (const second of ['"bb"', '']) {
+      let pass = 0;
+      const changing = () => ['[', pass++ === 0 ? sized('"b"') : sized(second), ']'];
+      expect(() => joinedBytes(changing)).toThrow(/changed between two passes/);
+    }
+  });
+});
+
+describe('CatalogPieces', () => {
+  it('gives back each model’s detail with every include, per locale, as withSections makes it', () => {
+    const pieces = new CatalogPieces();
+    const models = ['a', 'b'].map((slug, i) => ({
+      slug,
+      detail: Object.fromEntries(LOCALES.map((l) => [l, JSON.stringify({ slug, locale: l, name: `モデル ${i}` })])),
+      sections: { benchmarks: `"benchmarks":[${i}]`, capabilities: '"capabilities":{}', pricing: '"pricing":null' },
+    }));
+    for (const m of models) pieces.add(m.slug, m.detail as Record<Locale, string>, m.sections);
+    for (const m of [...models].reverse()) {
+      for (const l of LOCALES) {
+        const expected = withSections(m.detail[l]!, m.sections, INCLUDES);
+        expect(joinedBytes(() => pieces.detail(m.slug, l)).toString()).toBe(expected);
+        expect(CatalogPieces.text(pieces.detail(m.slug, l))).toBe(expected);
+      }
+    }
   });
 });
 

@@ -5,10 +5,22 @@
 //            of every lane are in each, so a client needs one request whatever lane it shows.
 //   openapi: one body, with real examples from the verified lane, its public variant, in English.
 //   llms.txt: one text (render-llms.ts), its examples the verified lane's most popular models.
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { INCLUDES, type Include, QUERY_LANES } from '../schema/api.js';
 import { openApiDocument, type OpenApiExamples } from '../schema/openapi.js';
 import { LOCALES, type Locale } from '../schema/source.js';
-import { envelopeBytes, envelopeParts, innerJson, listDataJson, withSections } from '../publication/assemble.js';
+import {
+  envelopeBytes,
+  envelopeParts,
+  innerJson,
+  joinedBytes,
+  listDataJson,
+  type Piece,
+  type SizedPiece,
+  withSections,
+} from '../publication/assemble.js';
 import { catalogFile, LLMS_FILE, metricsFile, OPENAPI_FILE } from '../publication/layout.js';
 import { llmsParts, TEXT_CONTENT_TYPE } from './render-llms.js';
 import type { PendingBody } from '../publication/writer.js';
@@ -25,52 +37,75 @@ const EXAMPLE_REVISION = 'r000000000000';
 const EXAMPLE_LIST_SIZE = 2;
 const EXAMPLE_METRICS = 3;
 
-/** Where a model's catalog pieces are in a CatalogPieces: per locale its detail core, then its sections (4 x 3). */
-type PieceRefs = Uint32Array;
-const CHUNK_BYTES = 4 * 1024 * 1024;
-
 /**
  * The pieces a lane variant's catalog bodies are made of (each model's detail core per locale, its include sections),
- * as UTF-8 in chunks outside the V8 heap: a third of the heap's two-byte strings, and no work for its collector.
+ * as UTF-8 in a file of their own: as large as a catalog body (150 MB at 2,000 models), they would otherwise stay in
+ * memory through every other body of the variant. A catalog body reads them straight into its bytes (joinedBytes).
+ * The file is removed as soon as it is open, so nothing is left behind; it is closed once the pieces are let go (a
+ * catalog body may be made after the generator that yielded it has moved on).
  */
 export class CatalogPieces {
-  private readonly chunks: Buffer[] = [];
-  private used = 0;
-  private readonly refs = new Map<string, PieceRefs>();
+  private readonly fd: number;
+  private size = 0;
+  /** Per model: where each of its pieces (a core per locale, then the sections) starts in the file, and its bytes. */
+  private readonly refs = new Map<string, Float64Array>();
+
+  constructor() {
+    const dir = mkdtempSync(path.join(tmpdir(), 'modelpub-catalog-'));
+    try {
+      this.fd = openSync(path.join(dir, 'pieces'), 'w+');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    closeWhenLetGo.register(this, this.fd);
+  }
 
   /** Keeps a model's detail core per locale (its closing brace left out) and its sections with it. */
   add(slug: string, detail: Record<Locale, string>, sections: Record<Include, string>): void {
-    const refs = new Uint32Array(4 * 3);
-    for (const [i, locale] of LOCALES.entries()) this.put(detail[locale].slice(0, -1), refs, i);
     // `,<benchmarks>,<capabilities>,<pricing>}`: what withSections appends to a core for every include.
-    this.put(withSections('{', sections, INCLUDES), refs, LOCALES.length);
+    const texts = [...LOCALES.map((l) => detail[l].slice(0, -1)), withSections('{', sections, INCLUDES)];
+    const refs = new Float64Array(2 * texts.length);
+    let at = this.size;
+    for (const [i, text] of texts.entries()) {
+      const bytes = Buffer.byteLength(text);
+      refs.set([at, bytes], 2 * i);
+      at += bytes;
+    }
+    const bytes = Buffer.from(texts.join(''));
+    for (let done = 0; done < bytes.length; )
+      done += writeSync(this.fd, bytes, done, bytes.length - done, this.size + done);
+    this.size += bytes.length;
     this.refs.set(slug, refs);
   }
 
-  private put(text: string, refs: PieceRefs, i: number): void {
-    const bytes = Buffer.byteLength(text);
-    let chunk = this.chunks.at(-1);
-    if (!chunk || this.used + bytes > chunk.length) {
-      chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
-      this.chunks.push(chunk);
-      this.used = 0;
-    }
-    chunk.write(text, this.used);
-    refs.set([this.chunks.length - 1, this.used, bytes], 3 * i);
-    this.used += bytes;
-  }
-
-  private piece(slug: string, i: number): Buffer {
+  private piece(slug: string, i: number): SizedPiece {
     const refs = this.refs.get(slug)!;
-    const [chunk, at, bytes] = refs.subarray(3 * i, 3 * i + 3) as unknown as [number, number, number];
-    return this.chunks[chunk]!.subarray(at, at + bytes);
+    const [from, size] = [refs[2 * i]!, refs[2 * i + 1]!];
+    const fd = this.fd;
+    return {
+      size,
+      copyTo(out: Buffer, at: number): void {
+        for (let done = 0; done < size; ) {
+          const n = readSync(fd, out, at + done, size - done, from + done);
+          if (n === 0) throw new Error(`the catalog pieces of ${slug} were cut short`);
+          done += n;
+        }
+      },
+    };
   }
 
   /** A model's detail with every include, as withSections makes it: its core, then its sections. */
-  detail(slug: string, locale: Locale): Buffer[] {
+  detail(slug: string, locale: Locale): SizedPiece[] {
     return [this.piece(slug, LOCALES.indexOf(locale)), this.piece(slug, LOCALES.length)];
   }
+
+  /** Pieces as text (the document's examples). */
+  static text(pieces: SizedPiece[]): string {
+    return joinedBytes(() => pieces).toString();
+  }
 }
+
+const closeWhenLetGo = new FinalizationRegistry<number>((fd) => closeSync(fd));
 
 export class CatalogBodies {
   private readonly examples: OpenApiExamples = {};
@@ -113,7 +148,7 @@ export class CatalogBodies {
         }),
       );
       // A piece at a time: the details of every model are the largest body of a release.
-      function* dataPieces(): Generator<string | Buffer> {
+      function* dataPieces(): Generator<Piece> {
         yield '{"models":[';
         for (const [i, slug] of slugs.entries()) {
           if (i) yield ',';
@@ -141,7 +176,7 @@ export class CatalogBodies {
       const { head, tail } = this.envelope('en', dataJson);
       return JSON.parse(head + JSON.stringify(EXAMPLE_REVISION) + tail) as unknown;
     };
-    const detail = (slug: string) => Buffer.concat(pieces.detail(slug, 'en')).toString();
+    const detail = (slug: string) => CatalogPieces.text(pieces.detail(slug, 'en'));
     const order = r.orders.popular;
     this.exampleSlugs = order.slice(0, 2);
     this.exampleDeveloper = order[0] === undefined ? null : r.developerOf(order[0]);
@@ -150,7 +185,7 @@ export class CatalogBodies {
     const first = order[0];
     if (first === undefined) return;
     // The detail without its includes: the core, closed.
-    this.examples.detail = example(`${pieces.detail(first, 'en')[0]!.toString()}}`);
+    this.examples.detail = example(`${CatalogPieces.text(pieces.detail(first, 'en').slice(0, 1))}}`);
     const firstDetail = firstSlug === undefined ? null : detail(firstSlug);
     this.examples.catalog = example(`{"models":[${firstDetail}],"total":${models.size}}`);
   }

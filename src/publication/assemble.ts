@@ -65,19 +65,42 @@ export function envelopeParts(
   };
 }
 
+/** Bytes that know their size and copy themselves into a body (read from a file straight into place, say). */
+export interface SizedPiece {
+  size: number;
+  copyTo(out: Buffer, at: number): void;
+}
+
+/** A piece of a body: text, bytes, or bytes that copy themselves. */
+export type Piece = string | Buffer | SizedPiece;
+
+const sizeOf = (piece: Piece): number =>
+  typeof piece === 'string' ? Buffer.byteLength(piece) : Buffer.isBuffer(piece) ? piece.length : piece.size;
+
 /**
- * The UTF-8 bytes of a body too large for one string (a catalog, a list artifact), from its pieces (text, or bytes
- * already): `pieces` is called twice, for their sizes and then to write them, so the body is never held twice (a joined string, its bytes).
+ * The UTF-8 bytes of a body too large for one string (a catalog, a list artifact), from its pieces: `pieces` is
+ * called twice, for their sizes and then to write them, so the body is never held twice (a joined string, its bytes).
  * With `room`, that many bytes are left free before them, in memory of their own (bodyBytes puts head and revision there).
  */
-export function joinedBytes(pieces: () => Iterable<string | Buffer>, room = 0): Buffer {
+export function joinedBytes(pieces: () => Iterable<Piece>, room = 0): Buffer {
   let size = 0;
-  for (const piece of pieces()) size += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
+  for (const piece of pieces()) size += sizeOf(piece);
   const out = room ? Buffer.allocUnsafeSlow(room + size).subarray(room) : Buffer.allocUnsafe(size);
   if (room) rooms.set(out.buffer, room);
   let at = 0;
-  for (const piece of pieces()) at += typeof piece === 'string' ? out.write(piece, at) : piece.copy(out, at);
-  if (at !== size) throw new Error(`a body's pieces changed between two passes (${size} then ${at} bytes)`);
+  for (const piece of pieces()) {
+    let n = 0; // what fits of the piece
+    if (typeof piece === 'string') n = out.write(piece, at);
+    else if (Buffer.isBuffer(piece)) n = piece.copy(out, at);
+    else if (piece.size <= size - at) {
+      piece.copyTo(out, at);
+      n = piece.size;
+    }
+    // A piece that reached the end may have been cut short: the pieces then grew since the first pass.
+    if (at + n === size && n !== sizeOf(piece)) at = Number.NaN;
+    at += n;
+  }
+  if (at !== size) throw new Error(`a body's pieces changed between two passes (${size} bytes, then more or fewer)`);
   return out;
 }
 
@@ -90,7 +113,7 @@ const REVISION_ROOM = 66;
 const rooms = new WeakMap<ArrayBufferLike, number>();
 
 /** A large body's tail, joined with room for `head` and a revision before it. */
-const tailAfter = (head: string, pieces: () => Iterable<string | Buffer>): Buffer =>
+const tailAfter = (head: string, pieces: () => Iterable<Piece>): Buffer =>
   joinedBytes(pieces, Buffer.byteLength(head) + REVISION_ROOM);
 
 /**
@@ -133,13 +156,13 @@ export function envelopeBytes(
   schemaVersion: string,
   locale: Locale,
   attributionJson: string,
-  dataPieces: () => Iterable<string | Buffer>,
+  dataPieces: () => Iterable<Piece>,
 ): BodyParts {
   const empty = envelopeParts(schemaVersion, locale, attributionJson, '');
   const open = empty.tail.slice(0, -1);
   return {
     head: empty.head,
-    tail: tailAfter(empty.head, function* (): Generator<string | Buffer> {
+    tail: tailAfter(empty.head, function* (): Generator<Piece> {
       yield open;
       yield* dataPieces();
       yield '}';

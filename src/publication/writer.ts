@@ -181,7 +181,10 @@ export async function writeBodies(
       while (bytesInFlight >= BODY_BYTES_IN_FLIGHT) await new Promise<void>((r) => bodyWaiters.push(r));
       let held = 0;
       try {
-        const b = { ...pending, ...partsOf(pending) };
+        const b = pending;
+        // The parts are let go once the bytes are made: a page's text would otherwise stay in the heap beside its bytes
+        // until written and compressed (32 bodies at once, two bytes a character in some locales).
+        let parts: BodyParts | null = partsOf(pending);
         stats.rendered++;
         let revision = o.revision;
         let lastModified = changedAt;
@@ -189,14 +192,14 @@ export async function writeBodies(
         let bytes: Buffer | null = null;
         let hash = '';
         if (prev && prev.revision !== o.revision) {
-          const kept = bodyBytes(b, prev.revision);
+          const kept = bodyBytes(parts, prev.revision);
           const keptHash = sha256(kept);
           if (keptHash === prev.sha256) {
             [revision, lastModified, bytes, hash] = [prev.revision, prev.last_modified, kept, keptHash];
           }
         }
         if (bytes === null) {
-          bytes = bodyBytes(b, revision);
+          bytes = bodyBytes(parts, revision);
           hash = sha256(bytes);
           // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
           // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
@@ -213,6 +216,7 @@ export async function writeBodies(
             stats.newlyModified++;
           }
         }
+        parts = null;
         held = bytes.length;
         bytesInFlight += held;
         const target = path.join(o.stagingDir, b.path);
