@@ -900,13 +900,15 @@ async function main() {
   );
   // nginx's folder: each body the mix asks for, hard-linked from the release where the file system allows (never
   // written into the release itself), and its build's gzip representation as <file>.gz (gzip_static), cut from the
-  // release's representations.pack.
+  // release's pack that holds it.
   const nginxRoot = path.join(tmp, 'nginx-root');
   const gzipPlaces = new Map();
-  const pack = existsSync(path.join(release, 'representations.pack'))
-    ? readFileSync(path.join(release, 'representations.pack'))
-    : Buffer.alloc(0);
-  for (const { identity, gzip } of packedRepresentations(manifest.representations ?? {}))
+  const packs = new Map();
+  const packOf = (name) => {
+    if (!packs.has(name)) packs.set(name, readFileSync(path.join(release, name)));
+    return packs.get(name);
+  };
+  for (const { identity, gzip } of packedRepresentations(manifest.representations ?? {}, manifest.packs))
     gzipPlaces.set(identity, gzip);
   // nginx's workers (user nobody) must reach it: the temporary folder is made 0700; let them pass through, not list.
   chmodSync(tmp, 0o711);
@@ -922,7 +924,7 @@ async function main() {
     };
     place(path.join(release, r.file), target);
     const gz = gzipPlaces.get(r.sha256);
-    if (gz) writeFileSync(`${target}.gz`, pack.subarray(gz.offset, gz.offset + gz.bytes));
+    if (gz) writeFileSync(`${target}.gz`, packOf(gz.path).subarray(gz.offset, gz.offset + gz.bytes));
   }
   writeTsv(files.lists, listMix, sqliteKeys);
   writeTsv(files.composed, composed, sqliteKeys);

@@ -9,14 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../src/errors.js';
 import { build, type BuildOptions, type BuildResult } from '../src/pipeline/build.js';
 import { parseRequest, type ApiRequest } from '../src/schema/requests.js';
-import {
-  detailFile,
-  fileFor,
-  listFile,
-  packedRepresentations,
-  REPRESENTATIONS_FILE,
-  type StoredBytes,
-} from '../src/publication/layout.js';
+import { detailFile, fileFor, listFile, packedRepresentations, type StoredBytes } from '../src/publication/layout.js';
 import type { BodyRepresentations, ChangeList, Manifest } from '../src/publication/files.js';
 import { BIN, ROOT, ensureCompiled } from './helpers/cli.js';
 import { metric, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
@@ -73,7 +66,7 @@ describe('published files', () => {
       'llms.txt',
       'manifest.json',
       'publication.json',
-      'representations.pack',
+      `representations-${r.revision}.pack`,
     ]);
     // the changes feed of a first publication: nothing yet, and `since` its own revision
     expect([...files.keys()].filter((p) => p.startsWith('api/v1/changes/')).sort()).toEqual([
@@ -81,7 +74,7 @@ describe('published files', () => {
       `api/v1/changes/since/${r.revision}.json`,
     ]);
     // llms.txt is the + 1 after the 3 metrics, the prices artifact the next; the br and gzip representations of every
-    // distinct body are in one file: representations.pack
+    // distinct body are in one file: the build's pack
     expect(files.size).toBe(1974 + 22 + 3 + 1 + 1 + 3 + 1);
     expect(r.files).toBe(1974 + 22 + 3 + 1 + 1);
   });
@@ -129,7 +122,7 @@ describe('published files', () => {
     for (const [p, buf] of files) {
       if (p === 'api/v1/openapi.json') continue; // an OpenAPI document: test/openapi.test.ts lints it
       if (p === 'llms.txt') continue; // text: test/mcp.test.ts reads it
-      if (p === REPRESENTATIONS_FILE) continue; // compressed bodies: checked against their identity bytes below
+      if (p.endsWith('.pack')) continue; // compressed bodies: checked against their identity bytes below
       const name = schemaOf(p);
       expect(name, `unexpected file ${p}`).not.toBeNull();
       const validate = v[name!]!;
@@ -186,7 +179,7 @@ describe('published files', () => {
     expect(new Set(paths)).toEqual(
       new Set(
         [...files.keys()].filter(
-          (p) => !['manifest.json', 'changes.json', 'publication.json', REPRESENTATIONS_FILE].includes(p),
+          (p) => !['manifest.json', 'changes.json', 'publication.json'].includes(p) && !p.endsWith('.pack'),
         ),
       ),
     );
@@ -224,11 +217,13 @@ describe('published files', () => {
     const served = new Map(manifest.files.filter((f) => !f.path.startsWith('artifacts/')).map((f) => [f.sha256, f]));
     expect(new Set(Object.keys(reps))).toEqual(new Set(served.keys()));
     expect(Object.keys(reps)).toEqual(Object.keys(reps).sort());
-    // The pack holds them end to end, nothing else: its size is the sum of theirs.
-    const pack = files.get(REPRESENTATIONS_FILE)!;
+    // A full build writes one pack, named after its revision; it holds them end to end, nothing else: its size is the
+    // sum of theirs.
+    const pack = files.get(`representations-${r.revision}.pack`)!;
     const total = (k: 'br' | 'gzip') => Object.values(reps).reduce((n, r) => n + r[k].bytes, 0);
     expect(pack.length).toBe(total('br') + total('gzip'));
-    const places = new Map([...packedRepresentations(reps)].map((p) => [p.identity, p]));
+    expect(manifest.packs).toEqual([{ path: `representations-${r.revision}.pack`, bytes: pack.length }]);
+    const places = new Map([...packedRepresentations(reps, manifest.packs)].map((p) => [p.identity, p]));
     const bytesAt = (r: StoredBytes) => pack.subarray(r.offset, r.offset! + r.bytes);
     for (const [hash, f] of served) {
       const identity = files.get(f.path)!;
@@ -427,7 +422,7 @@ describe('determinism', () => {
       const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
-      // the bodies, the release's three files, its representations.pack, the folder's marker and lock
+      // the bodies, the release's three files, its pack, the folder's marker and lock
       expect(ta.files).toHaveLength(1974 + 22 + 3 + 1 + 1 + 3 + 1 + 2);
       expect(tb).toEqual(ta);
     });
@@ -538,15 +533,19 @@ describe('incremental builds', () => {
       expect(kept.length).toBeGreaterThan(0);
       expect(r2.stats.encodedNew).toBe(fresh.length);
       expect(r2.stats.encodedReused).toBe(kept.length);
-      const packed = async (dir: string, reps: Record<string, BodyRepresentations>) => {
-        const pack = await readFile(path.join(dir, REPRESENTATIONS_FILE));
-        const at = (r: StoredBytes) => pack.subarray(r.offset, r.offset! + r.bytes);
-        return new Map([...packedRepresentations(reps)].map((p) => [p.identity, [at(p.br), at(p.gzip)]]));
+      const packed = async (dir: string, m: Manifest) => {
+        const packs = new Map<string, Buffer>();
+        for (const p of m.packs!) packs.set(p.path, await readFile(path.join(dir, p.path)));
+        const at = (r: StoredBytes) => packs.get(r.path)!.subarray(r.offset, r.offset! + r.bytes);
+        return new Map(
+          [...packedRepresentations(m.representations!, m.packs)].map((p) => [p.identity, [at(p.br), at(p.gzip)]]),
+        );
       };
-      const bytes1 = await packed(r1.releaseDir, reps1);
-      const bytes2 = await packed(r2.releaseDir, reps2);
+      const bytes1 = await packed(r1.releaseDir, m1);
+      const bytes2 = await packed(r2.releaseDir, m2);
       for (const h of kept) {
-        expect(reps2[h], h).toEqual(reps1[h]);
+        const { br, gzip } = reps2[h]!;
+        expect({ br, gzip }, h).toEqual({ br: reps1[h]!.br, gzip: reps1[h]!.gzip });
         expect(bytes2.get(h), h).toEqual(bytes1.get(h));
       }
       for (const h of fresh)
@@ -571,8 +570,11 @@ describe('incremental builds', () => {
         await writeFixture(dataDir, edited());
         const r2 = await build({ dataDir, outDir, representationsMemoryBytes: memory });
         expect(r2.stats.encodedReused).toBeGreaterThan(0);
-        const files = async (r: BuildResult) =>
-          Promise.all(['manifest.json', REPRESENTATIONS_FILE].map((f) => readFile(path.join(r.releaseDir, f))));
+        const files = async (r: BuildResult) => {
+          const m = await readJson<Manifest>(path.join(r.releaseDir, 'manifest.json'));
+          const names = ['manifest.json', ...m.packs!.map((p) => p.path)];
+          return Promise.all(names.map((f) => readFile(path.join(r.releaseDir, f))));
+        };
         expect((await readdir(r2.releaseDir)).filter((f) => f.startsWith('.'))).toEqual([]); // no spill file left
         return { full: await files(r1), incremental: await files(r2), stats: r2.stats };
       };
@@ -869,7 +871,7 @@ describe('incremental builds', () => {
       expect(again.releaseDir).toBe(later.releaseDir);
     });
   });
-  it('a damaged file in the previous release (a body, a representation) is written again, never hard-linked into the next one', async () => {
+  it('a damaged file in the previous release (a body, a pack) is written again, never hard-linked into the next one', async () => {
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');
       const outDir = path.join(tmp, 'out');
@@ -879,13 +881,11 @@ describe('incremental builds', () => {
       const damaged = path.join(r1.releaseDir, rel);
       const intact = await readFile(damaged);
       await writeFile(damaged, intact.subarray(0, 20));
-      // and its br representation damaged in the pack (one byte flipped: the size alone would not tell)
+      // and its pack damaged: a byte more than the manifest lists (a pack is checked by its size, as a carried body)
       const m1 = await readJson<Manifest>(path.join(r1.releaseDir, 'manifest.json'));
-      const place = [...packedRepresentations(m1.representations!)].find((p) => p.identity === sha256(intact))!;
-      const pack1 = await readFile(path.join(r1.releaseDir, REPRESENTATIONS_FILE));
-      const br = Buffer.from(pack1.subarray(place.br.offset, place.br.offset! + place.br.bytes));
-      pack1[place.br.offset! + 5]! ^= 0xff;
-      await writeFile(path.join(r1.releaseDir, REPRESENTATIONS_FILE), pack1);
+      const packFile = path.join(r1.releaseDir, m1.packs![0]!.path);
+      const pack1 = await readFile(packFile);
+      await writeFile(packFile, Buffer.concat([pack1, Buffer.from([0])]));
       const beta = path.join(dataDir, 'models', 'beta.yaml');
       await writeFile(beta, (await readFile(beta, 'utf8')).replace(/beta (is|was) [^\n']*/, 'beta was edited'));
       const r2 = await build({ dataDir, outDir });
@@ -897,14 +897,26 @@ describe('incremental builds', () => {
       expect(now.equals(intact)).toBe(true);
       const [s1, s2] = [await stat(damaged), await stat(path.join(r2.releaseDir, rel))];
       expect(s2.ino).not.toBe(s1.ino);
-      // the damaged representation is compressed again; the others are taken from the previous pack
-      expect(manifest.representations![entry.sha256]!.br).toEqual(m1.representations![entry.sha256]!.br);
-      const pack2 = await readFile(path.join(r2.releaseDir, REPRESENTATIONS_FILE));
-      const at = [...packedRepresentations(manifest.representations!)].find((p) => p.identity === entry.sha256)!;
-      expect(pack2.subarray(at.br.offset, at.br.offset! + at.br.bytes).equals(br)).toBe(true);
-      const fresh = Object.keys(manifest.representations!).filter((h) => !(h in m1.representations!));
-      expect(r2.stats.encodedNew).toBe(fresh.length + 1); // the new bodies', and alpha's again
-      expect(r2.stats.encodedReused).toBe(Object.keys(manifest.representations!).length - fresh.length - 1);
+      // the damaged pack is not linked: every representation is compressed again, into the build's own pack, with
+      // the bytes the previous pack had for the bodies that did not change
+      expect(manifest.packs!.map((p) => p.path)).toEqual([`representations-${r2.revision}.pack`]);
+      expect((await readdir(r2.releaseDir)).filter((f) => f.endsWith('.pack'))).toEqual([manifest.packs![0]!.path]);
+      expect(r2.stats.packsLinked).toBe(0);
+      expect(r2.stats.encodedReused).toBe(0);
+      expect(r2.stats.encodedNew).toBe(Object.keys(manifest.representations!).length);
+      const pack2 = await readFile(path.join(r2.releaseDir, manifest.packs![0]!.path));
+      const place = (m: Manifest) => [...packedRepresentations(m.representations!, m.packs)];
+      const before = new Map(place(m1).map((p) => [p.identity, p]));
+      let compared = 0;
+      for (const p of place(manifest)) {
+        const old = before.get(p.identity);
+        if (!old) continue;
+        const range = (b: Buffer, r: StoredBytes) => b.subarray(r.offset, r.offset! + r.bytes);
+        expect(range(pack2, p.br).equals(range(pack1, old.br)), p.identity).toBe(true);
+        expect(range(pack2, p.gzip).equals(range(pack1, old.gzip)), p.identity).toBe(true);
+        compared++;
+      }
+      expect(compared).toBeGreaterThan(0);
     });
   });
 });

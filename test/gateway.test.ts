@@ -2,7 +2,7 @@
 // (helpers/request.ts); a listening gateway only where the bytes on the connection are the point.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../src/pipeline/build.js';
@@ -13,7 +13,7 @@ import { connect } from 'node:net';
 import { openStore } from '../src/gateway/stores/index.js';
 import type { QuotaStore } from '../src/gateway/stores/types.js';
 import { parseRequest } from '../src/schema/requests.js';
-import { detailFile, listFile, packedRepresentations, REPRESENTATIONS_FILE } from '../src/publication/layout.js';
+import { detailFile, listFile, packedRepresentations } from '../src/publication/layout.js';
 import { ArtifactView, composerOf } from '../src/gateway/compose.js';
 import { loadedArtifact } from '../src/gateway/artifact.js';
 import type { ManifestEntry } from '../src/publication/files.js';
@@ -1078,7 +1078,7 @@ describe('compressed responses (Accept-Encoding)', () => {
     const manifest = JSON.parse(await readFile(path.join(release, 'manifest.json'), 'utf8'));
     expect(manifest.representations).toBeUndefined();
     expect(manifest.compression).toBeUndefined();
-    expect(existsSync(path.join(release, REPRESENTATIONS_FILE))).toBe(false);
+    expect((await readdir(release)).filter((f) => f.endsWith('.pack'))).toEqual([]);
     const old = await gatewayOn(dir);
     try {
       const r = await request(old, `/api/v1/models/alpha`, {
@@ -1096,7 +1096,7 @@ describe('compressed responses (Accept-Encoding)', () => {
     const again = await build({ dataDir: path.join(tmp, 'data'), outDir: dir });
     expect(again.semantic.unchanged).toBe(false);
     expect(again.compressed).toBe(true);
-    expect(existsSync(path.join(again.releaseDir, REPRESENTATIONS_FILE))).toBe(true);
+    expect(existsSync(path.join(again.releaseDir, `representations-${again.revision}.pack`))).toBe(true);
   });
 
   it('a representation damaged in the pack is never served: 503 for that coding, the other codings and identity still answer', async () => {
@@ -1106,9 +1106,11 @@ describe('compressed responses (Accept-Encoding)', () => {
     const alpha = manifest.files.find(
       (f: { path: string }) => f.path === 'api/v1/models/alpha/en.verified.public.base.json',
     );
-    const place = [...packedRepresentations(manifest.representations)].find((p) => p.identity === alpha.sha256)!;
+    const place = [...packedRepresentations(manifest.representations, manifest.packs)].find(
+      (p) => p.identity === alpha.sha256,
+    )!;
     // One byte of alpha's br representation flipped in place (hard links share it: this release only is read).
-    const packPath = path.join(r.releaseDir, REPRESENTATIONS_FILE);
+    const packPath = path.join(r.releaseDir, place.br.path);
     const pack = await readFile(packPath);
     pack[place.br.offset! + 3]! ^= 0xff;
     await writeFile(packPath, pack);

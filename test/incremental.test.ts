@@ -1,7 +1,7 @@
 // A rebuild costs what changed, and gives what a full build gives. For each kind of change (description, price,
 // benchmark value, a new model, a removed model): build A, change the data, rebuild over the kept dist/ and, on a
 // fresh --out, with --previous at a publish of A; every file of both releases must be the bytes of a full build of
-// the changed data into an empty --out. All three builds name one --revision, so that a body kept from A and the same
+// the changed data into an empty --out (its representations' bytes too, wherever their pack). All three builds name one --revision, so that a body kept from A and the same
 // body made anew are the same bytes; the rebuilds give a later --published-at than A, as a changed body needs.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
 import { build, type BuildResult } from '../src/pipeline/build.js';
 import type { Manifest, ManifestEntry } from '../src/publication/files.js';
+import { packedRepresentations } from '../src/publication/layout.js';
 import { fileTarget } from '../src/publication/targets/file.js';
 import { publish } from '../src/publish/publish.js';
 import { model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
@@ -75,20 +76,37 @@ const CHANGES: Array<[string, Change]> = [
 ];
 
 /**
- * `rebuilt` holds the bytes of `full` in every file; its manifest is full's but that the bodies it kept from A keep
- * A's Last-Modified (a full build has no earlier time to keep).
+ * `rebuilt` holds the bytes of `full` in every body, and the same bytes for each representation; its manifest is
+ * full's but that the bodies it kept from A keep A's Last-Modified (a full build has no earlier time to keep), and
+ * that its representations may be in other packs (a rebuild over a kept dist/ links A's pack and writes its own).
  */
 async function expectSameAsFull(rebuilt: BuildResult, full: BuildResult, a: Manifest): Promise<void> {
   const [x, y] = [await readAll(rebuilt.releaseDir), await readAll(full.releaseDir)];
-  expect([...x.keys()].sort()).toEqual([...y.keys()].sort());
-  for (const [p, bytes] of y) if (!RELEASE_FILES.includes(p)) expect(x.get(p)!.equals(bytes), p).toBe(true);
+  const bodies = (m: Map<string, Buffer>) => [...m.keys()].filter((p) => !p.endsWith('.pack')).sort();
+  expect(bodies(x)).toEqual(bodies(y));
+  for (const [p, bytes] of y)
+    if (!RELEASE_FILES.includes(p) && !p.endsWith('.pack')) expect(x.get(p)!.equals(bytes), p).toBe(true);
   const [mx, my] = [await manifestOf(rebuilt), await manifestOf(full)];
   const before = new Map(a.files.map((f) => [f.path, f]));
   const made = new Set([...rebuilt.changes.added, ...rebuilt.changes.changed]);
   const expected: ManifestEntry[] = my.files.map((f) =>
     made.has(f.path) ? f : { ...f, last_modified: before.get(f.path)!.last_modified },
   );
-  expect(mx).toEqual({ ...my, files: expected });
+  const unplaced = (m: Manifest) => {
+    const { packs: _, ...rest } = m;
+    const reps = Object.entries(m.representations!).map(([h, { br, gzip }]) => [h, { br, gzip }]);
+    return { ...rest, representations: Object.fromEntries(reps) };
+  };
+  expect(unplaced(mx)).toEqual(unplaced({ ...my, files: expected }));
+  const bytesOf = (files: Map<string, Buffer>, m: Manifest) =>
+    new Map(
+      [...packedRepresentations(m.representations!, m.packs)].map((p) => {
+        const pack = files.get(p.br.path)!;
+        return [p.identity, pack.subarray(p.br.offset, p.gzip.offset + p.gzip.bytes)];
+      }),
+    );
+  const [rx, ry] = [bytesOf(x, mx), bytesOf(y, my)];
+  for (const [h, bytes] of ry) expect(rx.get(h)!.equals(bytes), h).toBe(true);
   const meta = async (r: BuildResult) => {
     const { manifestSha256: _, ...rest } = JSON.parse(
       await readFile(path.join(r.releaseDir, 'publication.json'), 'utf8'),

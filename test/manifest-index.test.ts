@@ -59,8 +59,9 @@ async function indexed(bytes: Buffer, size: number): Promise<{ index: IndexedMan
 }
 
 function expectSame(index: IndexedManifest, m: Manifest, bytes: Buffer) {
-  const { files, representations, ...head } = m;
+  const { files, representations, packs, ...head } = m;
   expect(index.head).toEqual(head);
+  expect(index.representations!.packs).toEqual(packs ?? null);
   expect(index.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
   expect(index.files.size).toBe(files.length);
   // In the manifest's order, each with its keys in the schema's order (a carried entry is written back as it is).
@@ -69,7 +70,7 @@ function expectSame(index: IndexedManifest, m: Manifest, bytes: Buffer) {
   expect(index.files.get('api/v1/none.json')).toBeUndefined();
   expect(index.representations!.size).toBe(Object.keys(representations!).length);
   expect([...index.representations!.packed()].map(({ row: _, ...p }) => p)).toEqual([
-    ...packedRepresentations(representations!),
+    ...packedRepresentations(representations!, packs),
   ]);
   expect([...index.representations!]).toEqual(Object.entries(representations!).sort(([a], [b]) => (a < b ? -1 : 1)));
 }

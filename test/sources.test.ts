@@ -205,7 +205,7 @@ function testSource(name: string, setup: () => Promise<Harness>) {
       // A sample of the bodies (every tenth), and one body's br and gzip representations.
       const files = live.manifest.files.filter((_, i) => i % 10 === 0);
       for (const f of files) expect(sha256Hex(await live.read(f)), f.path).toBe(f.sha256);
-      const packed = [...packedRepresentations(live.manifest.representations!)].at(-1)!;
+      const packed = [...packedRepresentations(live.manifest.representations!, live.manifest.packs)].at(-1)!;
       const body = await live.read({ ...live.manifest.files.find((f) => f.sha256 === packed.identity)! });
       expect(gunzipSync(await live.read(packed.gzip)).equals(body)).toBe(true);
       expect(brotliDecompressSync(await live.read(packed.br)).equals(body)).toBe(true);

@@ -3,9 +3,9 @@
 // few distinct content types, revisions and dates as indices) and an entry object is made only when a path is asked
 // for, once (Publication caches what it derives from it). A smaller heap makes each garbage collection cheaper:
 // a manifest of 75,000 entries held as objects was most of the gateway's idle heap.
-import type { BodyRepresentations, ManifestEntry } from '../publication/files.js';
+import type { ManifestEntry, Manifest } from '../publication/files.js';
 import { SHA256_HEX_RE } from '../schema/primitives.js';
-import { packedRepresentations, REPRESENTATIONS_FILE, type StoredBytes } from '../publication/layout.js';
+import { packedRepresentations, type StoredBytes } from '../publication/layout.js';
 
 /** Rows indexed between two turns of the event loop. */
 const SLICE = 4096;
@@ -93,7 +93,7 @@ export interface EncodedPair {
 }
 
 /**
- * The manifest's representations (identity sha256 -> br and gzip sha256, size and place in the pack), compactly as
+ * The manifest's representations (identity sha256 -> br and gzip sha256, size and place in their pack), compactly as
  * ManifestIndex keeps the files: 30,000 bodies on the default publication, of which a day's traffic asks for a few
  * thousand.
  */
@@ -102,21 +102,34 @@ export class RepresentationIndex {
   private readonly hashes: Buffer;
   /** Per row: br offset, br size, gzip offset, gzip size. */
   private readonly places: Float64Array;
+  /** Per row: its pack, an index into `packs`. */
+  private readonly packOf: Uint32Array;
+  private readonly packs: string[] = [];
 
   private constructor(count: number) {
     this.hashes = Buffer.alloc(64 * count);
     this.places = new Float64Array(4 * count);
+    this.packOf = new Uint32Array(count);
   }
 
-  /** The index, made a slice at a time with a turn of the event loop between two (requests go on). */
-  static async of(representations: Readonly<Record<string, BodyRepresentations>>): Promise<RepresentationIndex> {
+  /**
+   * The index of a manifest's representations (null when it has none), made a slice at a time with a turn of the
+   * event loop between two (requests go on).
+   */
+  static async of(manifest: Pick<Manifest, 'representations' | 'packs'>): Promise<RepresentationIndex | null> {
+    const { representations, packs } = manifest;
+    if (!representations) return null;
     const index = new RepresentationIndex(Object.keys(representations).length);
+    const packIndex = new Map<string, number>();
     let row = 0;
-    for (const { identity, br, gzip } of packedRepresentations(representations)) {
+    for (const { identity, br, gzip } of packedRepresentations(representations, packs)) {
+      let pack = packIndex.get(br.path);
+      if (pack === undefined) packIndex.set(br.path, (pack = index.packs.push(br.path) - 1));
       index.rows.set(identity, row);
       index.hashes.write(br.sha256, 64 * row, 'hex');
       index.hashes.write(gzip.sha256, 64 * row + 32, 'hex');
-      index.places.set([br.offset!, br.bytes, gzip.offset!, gzip.bytes], 4 * row);
+      index.places.set([br.offset, br.bytes, gzip.offset, gzip.bytes], 4 * row);
+      index.packOf[row] = pack;
       if (++row % SLICE === 0) await nextTurn();
     }
     return index;
@@ -127,7 +140,7 @@ export class RepresentationIndex {
     const row = this.rows.get(identity);
     if (row === undefined) return null;
     const at = (k: number): StoredBytes => ({
-      path: REPRESENTATIONS_FILE,
+      path: this.packs[this.packOf[row]!]!,
       sha256: this.hashes.toString('hex', 64 * row + 32 * k, 64 * row + 32 * k + 32),
       offset: this.places[4 * row + 2 * k]!,
       bytes: this.places[4 * row + 2 * k + 1]!,

@@ -59,7 +59,7 @@ export class Publication {
     }
     // Indexed a slice at a time: the publication being served goes on answering while the next one loads.
     const entries = await ManifestIndex.of(manifest.files);
-    const representations = manifest.representations ? await RepresentationIndex.of(manifest.representations) : null;
+    const representations = await RepresentationIndex.of(manifest);
     return new Publication(id, meta, entries, representations, release, cache);
   }
 

@@ -38,11 +38,27 @@ export const ManifestEntry = z.strictObject({
 });
 export type ManifestEntry = z.infer<typeof ManifestEntry>;
 
-/** One compressed representation of a body, in the release's representations.pack (layout.ts). */
+/** One compressed representation of a body, in one of the release's pack files (layout.ts). */
 export const EncodedEntry = z.strictObject({ sha256: Sha256Hex, bytes: z.number().int().min(0) });
 export type EncodedEntry = z.infer<typeof EncodedEntry>;
-export const BodyRepresentations = z.strictObject({ br: EncodedEntry, gzip: EncodedEntry });
+export const BodyRepresentations = z.strictObject({
+  br: EncodedEntry,
+  gzip: EncodedEntry,
+  /** Which of the manifest's `packs` holds them (an index into it). Absent in manifests without `packs`. */
+  pack: z.number().int().min(0).optional(),
+  /** Where the br bytes start in that pack; the gzip bytes follow them. Absent in manifests without `packs`. */
+  offset: z.number().int().min(0).optional(),
+});
 export type BodyRepresentations = z.infer<typeof BodyRepresentations>;
+/**
+ * A pack file of the release: a name of the release folder (never a path into another), and its size, which a
+ * rebuild checks with stat before it links the file instead of writing its representations again.
+ */
+export const PackFile = z.strictObject({
+  path: z.string().regex(/^representations[A-Za-z0-9._-]*\.pack$/),
+  bytes: z.number().int().min(0),
+});
+export type PackFile = z.infer<typeof PackFile>;
 /** The levels the representations were made at: a build reuses the previous release's only at the same levels. */
 export const CompressionLevelsEntry = z.strictObject({
   brotliQuality: z.number().int().min(0).max(11),
@@ -55,9 +71,15 @@ export const Manifest = z.strictObject({
   publishedAt: Instant,
   files: z.array(ManifestEntry),
   /**
+   * The files holding the representations' bytes. A rebuild links the previous release's packs it still uses and
+   * writes one of its own for the rest, so a release may have several. Absent in releases of builds that wrote one
+   * representations.pack, whose offsets follow from the sorted keys of `representations` (layout.ts).
+   */
+  packs: z.array(PackFile).optional(),
+  /**
    * The br and gzip representations of every distinct body the API serves (not the list artifacts), keyed by the
-   * identity body's sha256: listed once per body, not per path; their bytes are in representations.pack, in the order
-   * of the sorted keys. Absent in releases built with --no-compression, whose bodies the gateway serves as identity.
+   * identity body's sha256: listed once per body, not per path; each names its pack and offset when `packs` is there.
+   * Absent in releases built with --no-compression, whose bodies the gateway serves as identity.
    */
   representations: z.record(Sha256Hex, BodyRepresentations).optional(),
   compression: CompressionLevelsEntry.optional(),

@@ -9,13 +9,13 @@
 //   llms.txt                                                                         GET /llms.txt (text)
 //   artifacts/<lane>.<public|display>.json                                           list artifact
 //   artifacts/prices.json                                                            dated prices, for ?at=
-//   representations.pack                                                             br and gzip representations
+//   representations-<revision>[-<n>].pack, representations.pack                      br and gzip representations
 //   manifest.json, publication.json, changes.json                                    the release's own files
 // where <include> is `base` or the sorted includes joined by `+` (benchmarks+pricing).
 import { INCLUDES, type Include, type QueryLane, type Sort } from '../schema/api.js';
 import type { ApiRequest, ListRequest } from '../schema/requests.js';
 import type { Locale } from '../schema/source.js';
-import type { BodyRepresentations } from './files.js';
+import type { BodyRepresentations, PackFile } from './files.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 export const META_FILE = 'publication.json';
@@ -64,15 +64,27 @@ export const PRICES_ARTIFACT = 'artifacts/prices.json';
 export const LLMS_FILE = 'llms.txt';
 
 /**
- * Every br and gzip representation of the release in one file, end to end: for each body in ascending order of its
- * identity sha256, its br bytes then its gzip bytes. Where one is follows from the sizes the manifest lists
- * (packedRepresentations). One file, not two per body: creating 60,000 small files cost a full build more than
- * compressing them (ext4 inode allocation), and an incremental build rewrites it in a fraction of a second where it
- * had to link 60,000 files.
+ * The one pack file of releases whose manifest has no `packs`: for each body in ascending order of its identity
+ * sha256, its br bytes then its gzip bytes, where each is following from the sizes listed before it. Packs, not two
+ * files per body: creating 60,000 small files cost a full build more than compressing them (ext4 inode allocation).
  */
 export const REPRESENTATIONS_FILE = 'representations.pack';
 
-/** Bytes of a release: a whole file, or a range of one (a representation in REPRESENTATIONS_FILE). */
+/**
+ * The pack a build writes: the representations it made (and those it copied out of packs it compacted), in ascending
+ * order of identity sha256, each br then gzip. The other packs of its release are hard links to the previous release's,
+ * and a linked pack keeps its name, so this one must differ from each of them: the revision names it (a linked pack
+ * was written by an earlier revision), and a counter follows when a build of the same revision left one of that name
+ * (a rebuild with --revision given again). Never the name of a linked pack: writing it would write into the previous
+ * release's file.
+ */
+export function newPackName(revision: string, taken: ReadonlySet<string>): string {
+  let name = `representations-${revision}.pack`;
+  for (let n = 2; taken.has(name); n++) name = `representations-${revision}-${n}.pack`;
+  return name;
+}
+
+/** Bytes of a release: a whole file, or a range of one (a representation in a pack). */
 export interface StoredBytes {
   path: string;
   sha256: string;
@@ -81,22 +93,61 @@ export interface StoredBytes {
   offset?: number;
 }
 
+/** Where a body's representations are: their pack (an index into the pack list), and each one's place in it. */
+export interface PlacedRepresentations {
+  pack: number;
+  br: StoredBytes & { offset: number };
+  gzip: StoredBytes & { offset: number };
+}
+
 /**
- * Each body's representations and where they are in REPRESENTATIONS_FILE, in pack order. The order is the sorted
- * identity hashes whatever order the record's keys come in, so that writer and readers cannot disagree.
+ * Where a manifest's representations are, for both forms of manifest: the one place that says it. `packs` is the
+ * manifest's list; without it, the one REPRESENTATIONS_FILE, whose offsets follow from the sizes, so place() must then
+ * be called in ascending order of identity sha256 (packFiles() gives its size once every body is placed). An entry
+ * naming a pack the list does not have, or lacking its place when there is a list (or having one when there is none),
+ * throws an error naming it.
  */
+export function representationPlacer(packs: readonly PackFile[] | null | undefined) {
+  let implied = 0;
+  return {
+    place(identity: string, r: BodyRepresentations): PlacedRepresentations {
+      let pack = 0;
+      let offset = implied;
+      if (packs) {
+        if (r.pack === undefined || r.offset === undefined)
+          throw new Error(`representations.${identity}: no pack or offset, in a manifest that lists its packs`);
+        if (r.pack >= packs.length)
+          throw new Error(`representations.${identity}.pack: ${r.pack}, but the manifest lists ${packs.length} packs`);
+        [pack, offset] = [r.pack, r.offset];
+        if (offset + r.br.bytes + r.gzip.bytes > packs[pack]!.bytes)
+          throw new Error(`representations.${identity}.offset: ${offset} runs past the end of ${packs[pack]!.path}`);
+      } else {
+        if (r.pack !== undefined || r.offset !== undefined)
+          throw new Error(`representations.${identity}: a pack and offset, in a manifest that lists no packs`);
+        implied += r.br.bytes + r.gzip.bytes;
+      }
+      const path = packs ? packs[pack]!.path : REPRESENTATIONS_FILE;
+      return {
+        pack,
+        br: { path, sha256: r.br.sha256, bytes: r.br.bytes, offset },
+        gzip: { path, sha256: r.gzip.sha256, bytes: r.gzip.bytes, offset: offset + r.br.bytes },
+      };
+    },
+    /** The pack files: the manifest's list, or the one REPRESENTATIONS_FILE as long as the bodies placed so far. */
+    packFiles(): PackFile[] {
+      return packs ? [...packs] : [{ path: REPRESENTATIONS_FILE, bytes: implied }];
+    },
+  };
+}
+
+/** Each body's representations and where they are, in ascending order of identity sha256 (whatever the record's). */
 export function* packedRepresentations(
   representations: Readonly<Record<string, BodyRepresentations>>,
-): Generator<{ identity: string; br: StoredBytes; gzip: StoredBytes }> {
-  let offset = 0;
-  for (const identity of Object.keys(representations).sort()) {
-    const r = representations[identity]!;
-    const br = { path: REPRESENTATIONS_FILE, sha256: r.br.sha256, bytes: r.br.bytes, offset };
-    offset += r.br.bytes;
-    const gzip = { path: REPRESENTATIONS_FILE, sha256: r.gzip.sha256, bytes: r.gzip.bytes, offset };
-    offset += r.gzip.bytes;
-    yield { identity, br, gzip };
-  }
+  packs: readonly PackFile[] | null | undefined,
+): Generator<{ identity: string } & PlacedRepresentations> {
+  const placer = representationPlacer(packs);
+  for (const identity of Object.keys(representations).sort())
+    yield { identity, ...placer.place(identity, representations[identity]!) };
 }
 
 /** List artifacts are read by the gateway, never sent: they get no representations. */

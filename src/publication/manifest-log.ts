@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readSync } from 'node:fs';
 import { type FileHandle, open, rm } from 'node:fs/promises';
 import { namedWriteError } from '../write-file.js';
-import type { BodyRepresentations, ChangeList, Manifest, ManifestEntry } from './files.js';
+import type { BodyRepresentations, ChangeList, Manifest, ManifestEntry, PackFile } from './files.js';
 import { Column } from './tables.js';
 
 /** What is gathered before one write to the log file, and the buffer manifest.json is written through. */
@@ -161,8 +161,13 @@ export class ManifestLog {
   }
 }
 
-/** The manifest's own fields, besides its entries and representations. */
-export type ManifestHead = Omit<Manifest, 'files' | 'representations'>;
+/** The manifest's own fields, besides its entries and representations (with their packs). */
+export type ManifestHead = Omit<Manifest, 'files' | 'representations' | 'packs'>;
+
+/** A manifest's representations, in the manifest's order (sorted by identity hash), with their pack files. */
+export type RepresentationsToWrite = Iterable<readonly [string, BodyRepresentations]> & {
+  readonly packs?: readonly PackFile[] | null;
+};
 
 /**
  * Writes manifest.json to `out`: the bytes JSON.stringify gives for the manifest of these entries and representations
@@ -172,7 +177,7 @@ export async function writeManifest(
   out: FileHandle,
   head: ManifestHead,
   log: ManifestLog,
-  representations: Iterable<readonly [string, BodyRepresentations]> | null,
+  representations: RepresentationsToWrite | null,
 ): Promise<string> {
   const hash = createHash('sha256');
   let buffer = Buffer.allocUnsafe(CHUNK_BYTES);
@@ -198,6 +203,7 @@ export async function writeManifest(
     await put(entry);
   }
   await put(']');
+  if (representations?.packs) await put(`,"packs":${JSON.stringify(representations.packs)}`);
   if (representations) {
     await put(',"representations":{');
     first = true;

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { Attribution } from '../schema/api.js';
 import { ListArtifact, Manifest, ManifestEntry, BodyRepresentations } from './files.js';
 import { Sha256Hex } from '../schema/primitives.js';
+import { packedRepresentations } from './layout.js';
 import { ManifestTable, RepresentationTable } from './tables.js';
 
 /** Artifacts of releases written before artifacts carried the attribution lack it: the reader takes the release's. */
@@ -94,13 +95,19 @@ export async function parseManifest(bytes: Buffer, where: string): Promise<Manif
       await nextTurn();
     }
     head.representations = reps;
+    try {
+      for (const _ of packedRepresentations(reps, head.packs));
+    } catch (e) {
+      throw new Error(`${where}: ${(e as Error).message}`);
+    }
   }
   return head;
 }
 
 /** A manifest as a build keeps the release it continues from: its entries and representations in compact tables. */
 export interface IndexedManifest {
-  head: Omit<Manifest, 'files' | 'representations'>;
+  head: Omit<Manifest, 'files' | 'representations' | 'packs'>;
+  /** With their pack list (`packs`, or null for a manifest without). */
   files: ManifestTable;
   representations: RepresentationTable | null;
   /** The sha256 of the bytes read. */
@@ -184,6 +191,7 @@ class ManifestScanner {
     const {
       files: _,
       representations: __,
+      packs,
       ...head
     } = checked(
       Manifest,
@@ -192,6 +200,11 @@ class ManifestScanner {
     );
     if (this.filesError) throw new Error(this.filesError);
     if (this.representationsError) throw new Error(this.representationsError);
+    if (this.representations) {
+      this.representations.packs = packs ?? null;
+      const misplaced = this.representations.misplaced();
+      if (misplaced) throw new Error(`${this.where}: ${misplaced}`);
+    }
     return { head, files: this.files, representations: this.representations };
   }
 
@@ -416,11 +429,11 @@ export async function parseManifestIndex(
   const m = await parseManifest(bytes, where);
   const files = new ManifestTable();
   for (const f of m.files) files.add(f);
-  const { files: _, representations, ...head } = m;
+  const { files: _, representations, packs, ...head } = m;
   return {
     head,
     files,
-    representations: representations ? RepresentationTable.of(representations) : null,
+    representations: representations ? RepresentationTable.of(representations, packs) : null,
     sha256: createHash('sha256').update(bytes).digest('hex'),
   };
 }

@@ -133,7 +133,7 @@ export function openRelease(p: ReleaseParts): Release {
     }
     return files;
   };
-  const { files: _, representations: __, ...head } = p.manifest;
+  const { files: _, representations: __, packs: ___, ...head } = p.manifest;
   return {
     id: p.id,
     where: p.where,
@@ -145,7 +145,9 @@ export function openRelease(p: ReleaseParts): Release {
     },
     get representations() {
       if (representations === undefined)
-        representations = p.manifest.representations ? RepresentationTable.of(p.manifest.representations) : null;
+        representations = p.manifest.representations
+          ? RepresentationTable.of(p.manifest.representations, p.manifest.packs)
+          : null;
       return representations;
     },
     meta: p.meta,

@@ -117,7 +117,7 @@ export function objectsOf(manifest: Manifest): Map<string, ObjectSource> {
       throw new Error(`manifest lists ${f.sha256} as ${seen.bytes} bytes at ${seen.path} and ${f.bytes} at ${f.path}`);
     if (!seen) out.set(f.sha256, { sha256: f.sha256, bytes: f.bytes, contentType: f.content_type, path: f.path });
   }
-  for (const packed of packedRepresentations(manifest.representations ?? {})) {
+  for (const packed of packedRepresentations(manifest.representations ?? {}, manifest.packs)) {
     const body = out.get(packed.identity);
     if (!body) throw new Error(`manifest lists representations of ${packed.identity}, a body it does not list`);
     for (const coding of ['br', 'gzip'] as const) {

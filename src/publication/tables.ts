@@ -3,8 +3,8 @@
 // distinct bodies; as objects with 64-character hex keys these took hundreds of megabytes of heap. Here a row is a
 // number, a sha256 is 32 bytes, a size is a number in a typed array, a repeated string (revision, time, content type)
 // a small number, and a path its UTF-8 bytes: the heap holds a few arrays whatever the number of rows.
-import type { BodyRepresentations, ManifestEntry } from './files.js';
-import { REPRESENTATIONS_FILE, type StoredBytes } from './layout.js';
+import type { BodyRepresentations, ManifestEntry, PackFile } from './files.js';
+import { type PlacedRepresentations, representationPlacer } from './layout.js';
 
 /** A typed array that grows. */
 export class Column<T extends Uint32Array | Float64Array | Uint8Array> {
@@ -334,22 +334,31 @@ export class StringColumn {
   }
 }
 
-/** A body's representations as the pack holds them: where each is in REPRESENTATIONS_FILE, its hash and size. */
-export interface PackedRepresentations {
+/** A body's representations as its pack holds them: where each is, its hash and size. */
+export interface PackedRepresentations extends PlacedRepresentations {
   /** The row of the identity sha256 in the table. */
   row: number;
   identity: string;
-  br: StoredBytes & { offset: number };
-  gzip: StoredBytes & { offset: number };
 }
 
-/** A manifest's representations (identity sha256 -> br and gzip sha256 and size), as ManifestTable keeps files. */
+/** A row's pack when the manifest lists none (offsets implied: layout.ts). */
+const UNPLACED = 0xffffffff;
+
+/**
+ * A manifest's representations (identity sha256 -> br and gzip sha256 and size, and their pack and offset), with its
+ * pack list, as ManifestTable keeps files.
+ */
 export class RepresentationTable {
   private readonly identities = new DigestTable();
   /** Per row: the br then the gzip sha256. */
   private readonly hashes = new Bytes();
   /** Per row: br size, gzip size. */
   private readonly sizes = new Column(new Float64Array(2 * 1024));
+  /** Per row: the pack (an index into `packs`, or UNPLACED) and the offset of the br bytes in it. */
+  private readonly packOf = new Column(new Uint32Array(1024));
+  private readonly offsets = new Column(new Float64Array(1024));
+  /** The manifest's `packs`; null for a manifest without (one REPRESENTATIONS_FILE, offsets implied). */
+  packs: PackFile[] | null = null;
 
   get size(): number {
     return this.identities.size;
@@ -363,21 +372,31 @@ export class RepresentationTable {
   /** The row of `identity`, added (its representations to be set) when it is not in the table. */
   start(identity: string): number {
     const row = this.identities.add(identity);
-    if (row === this.sizes.length / 2) {
+    if (row === this.packOf.length) {
       this.sizes.push(0);
       this.sizes.push(0);
+      this.packOf.push(UNPLACED);
+      this.offsets.push(0);
       this.hashes.reserve(64);
       this.hashes.used += 64;
     }
     return row;
   }
 
-  /** Sets the representations of row `row`. */
+  /** Sets the representations of row `row` (and its place, when `r` has one). */
   set(row: number, r: BodyRepresentations): void {
     this.hashes.buffer.write(r.br.sha256, 64 * row, 'hex');
     this.hashes.buffer.write(r.gzip.sha256, 64 * row + 32, 'hex');
     this.sizes.values[2 * row] = r.br.bytes;
     this.sizes.values[2 * row + 1] = r.gzip.bytes;
+    this.packOf.values[row] = r.pack ?? UNPLACED;
+    this.offsets.values[row] = r.offset ?? 0;
+  }
+
+  /** Places row `row` in pack `pack` at `offset`. */
+  place(row: number, pack: number, offset: number): void {
+    this.packOf.values[row] = pack;
+    this.offsets.values[row] = offset;
   }
 
   /** The row of `identity`, or -1. */
@@ -385,13 +404,21 @@ export class RepresentationTable {
     return this.identities.find(identity);
   }
 
-  /** The representations of row `row`. */
+  /** The br and gzip sizes of row `row`, together. */
+  bytesOf(row: number): number {
+    return this.sizes.values[2 * row]! + this.sizes.values[2 * row + 1]!;
+  }
+
+  /** The representations of row `row`, as the manifest lists them. */
   at(row: number): BodyRepresentations {
     const sha = (k: number) => this.hashes.buffer.toString('hex', 64 * row + 32 * k, 64 * row + 32 * k + 32);
-    return {
+    const r: BodyRepresentations = {
       br: { sha256: sha(0), bytes: this.sizes.values[2 * row]! },
       gzip: { sha256: sha(1), bytes: this.sizes.values[2 * row + 1]! },
     };
+    const pack = this.packOf.values[row]!;
+    if (pack !== UNPLACED) [r.pack, r.offset] = [pack, this.offsets.values[row]!];
+    return r;
   }
 
   get(identity: string): BodyRepresentations | undefined {
@@ -399,7 +426,7 @@ export class RepresentationTable {
     return row < 0 ? undefined : this.at(row);
   }
 
-  /** The rows in pack order: ascending identity sha256 (layout.ts packedRepresentations, for a record). */
+  /** The rows in ascending identity sha256: the manifest's order. */
   sorted(): Uint32Array {
     return this.identities.sorted();
   }
@@ -409,28 +436,50 @@ export class RepresentationTable {
     return this.identities.hexOf(row);
   }
 
-  /** Each identity with its representations, in pack order (the manifest's order). */
+  /** Each identity with its representations, in the manifest's order. */
   *[Symbol.iterator](): Generator<readonly [string, BodyRepresentations]> {
     for (const row of this.sorted()) yield [this.identities.hexOf(row), this.at(row)] as const;
   }
 
-  /** Each body's representations and where they are in REPRESENTATIONS_FILE, in pack order. */
-  *packed(): Generator<PackedRepresentations> {
-    let offset = 0;
+  /**
+   * Each body's representations and where they are (layout.ts representationPlacer), in ascending identity sha256;
+   * throws on a row whose place the pack list contradicts. `files` receives the pack files once all are placed.
+   */
+  *packed(files?: (packs: PackFile[]) => void): Generator<PackedRepresentations> {
+    const placer = representationPlacer(this.packs);
     for (const row of this.sorted()) {
-      const r = this.at(row);
-      const br = { path: REPRESENTATIONS_FILE, sha256: r.br.sha256, bytes: r.br.bytes, offset };
-      offset += r.br.bytes;
-      const gzip = { path: REPRESENTATIONS_FILE, sha256: r.gzip.sha256, bytes: r.gzip.bytes, offset };
-      offset += r.gzip.bytes;
-      yield { row, identity: this.identities.hexOf(row), br, gzip };
+      const identity = this.identities.hexOf(row);
+      yield { row, identity, ...placer.place(identity, this.at(row)) };
+    }
+    files?.(placer.packFiles());
+  }
+
+  /** The pack files: the manifest's list, or the one REPRESENTATIONS_FILE with the size of every row. */
+  packFiles(): PackFile[] {
+    if (this.packs) return [...this.packs];
+    let files: PackFile[] = [];
+    for (const _ of this.packed((f) => (files = f)));
+    return files;
+  }
+
+  /** The first row whose place the pack list contradicts, as an error message (null: none). */
+  misplaced(): string | null {
+    try {
+      for (const _ of this.packed());
+      return null;
+    } catch (e) {
+      return (e as Error).message;
     }
   }
 
   /** A record of them all (for a caller that needs the manifest's own form). */
-  static of(record: Readonly<Record<string, BodyRepresentations>>): RepresentationTable {
+  static of(
+    record: Readonly<Record<string, BodyRepresentations>>,
+    packs?: readonly PackFile[] | undefined,
+  ): RepresentationTable {
     const t = new RepresentationTable();
     for (const [k, v] of Object.entries(record)) t.add(k, v);
+    t.packs = packs ? [...packs] : null;
     return t;
   }
 }

@@ -6,17 +6,17 @@
 // its entry and representations are carried over and its file hard-linked, so a rebuild costs what changed.
 import { createHash, hash } from 'node:crypto';
 import { createReadStream, linkSync, statSync } from 'node:fs';
-import { type FileHandle, link, mkdir, open, rm } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import pMap from 'p-map';
 import { UsageError } from '../errors.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { namedWriteError, writeFileNamed } from '../write-file.js';
 import { type BodyParts, bodyBytes } from './assemble.js';
-import { type ManifestHead, ManifestLog, writeManifest } from './manifest-log.js';
-import type { CompressionLevels, Compressor } from './compress.js';
-import type { BodyRepresentations, ChangeList, ManifestEntry, PublicationMeta } from './files.js';
-import { CHANGES_FILE, isArtifactFile, MANIFEST_FILE, META_FILE, REPRESENTATIONS_FILE } from './layout.js';
+import { type ManifestHead, ManifestLog, type RepresentationsToWrite, writeManifest } from './manifest-log.js';
+import type { CompressionLevels, Compressor, Representations } from './compress.js';
+import type { ChangeList, ManifestEntry, PackFile, PublicationMeta } from './files.js';
+import { CHANGES_FILE, isArtifactFile, MANIFEST_FILE, META_FILE, newPackName } from './layout.js';
 import type { IndexedRelease } from './release.js';
 import { Bytes, Column, DigestTable, RepresentationTable, StringColumn } from './tables.js';
 import type { TimePolicy } from './times.js';
@@ -45,9 +45,11 @@ export interface WriteStats {
   linkedFromPrevious: number;
   /** Bodies that got `changedAt` (changed, or at a path the previous release does not have). */
   newlyModified: number;
-  /** Distinct bodies compressed by this build, and those whose representations were taken from the previous pack. */
+  /** Distinct bodies compressed by this build, and those whose representations were taken from the previous packs. */
   encodedNew: number;
   encodedReused: number;
+  /** The previous release's packs linked into this one (the rest of their live representations were copied). */
+  packsLinked: number;
   /** Bodies made to bytes, and bodies carried over from the previous release by their inputs digest (not made). */
   rendered: number;
   skipped: number;
@@ -62,6 +64,7 @@ export const emptyWriteStats = (): WriteStats => ({
   newlyModified: 0,
   encodedNew: 0,
   encodedReused: 0,
+  packsLinked: 0,
   rendered: 0,
   skipped: 0,
 });
@@ -79,8 +82,7 @@ export interface WriteOptions {
   onProgress?: (done: number) => void;
   /**
    * Makes the br and gzip representations of new distinct bodies; without it the release has none. memoryBytes: what
-   * they may hold in memory before new ones spill to a file and the previous pack is read a body at a time
-   * (default MEMORY_BYTES).
+   * they may hold in memory before new ones spill to a file (default MEMORY_BYTES).
    */
   compressor?: { pool: Compressor; levels: CompressionLevels; memoryBytes?: number };
 }
@@ -110,7 +112,7 @@ export async function writeBodies(
 ): Promise<{
   /** In the staging folder until writeReleaseFiles has written the manifest (which removes it). */
   entries: ManifestLog;
-  /** Each distinct body's representations, in pack order. */
+  /** Each distinct body's representations, with their packs. */
   representations: RepresentationTable | null;
   stats: WriteStats;
 }> {
@@ -279,7 +281,9 @@ export async function writeBodies(
     await rendered;
     // Thrown after every write in flight has ended, so that the caller can remove the staging folder for good.
     if (refused) throw new UsageError(refused);
-    representations = encoder ? await encoder.finish() : null;
+    representations = encoder
+      ? await encoder.finish((identity) => readFile(path.join(o.stagingDir, firstPath.at(distinct.find(identity)))))
+      : null;
     await entries.seal();
   } catch (e) {
     await entries.remove();
@@ -290,19 +294,15 @@ export async function writeBodies(
   return { entries, representations, stats };
 }
 
-/**
- * Where a body's representations are until the pack is written (br, then gzip right after it): in memory (`held`),
- * in the spill file, in the previous pack, or in the previous pack read whole.
- */
-const HELD = 0;
-const SPILL = 1;
-const PREVIOUS = 2;
-const PREVIOUS_WHOLE = 3;
+/** Where a body's representations are until the pack is written (br, then gzip right after it). */
+const HELD = 0; // in memory (`held`)
+const SPILL = 1; // in the spill file
+const PREVIOUS = 2; // in one of the previous release's packs
 
 /**
  * Representations held in memory until the pack is written; past this, new ones go to a spill file (read back from
- * the page cache when the pack is written) and the previous pack is read a body at a time, so that memory stays
- * bounded whatever the size of the publication (the default data has 87 MB of them, 2,000 models 1.1 GB).
+ * the page cache when the pack is written), so that memory stays bounded whatever the size of the publication (the
+ * default data has 87 MB of them, 2,000 models 1.1 GB).
  */
 const MEMORY_BYTES = 32 * 1024 * 1024;
 /** The spill file in the staging folder (removed before the switch), and what is gathered before one write to it. */
@@ -314,44 +314,63 @@ const SPILL_CHUNK_BYTES = 8 * 1024 * 1024;
 const PACK_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /**
- * The representations of each distinct body, once: taken from the previous release's pack when it has them at the
- * same levels and they hold the bytes its manifest lists, else compressed by the pool while rendering goes on (it
- * waits only when the pool is MAX_ENCODING_BYTES behind). finish() writes the pack in the order the manifest implies.
+ * Whether a previous pack is linked into the release (kept whole) or compacted (its live representations copied into
+ * the new pack): linked while the representations the new release uses from it are at least half its bytes. So no
+ * pack of a release is more than half garbage, and the packs of a release hold at most twice its representations' bytes;
+ * and a byte is copied again only once as many bytes of its pack have died since it was written, so compaction
+ * costs, over many rebuilds, no more than the representations they made.
+ */
+const linkPack = (liveBytes: number, packBytes: number): boolean => liveBytes > 0 && 2 * liveBytes >= packBytes;
+
+/**
+ * The representations of each distinct body, once: taken from the previous release's packs when it has them at the
+ * same levels and the pack holding them is there with the size its manifest lists, else compressed by the pool while
+ * rendering goes on (it waits only when the pool is MAX_ENCODING_BYTES behind). finish() links the previous packs
+ * still used enough (linkPack) and writes the others' live representations and the new ones into a pack of its own.
  */
 function representationWriter(o: WriteOptions, stats: WriteStats) {
   const { pool, levels, memoryBytes = MEMORY_BYTES } = o.compressor!;
-  // A row per distinct body, from when its representations are asked for; per row, where they are (HELD...) and at
-  // which offset there.
+  // A row per distinct body, from when its representations are asked for; per row, where they are (HELD...), at which
+  // offset there, and for PREVIOUS in which of the previous packs.
   const table = new RepresentationTable();
   const place = new Column(new Uint8Array(1024));
   const offsets = new Column(new Float64Array(1024));
+  const fromPack = new Column(new Uint32Array(1024));
   const held = new Bytes();
   const pending = new Set<Promise<void>>();
   let pendingBytes = 0;
   let failure: Error | null = null;
-  const previous = o.previous?.dir ? previousPack(o.previous, o.previous.dir, levels, memoryBytes) : null;
+  const previous = o.previous?.dir ? previousPacks(o.previous, o.previous.dir, levels) : null;
   const spill = spillFile(path.join(o.stagingDir, SPILL_FILE));
-  const placeAt = (row: number, where: number, offset: number) => {
+  const placeAt = (row: number, where: number, offset: number, pack = 0) => {
     place.values[row] = where;
     offsets.values[row] = offset;
+    fromPack.values[row] = pack;
+  };
+
+  /** The row of `hash` in the previous table when its pack is sound, else -1. */
+  const previousRow = (prev: PreviousPacks | null, hash: string): number => {
+    const from = prev ? prev.table.rowOf(hash) : -1;
+    return from >= 0 && prev!.sound[prev!.packOf[from]!] === 1 ? from : -1;
   };
 
   async function reuse(hash: string, row: number): Promise<boolean> {
     const prev = previous && (await previous);
-    const from = prev ? prev.table.rowOf(hash) : -1;
-    if (!prev || from < 0 || !prev.intact[from]) return false;
-    table.set(row, prev.table.at(from));
-    placeAt(row, prev.whole ? PREVIOUS_WHOLE : PREVIOUS, prev.offsets[from]!);
+    const from = previousRow(prev, hash);
+    if (from < 0) return false;
+    table.set(row, prev!.table.at(from));
+    placeAt(row, PREVIOUS, prev!.offsets[from]!, prev!.packOf[from]!);
     stats.encodedReused++;
     return true;
   }
 
-  async function encode(row: number, body: Buffer, move: boolean): Promise<void> {
-    const r = await pool.compress(body, { move });
-    table.set(row, {
-      br: { sha256: r.br.sha256, bytes: r.br.size },
-      gzip: { sha256: r.gzip.sha256, bytes: r.gzip.size },
-    });
+  const listed = (r: Representations) => ({
+    br: { sha256: r.br.sha256, bytes: r.br.size },
+    gzip: { sha256: r.gzip.sha256, bytes: r.gzip.size },
+  });
+  /** Sets row `row` to the representations `r`, held in memory or spilled. */
+  function keep(row: number, r: Representations): void {
+    table.set(row, listed(r));
     const size = r.br.bytes.length + r.gzip.bytes.length;
     if (held.used + size <= memoryBytes) {
       held.reserve(size);
@@ -359,17 +378,19 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       held.used += r.br.bytes.copy(held.buffer, held.used);
       held.used += r.gzip.bytes.copy(held.buffer, held.used);
     } else placeAt(row, SPILL, spill.append(Buffer.concat([r.br.bytes, r.gzip.bytes])));
+  }
+
+  async function encode(row: number, body: Buffer, move: boolean): Promise<void> {
+    keep(row, await pool.compress(body, { move }));
     stats.encodedNew++;
   }
 
   const waiters: (() => void)[] = [];
   return {
-    /** Whether the previous pack holds intact representations of `hash` (a carried body needs them). */
+    /** Whether a previous pack that is there holds the representations of `hash` (a carried body needs them). */
     async reusable(hash: string): Promise<boolean> {
       if (table.rowOf(hash) >= 0) return true;
-      const prev = await previous;
-      const from = prev ? prev.table.rowOf(hash) : -1;
-      return from >= 0 && prev!.intact[from] === 1;
+      return previousRow(await previous, hash) >= 0;
     },
     /** The representations of `hash`: the previous pack's, else those of `body` (null: reusable() said yes). */
     /** With `move`, `body` may be moved to a compression thread (Compressor.compress): the caller is done with it. */
@@ -378,6 +399,7 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       const row = table.start(hash);
       place.push(HELD);
       offsets.push(0);
+      fromPack.push(0);
       if (await reuse(hash, row)) return;
       if (!body) throw new Error(`the representations of ${hash} are not in the previous pack`);
       const size = body.length; // a moved body is empty once sent
@@ -394,23 +416,54 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       pending.add(p);
       while (pendingBytes >= MAX_ENCODING_BYTES) await new Promise<void>((r) => waiters.push(r));
     },
-    /** Writes the pack; returns each distinct body's representations (iterated in pack order: sorted by hash). */
-    async finish(): Promise<RepresentationTable> {
+    /**
+     * Links the previous packs kept (linkPack) into the staging folder and writes the new pack; returns each distinct
+     * body's representations with their places and the release's packs. `bodyOf(hash)` reads an identity body back
+     * from the staging folder: a representation found damaged while copied out of a compacted pack is made again.
+     */
+    async finish(bodyOf: (identity: string) => Promise<Buffer>): Promise<RepresentationTable> {
       while (pending.size) await Promise.all([...pending]);
       if (failure) throw failure;
-      // Sorted by hash: the pack's order, and the same manifest bytes whatever order the pool finished in.
-      const sorted = table.sorted();
       const prev = await previous;
-      const sizeOf = (row: number) => {
-        const { br, gzip } = table.at(row);
-        return br.bytes + gzip.bytes;
+      const sorted = table.sorted();
+      // What each previous pack still serves; those kept are linked under their own name.
+      const live = new Float64Array(prev?.files.length ?? 0);
+      for (const row of sorted) if (place.values[row] === PREVIOUS) live[fromPack.values[row]!]! += table.bytesOf(row);
+      const linked = new Uint8Array(live.length);
+      for (let p = 0; p < live.length; p++) {
+        if (!linkPack(live[p]!, prev!.files[p]!.bytes)) continue;
+        const name = prev!.files[p]!.path;
+        try {
+          linkSync(path.join(prev!.dir, name), path.join(o.stagingDir, name));
+          linked[p] = 1;
+          stats.packsLinked++;
+        } catch {} // copied instead (the file went away since it was checked)
+      }
+      const writes = sorted.filter((row) => place.values[row] !== PREVIOUS || !linked[fromPack.values[row]!]);
+      const kept = prev ? prev.files.filter((_, p) => linked[p]).map((f) => f.path) : [];
+      const name = newPackName(o.revision, new Set(kept));
+      const names = (writes.length ? [...kept, name] : kept).sort();
+      const index = new Map(names.map((n, i) => [n, i]));
+      for (const row of sorted)
+        if (place.values[row] === PREVIOUS && linked[fromPack.values[row]!])
+          table.place(row, index.get(prev!.files[fromPack.values[row]!]!.path)!, offsets.values[row]!);
+      const packs: PackFile[] = names.map((path) => ({ path, bytes: 0 }));
+      for (const p of packs) if (p.path !== name) p.bytes = prev!.files.find((f) => f.path === p.path)!.bytes;
+      table.packs = packs;
+      if (!writes.length) return table;
+
+      const newIndex = index.get(name)!;
+      const spilled = await spill.reader();
+      const handles = new Map<number, FileHandle>();
+      const previousFile = async (p: number) => {
+        let h = handles.get(p);
+        if (!h) handles.set(p, (h = await open(path.join(prev!.dir, prev!.files[p]!.path), 'r')));
+        return h;
       };
-      const from = {
-        [SPILL]: await spill.reader(),
-        [PREVIOUS]: sorted.some((row) => place.values[row] === PREVIOUS) ? await open(prev!.file, 'r') : null,
-      };
-      const file = path.join(o.stagingDir, REPRESENTATIONS_FILE);
-      const out = await open(file, 'w');
+      const file = path.join(o.stagingDir, name);
+      // 'wx': a new file, never one of the links (which are the previous release's files).
+      const out = await open(file, 'wx').catch((e) => Promise.reject(namedWriteError(e, file)));
+      let written = 0;
       try {
         let buffer = Buffer.allocUnsafe(PACK_BUFFER_BYTES);
         let used = 0;
@@ -419,41 +472,83 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
           stats.bytesWritten += used;
           used = 0;
         };
-        // Runs of rows whose representations lie end to end in the previous pack (both packs are in hash order, so
-        // most reused ones do) are copied with one read each, not a read per body.
-        for (let i = 0; i < sorted.length; ) {
-          const row = sorted[i]!;
+        /** The first of rows [i, next) of `writes`, read to buffer[at...], whose bytes are not those listed. */
+        const firstDamaged = (i: number, next: number, at: number): number => {
+          for (let k = i; k < next; k++) {
+            const { br, gzip } = table.at(writes[k]!);
+            const end = at + br.bytes + gzip.bytes;
+            if (sha256(buffer.subarray(at, at + br.bytes)) !== br.sha256) return k;
+            if (sha256(buffer.subarray(at + br.bytes, end)) !== gzip.sha256) return k;
+            at = end;
+          }
+          return next;
+        };
+        /** Appends rows [i, next) of `writes`, which are at buffer[used...], to the pack. */
+        const placed = (i: number, next: number) => {
+          for (let k = i; k < next; k++) {
+            table.place(writes[k]!, newIndex, written);
+            written += table.bytesOf(writes[k]!);
+            used += table.bytesOf(writes[k]!);
+          }
+        };
+        for (let i = 0; i < writes.length; ) {
+          const row = writes[i]!;
           const where = place.values[row]!;
           const at = offsets.values[row]!;
-          let bytes = sizeOf(row);
+          let bytes = table.bytesOf(row);
           let next = i + 1;
+          // Runs of rows end to end in one previous pack (a pack is in hash order, so most copied ones are) are copied
+          // with one read each, not a read per body.
           if (where === PREVIOUS) {
-            while (next < sorted.length) {
-              const r = sorted[next]!;
-              const n = sizeOf(r);
-              if (place.values[r] !== PREVIOUS || offsets.values[r] !== at + bytes || bytes + n > PACK_BUFFER_BYTES)
-                break;
+            while (next < writes.length) {
+              const r = writes[next]!;
+              const n = table.bytesOf(r);
+              const adjacent = place.values[r] === PREVIOUS && fromPack.values[r] === fromPack.values[row];
+              if (!adjacent || offsets.values[r] !== at + bytes || bytes + n > PACK_BUFFER_BYTES) break;
               bytes += n;
               next++;
             }
           }
           if (used + bytes > buffer.length) await flush();
           if (bytes > buffer.length) buffer = Buffer.allocUnsafe(bytes);
-          if (where === HELD) held.buffer.copy(buffer, used, at, at + bytes);
-          else if (where === PREVIOUS_WHOLE) prev!.whole!.copy(buffer, used, at, at + bytes);
-          else {
-            const { bytesRead } = await from[where as typeof SPILL | typeof PREVIOUS]!.read(buffer, used, bytes, at);
+          if (where === HELD) {
+            held.buffer.copy(buffer, used, at, at + bytes);
+            placed(i, next);
+          } else if (where === SPILL) {
+            const { bytesRead } = await spilled!.read(buffer, used, bytes, at);
             if (bytesRead !== bytes)
               throw new Error(`the representations of ${table.identityOf(row)} were cut short while copied`);
+            placed(i, next);
+          } else {
+            // Out of a compacted pack: checked as they are copied (the pack was only checked by its size), and one
+            // whose bytes are not those listed is made again from its identity body, never inherited.
+            const { bytesRead } = await (await previousFile(fromPack.values[row]!)).read(buffer, used, bytes, at);
+            const good = bytesRead === bytes ? firstDamaged(i, next, used) : i;
+            placed(i, good);
+            if (good < next) {
+              const bad = writes[good]!;
+              const r = await pool.compress(await bodyOf(table.identityOf(bad)));
+              table.set(bad, listed(r));
+              stats.encodedReused--;
+              stats.encodedNew++;
+              const fresh = Buffer.concat([r.br.bytes, r.gzip.bytes]);
+              if (used + fresh.length > buffer.length) await flush();
+              if (fresh.length > buffer.length) buffer = Buffer.allocUnsafe(fresh.length);
+              fresh.copy(buffer, used);
+              table.place(bad, newIndex, written);
+              written += fresh.length;
+              used += fresh.length;
+              next = good + 1;
+            }
           }
-          used += bytes;
           i = next;
         }
         await flush();
       } finally {
         await out.close();
-        await from[PREVIOUS]?.close();
+        for (const h of handles.values()) await h.close();
       }
+      packs[newIndex]!.bytes = written;
       return table;
     },
     /** Closes and removes the spill file; a build calls it once the pack is written, or has failed. */
@@ -506,76 +601,51 @@ function spillFile(file: string) {
   };
 }
 
+/** The previous release's packs, as a build reuses them. */
+interface PreviousPacks {
+  dir: string;
+  table: RepresentationTable;
+  files: PackFile[];
+  /** Per pack: 1 when it is there with the size the manifest lists (what linking it, or reading from it, needs). */
+  sound: Uint8Array;
+  /** Per row of `table`: its pack, and where its br bytes start in it. */
+  packOf: Uint32Array;
+  offsets: Float64Array;
+}
+
 /**
- * The representations of the previous release that can be reused, by their row in its table, with their offset in
- * its pack: made at the same levels, and each holding the bytes its manifest lists (hashed here, as the previous
- * identity bodies are compared: a damaged one is compressed again, never inherited). A pack of at most memoryBytes is
- * read whole and kept (`whole`); a larger one is read a body at a time. Null when there is nothing to reuse, an
- * unreadable pack included.
+ * The previous release's packs and where each representation is in them, when they were made at the same levels
+ * (null else). A pack is checked as a carried body is, by its size (stat), not read: one missing or of another size
+ * is not sound, and the representations it holds are made again.
  */
-async function previousPack(
+async function previousPacks(
   previous: IndexedRelease,
   dir: string,
   levels: CompressionLevels,
-  memoryBytes: number,
-): Promise<{
-  file: string;
-  whole: Buffer | null;
-  table: RepresentationTable;
-  /** Per row of `table`: 1 when its representations are intact, and where they start in the pack. */
-  intact: Uint8Array;
-  offsets: Float64Array;
-} | null> {
+): Promise<PreviousPacks | null> {
   const { representations: table } = previous;
   const { compression } = previous.head;
   const same = compression?.brotliQuality === levels.brotliQuality && compression?.gzipLevel === levels.gzipLevel;
   if (!table || !same) return null;
-  const file = path.join(dir, REPRESENTATIONS_FILE);
-  const handle = await open(file, 'r').catch(() => null);
-  if (!handle) return null;
-  const intact = new Uint8Array(table.size);
+  const packOf = new Uint32Array(table.size);
   const offsets = new Float64Array(table.size);
-  let whole: Buffer | null = null;
-  try {
-    const { size } = await handle.stat();
-    if (size <= memoryBytes) whole = await handle.readFile();
-    // Read in windows of PACK_BUFFER_BYTES, not a read per body: the entries come in pack order, and a 2,000-model
-    // pack has 190,000 of them (a promise and a system call each cost more than hashing the bytes).
-    const window = packWindow(handle, whole);
-    for (const { row, br, gzip } of table.packed()) {
-      const bodies = await window.bytes(br.offset, br.bytes + gzip.bytes);
-      if (!bodies) break; // the pack ends early: what follows is not there
-      if (sha256(bodies.subarray(0, br.bytes)) === br.sha256 && sha256(bodies.subarray(br.bytes)) === gzip.sha256) {
-        intact[row] = 1;
-        offsets[row] = br.offset;
-      }
-    }
-  } finally {
-    await handle.close();
+  let files: PackFile[] = [];
+  const index = new Map<string, number>();
+  for (const { row, br } of table.packed((f) => (files = f))) {
+    let p = index.get(br.path);
+    if (p === undefined) index.set(br.path, (p = index.size));
+    packOf[row] = p;
+    offsets[row] = br.offset;
   }
-  return { file, whole, table, intact, offsets };
-}
-
-/**
- * Reads a file front to back through a window of PACK_BUFFER_BYTES (or the file read whole): bytes(offset, n) gives
- * the n bytes at offset, or null past the end. Offsets must not go backwards.
- */
-function packWindow(handle: FileHandle, whole: Buffer | null) {
-  let buffer = Buffer.allocUnsafe(PACK_BUFFER_BYTES);
-  let start = 0;
-  let end = 0;
-  return {
-    async bytes(offset: number, n: number): Promise<Buffer | null> {
-      if (whole) return offset + n <= whole.length ? whole.subarray(offset, offset + n) : null;
-      if (offset < start || offset + n > end) {
-        if (n > buffer.length) buffer = Buffer.allocUnsafe(n);
-        const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
-        [start, end] = [offset, offset + bytesRead];
-        if (bytesRead < n) return null;
-      }
-      return buffer.subarray(offset - start, offset - start + n);
-    },
-  };
+  // packed() names packs in the order it meets them; `files` is the manifest's order.
+  const byName = new Map(files.map((f) => [f.path, f]));
+  const ordered = [...index.keys()].map((name) => byName.get(name)!);
+  const sound = new Uint8Array(ordered.length);
+  ordered.forEach((f, p) => {
+    const st = statSync(path.join(dir, f.path), { throwIfNoEntry: false });
+    sound[p] = st?.isFile() && st.size === f.bytes ? 1 : 0;
+  });
+  return { dir, table, files: ordered, sound, packOf, offsets };
 }
 
 /** The release's own files, once its bodies are written; publication.json names the manifest's hash. */
@@ -583,8 +653,8 @@ export async function writeReleaseFiles(
   stagingDir: string,
   manifest: ManifestHead & {
     files: ManifestLog;
-    /** In pack order. */
-    representations?: Iterable<readonly [string, BodyRepresentations]> | undefined;
+    /** In the manifest's order, with their packs. */
+    representations?: RepresentationsToWrite | undefined;
   },
   meta: Omit<PublicationMeta, 'manifestSha256'>,
   changes: ChangeList,
