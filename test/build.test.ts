@@ -10,7 +10,7 @@ import { UsageError } from '../src/errors.js';
 import { build, type BuildOptions, type BuildResult } from '../src/pipeline/build.js';
 import { parseRequest, type ApiRequest } from '../src/schema/requests.js';
 import { detailFile, fileFor, listFile, packedRepresentations, type StoredBytes } from '../src/publication/layout.js';
-import type { BodyRepresentations, ChangeList, Manifest } from '../src/publication/files.js';
+import type { ChangeList, Manifest } from '../src/publication/files.js';
 import { BIN, ROOT, ensureCompiled } from './helpers/cli.js';
 import { metric, model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
 import { ajvErrors, compileCommitted } from './helpers/schemas.js';
