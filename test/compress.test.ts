@@ -1,6 +1,7 @@
 // The br and gzip representations of bodies: they decode to the identity bytes, they are deterministic, and the worker
 // pool gives the same bytes as the single-thread function, in parallel, and closes cleanly.
 import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import zlib from 'node:zlib';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it, vi } from 'vitest';
@@ -11,6 +12,7 @@ import {
   MOVE_BYTES,
   type Representation,
   type Representations,
+  WORKER_NICE,
 } from '../src/publication/compress.js';
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -200,6 +202,35 @@ describe('createCompressor', () => {
     }
     await compressor.close();
   });
+
+  it.runIf(process.platform === 'linux')(
+    'runs its threads at WORKER_NICE, and leaves the calling thread at its own priority',
+    async () => {
+      // The nice value of each thread of this process (field 19 of /proc/self/task/TID/stat, after the comm in parens).
+      const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      const threadNices = () =>
+        readdirSync('/proc/self/task').flatMap((tid) => {
+          try {
+            return [niceOf(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8'))];
+          } catch {
+            return []; // a thread that ended meanwhile
+          }
+        });
+      const own = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
+      expect(WORKER_NICE).toBeGreaterThan(own);
+      const before = threadNices().filter((n) => n === WORKER_NICE).length;
+      const compressor = createCompressor({ threads: 2 });
+      try {
+        // Four bodies over BATCH_BYTES each: a batch each, two per thread, so both threads have run their script (and
+        // set their priority) once all four are answered.
+        await Promise.all([1, 2, 3, 4].map((seed) => compressor.compress(body(9_000, seed))));
+        expect(threadNices().filter((n) => n === WORKER_NICE).length - before).toBe(2);
+        expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(own);
+      } finally {
+        await compressor.close();
+      }
+    },
+  );
 
   it('refuses a thread count outside 1 to the available cores, and bad levels', () => {
     expect(() => createCompressor({ threads: 0 })).toThrow(/threads must be/);

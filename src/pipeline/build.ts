@@ -173,9 +173,9 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
 
     staging = await claimStaging(o.outDir, revision);
     progress.phase('render + write', countBodies(computed, pageSizes) + semantic.bodyCount);
-    // Compression runs on a worker thread per core beside the rendering: at catalog scale it is most of the build's CPU
-    // (the 300-model synthetic catalog's main thread idled 21 s of 45 s waiting for one thread), and the main thread
-    // mostly waits on the file system. The pool ends with the write, failed or not.
+    // Compression runs on a worker thread per core beside the rendering, below its priority: at catalog scale it is most
+    // of the build's CPU (the 300-model synthetic catalog's main thread idled 21 s of 45 s waiting for one thread), and
+    // on the default data the main thread is the critical path. The pool ends with the write, failed or not.
     const pool = levels && createCompressor({ threads: availableParallelism(), ...levels });
     const written = await writeBodies(semantic.withBodies(bodies(computed, pageSizes)), {
       stagingDir: staging,
