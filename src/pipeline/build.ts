@@ -138,6 +138,8 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
   let staging: string | null = null;
   let closePrevious: (() => Promise<void>) | null = null;
   try {
+    // Its own phase: a rebuild's reading of the previous release and its snapshot diff is a share of its time.
+    progress.phase('previous release + changes');
     await clearStaleStaging(o.outDir);
     const from = await openPrevious(o.outDir, o.previousUrl, o.remoteOptions);
     closePrevious = from.close;
@@ -213,6 +215,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     progress.phase('switch');
     const releaseDir = await switchTo(o.outDir, staging, revision);
     staging = null;
+    progress.phase('prune'); // an old release of many files costs an unlink each
     await pruneReleases(o.outDir, [releaseDir, ...(previous?.dir ? [previous.dir] : [])]);
     progress.end();
     return {
