@@ -165,3 +165,64 @@ it('keeps digests and paths compactly, found again after the tables grow', () =>
   expect([...t.keys()]).toEqual(m.files.map((f) => f.path));
   expect(t.latestLastModified()).toBe('2026-01-04T00:00:00.000Z');
 });
+
+/** manifest(n) as a build with two packs writes it: each representation with its pack and offset. */
+function placed(n: number): Manifest {
+  const m = manifest(n);
+  const offsets = [0, 0];
+  const representations: Record<string, BodyRepresentations> = {};
+  for (const [i, h] of Object.keys(m.representations!).sort().entries()) {
+    const r = m.representations![h]!;
+    const pack = i % 3 === 0 ? 1 : 0;
+    representations[h] = { ...r, pack, offset: offsets[pack]! };
+    offsets[pack]! += r.br.bytes + r.gzip.bytes + (i % 7); // garbage between some of them (compacted later)
+  }
+  const { representations: _, compression, ...rest } = m;
+  const packs = [
+    { path: 'representations-r000000000001.pack', bytes: offsets[0]! },
+    { path: 'representations-r000000000002.pack', bytes: offsets[1]! + 10 },
+  ];
+  return { ...rest, packs, representations, ...(compression ? { compression } : {}) };
+}
+
+it('reads a manifest that lists its packs, each representation with its pack and offset; refuses one that contradicts them', async () => {
+  const m = placed(5000);
+  const bytes = Buffer.from(JSON.stringify(m));
+  expect(await parseManifest(bytes, 'x')).toEqual(m);
+  for (const size of [bytes.length, 4093]) {
+    const { index, whole } = await indexed(bytes, size);
+    expect(whole).toBe(false);
+    expectSame(index, m, bytes);
+  }
+  const first = Object.keys(m.representations!).sort()[0]!;
+  const r = m.representations![first]!;
+  const text = JSON.stringify(m);
+  const entry = JSON.stringify(r);
+  const without = (o: object) => JSON.stringify(o);
+  const damaged: [string, string, RegExp][] = [
+    [
+      'a pack the list has not',
+      text.replace(entry, without({ ...r, pack: 2 })),
+      /\.pack: 2, but the manifest lists 2 packs/,
+    ],
+    ['no place', text.replace(entry, without({ br: r.br, gzip: r.gzip })), /no pack or offset/],
+    ['past the end', text.replace(entry, without({ ...r, offset: 1e9 })), /runs past the end of representations-/],
+    [
+      'a place but no packs',
+      text.replace(/"packs":\[[^\]]*\],/, ''),
+      /a pack and offset, in a manifest that lists no packs/,
+    ],
+    ['a pack name that is a path', text.replace('representations-r000000000001.pack', '../x.pack'), /packs\.0\.path/],
+  ];
+  for (const [what, t, error] of damaged) {
+    const b = Buffer.from(t);
+    expect(t, what).not.toBe(text);
+    const expected = await parseManifest(b, 'dist/manifest.json').then(
+      () => null,
+      (e: Error) => e.message,
+    );
+    expect(expected, what).toMatch(/^dist\/manifest\.json: /);
+    expect(expected, what).toMatch(error);
+    await expect(indexed(b, 4096), what).rejects.toThrow(expected!);
+  }
+});
