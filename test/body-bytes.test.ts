@@ -3,6 +3,7 @@
 // representations must be the bytes of a plain concatenation. A catalog's pieces wait in a file (CatalogPieces) and
 // are read straight into its bytes.
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -79,7 +80,7 @@ describe('joinedBytes', () => {
 
 describe('CatalogPieces', () => {
   it('gives back each model’s detail with every include, per locale, as withSections makes it', () => {
-    const pieces = new CatalogPieces();
+    const pieces = new CatalogPieces(tmpdir());
     const models = ['a', 'b'].map((slug, i) => ({
       slug,
       detail: Object.fromEntries(LOCALES.map((l) => [l, JSON.stringify({ slug, locale: l, name: `モデル ${i}` })])),

@@ -2,6 +2,7 @@
 // one model's parts at a time: memory holds a variant's models as JSON (ModelJson) and catalog bytes (CatalogPieces),
 // not their objects. The count and the bodies come from one description of the layout (variantPlan), so a progress
 // bar's total cannot drift from what is written.
+import { tmpdir } from 'node:os';
 import { QUERY_LANES, SORTS, type Attribution } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import {
@@ -49,7 +50,8 @@ export function countBodies(c: Computed, pageSizes: readonly number[]): number {
   );
 }
 
-export function* bodies(c: Computed, pageSizes: readonly number[]): Generator<PendingBody> {
+/** `scratchDir`: where each lane variant's catalog pieces wait (CatalogPieces); the build gives its staging folder. */
+export function* bodies(c: Computed, pageSizes: readonly number[], scratchDir = tmpdir()): Generator<PendingBody> {
   const schemaVersion = c.data.site.schema_version;
   const attribution = attributionOf(c.data.site);
   const attributionJson = JSON.stringify(attribution);
@@ -62,7 +64,7 @@ export function* bodies(c: Computed, pageSizes: readonly number[]): Generator<Pe
     }),
   ) as Record<Locale, string>;
   const catalog = new CatalogBodies(c, attributionJson, envelopes);
-  const o: BodyOptions = { schemaVersion, attribution, attributionJson, code, envelopes, pageSizes };
+  const o: BodyOptions = { schemaVersion, attribution, attributionJson, code, envelopes, pageSizes, scratchDir };
   for (const v of LANE_VARIANTS) yield* variantBodies(variantRenderer(c, v.lane, v.displayOnly), o, catalog);
   yield* pricesBodies(c, attributionJson);
   yield* catalog.finish();
@@ -76,6 +78,7 @@ interface BodyOptions {
   code: string;
   envelopes: Record<Locale, string>;
   pageSizes: readonly number[];
+  scratchDir: string;
 }
 
 /** What a lane variant keeps of a model for its list pages and list artifact (the catalog's part: CatalogPieces). */
@@ -88,7 +91,7 @@ type Kept = Omit<ModelJson, 'detail' | 'sections'>;
  */
 function* variantBodies(r: VariantRenderer, o: BodyOptions, catalog: CatalogBodies): Generator<PendingBody> {
   const models = new Map<string, Kept>();
-  const pieces = new CatalogPieces();
+  const pieces = new CatalogPieces(o.scratchDir);
   for (const slug of r.slugs) {
     const { detail: details, sections, ...m } = modelJson(r.model(slug));
     models.set(slug, m);

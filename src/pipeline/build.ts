@@ -179,7 +179,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     // of the build's CPU (the 300-model synthetic catalog's main thread idled 21 s of 45 s waiting for one thread), and
     // on the default data the main thread is the critical path. The pool ends with the write, failed or not.
     const pool = levels && createCompressor({ threads: availableParallelism(), ...levels });
-    const written = await writeBodies(semantic.withBodies(bodies(computed, pageSizes)), {
+    const written = await writeBodies(semantic.withBodies(bodies(computed, pageSizes, staging)), {
       stagingDir: staging,
       revision,
       times,

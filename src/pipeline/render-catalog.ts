@@ -5,8 +5,8 @@
 //            of every lane are in each, so a client needs one request whatever lane it shows.
 //   openapi: one body, with real examples from the verified lane, its public variant, in English.
 //   llms.txt: one text (render-llms.ts), its examples the verified lane's most popular models.
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { INCLUDES, type Include, QUERY_LANES } from '../schema/api.js';
 import { openApiDocument, type OpenApiExamples } from '../schema/openapi.js';
@@ -41,8 +41,8 @@ const EXAMPLE_METRICS = 3;
  * The pieces a lane variant's catalog bodies are made of (each model's detail core per locale, its include sections),
  * as UTF-8 in a file of their own: as large as a catalog body (150 MB at 2,000 models), they would otherwise stay in
  * memory through every other body of the variant. A catalog body reads them straight into its bytes (joinedBytes).
- * The file is removed as soon as it is open, so nothing is left behind; it is closed once the pieces are let go (a
- * catalog body may be made after the generator that yielded it has moved on).
+ * The file is removed as soon as it is open, so nothing is left behind whatever happens to the build; it is closed once
+ * the pieces are let go (a catalog body may be made after the generator that yielded it has moved on).
  */
 export class CatalogPieces {
   private readonly fd: number;
@@ -50,13 +50,12 @@ export class CatalogPieces {
   /** Per model: where each of its pieces (a core per locale, then the sections) starts in the file, and its bytes. */
   private readonly refs = new Map<string, Float64Array>();
 
-  constructor() {
-    const dir = mkdtempSync(path.join(tmpdir(), 'modelpub-catalog-'));
-    try {
-      this.fd = openSync(path.join(dir, 'pieces'), 'w+');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  /** `dir`: where the file is made (the build's staging folder: the publication's disk, not a /tmp held in memory). */
+  constructor(dir: string) {
+    mkdirSync(dir, { recursive: true }); // the staging folder is made as bodies are written: maybe not yet
+    const file = path.join(dir, `.catalog-pieces-${randomBytes(6).toString('hex')}`);
+    this.fd = openSync(file, 'wx+');
+    unlinkSync(file);
     closeWhenLetGo.register(this, this.fd);
   }
 
