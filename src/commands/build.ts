@@ -56,7 +56,8 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
   );
   if (r.compressed)
     console.log(
-      `  br + gzip representations: ${r.stats.encodedNew} bodies compressed, ${r.stats.encodedReused} kept from the previous publication`,
+      `  br + gzip representations: ${r.stats.encodedNew} bodies compressed, ${r.stats.encodedReused} kept from the ` +
+        `previous publication (${r.stats.packsLinked} of its packs linked)`,
     );
   else console.log('  no br + gzip representations (--no-compression): the gateway answers identity');
   console.log(
