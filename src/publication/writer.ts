@@ -377,7 +377,7 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       placeAt(row, HELD, held.used);
       held.used += r.br.bytes.copy(held.buffer, held.used);
       held.used += r.gzip.bytes.copy(held.buffer, held.used);
-    } else placeAt(row, SPILL, spill.append(Buffer.concat([r.br.bytes, r.gzip.bytes])));
+    } else placeAt(row, SPILL, spill.append(r.br.bytes, r.gzip.bytes));
   }
 
   async function encode(row: number, body: Buffer, move: boolean): Promise<void> {
@@ -576,12 +576,14 @@ function spillFile(file: string) {
     return written;
   };
   return {
-    /** Where `bytes` will be in the file. */
-    append(bytes: Buffer): number {
+    /** Where `parts`, end to end, will be in the file (joined only when the chunk is written: no copy per body). */
+    append(...parts: Buffer[]): number {
       const at = size;
-      size += bytes.length;
-      chunk.push(bytes);
-      chunkBytes += bytes.length;
+      for (const bytes of parts) {
+        size += bytes.length;
+        chunk.push(bytes);
+        chunkBytes += bytes.length;
+      }
       if (chunkBytes >= SPILL_CHUNK_BYTES) void flush().catch(() => {}); // the error is thrown again by reader()
       return at;
     },
