@@ -632,22 +632,17 @@ async function previousPacks(
   const packOf = new Uint32Array(table.size);
   const offsets = new Float64Array(table.size);
   let files: PackFile[] = [];
-  const index = new Map<string, number>();
-  for (const { row, br } of table.packed((f) => (files = f))) {
-    let p = index.get(br.path);
-    if (p === undefined) index.set(br.path, (p = index.size));
-    packOf[row] = p;
+  // `pack` is already an index into the pack files packed() gives (the manifest's list, or the one implied pack).
+  for (const { row, pack, br } of table.packed((f) => (files = f))) {
+    packOf[row] = pack;
     offsets[row] = br.offset;
   }
-  // packed() names packs in the order it meets them; `files` is the manifest's order.
-  const byName = new Map(files.map((f) => [f.path, f]));
-  const ordered = [...index.keys()].map((name) => byName.get(name)!);
-  const sound = new Uint8Array(ordered.length);
-  ordered.forEach((f, p) => {
+  const sound = new Uint8Array(files.length);
+  files.forEach((f, p) => {
     const st = statSync(path.join(dir, f.path), { throwIfNoEntry: false });
     sound[p] = st?.isFile() && st.size === f.bytes ? 1 : 0;
   });
-  return { dir, table, files: ordered, sound, packOf, offsets };
+  return { dir, table, files, sound, packOf, offsets };
 }
 
 /** The release's own files, once its bodies are written; publication.json names the manifest's hash. */
