@@ -3,17 +3,20 @@
 // fresh --out, with --previous at a publish of A; every file of both releases must be the bytes of a full build of
 // the changed data into an empty --out (its representations' bytes too, wherever their pack). All three builds name one --revision, so that a body kept from A and the same
 // body made anew are the same bytes; the rebuilds give a later --published-at than A, as a changed body needs.
-import { readFile } from 'node:fs/promises';
+import { readFile, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
 import { build, type BuildResult } from '../src/pipeline/build.js';
 import type { Manifest, ManifestEntry } from '../src/publication/files.js';
 import { packedRepresentations } from '../src/publication/layout.js';
+import { objectKey } from '../src/publication/remote.js';
 import { fileTarget } from '../src/publication/targets/file.js';
 import { publish } from '../src/publish/publish.js';
 import { model, prov, smallCatalog, withTemp, writeFixture, type FixtureSpec } from './helpers/fixture.js';
 import { readAll } from './helpers/tree.js';
+import { ensureCompiled, runCli } from './helpers/cli.js';
+import { faultyHost } from './helpers/faulty-host.js';
 
 const REVISION = 'v1';
 const BEFORE = '2026-01-01T00:00:00.000Z';
@@ -144,6 +147,18 @@ it.each(CHANGES)(
       expect(overKept.stats.rendered).toBe(made);
       expect(overKept.stats.skipped).toBe(overKept.files - made);
       expect(overKept.stats.skipped).toBeGreaterThan(0);
+      // On the runner the same bodies are carried by their digest: made with A's revision and written, not hashed;
+      // their representations downloaded into A's packs (made again on the disk), not compressed: so the runner
+      // compressed what the kept dist/ did, and its release is that one's, its packs and manifest included.
+      expect(onRunner.stats.rewritten).toBe(overKept.stats.skipped);
+      expect(onRunner.stats.rendered).toBe(onRunner.files);
+      expect(onRunner.stats.encodedReused).toBeGreaterThan(0);
+      expect([onRunner.stats.encodedNew, onRunner.stats.encodedReused]).toEqual([
+        overKept.stats.encodedNew,
+        overKept.stats.encodedReused,
+      ]);
+      expect(onRunner.stats.previousUnread).toBe(0);
+      expect(await manifestOf(onRunner)).toEqual(await manifestOf(overKept));
     });
   },
 );
@@ -169,5 +184,72 @@ it('a description change makes that model’s details in its locale, the lists a
     // 48 details (3 lanes x public/display x 8 include subsets), 192 list pages, 6 catalogs, 6 list artifacts
     expect(made.filter((p) => p.startsWith('api/v1/models/'))).toHaveLength(48);
     expect(made.filter((p) => p.startsWith('api/v1/list/'))).toHaveLength(192);
+  });
+});
+
+it('--previous URL whose representations are damaged (cut short, other bytes, missing): made again, the same bytes', async () => {
+  ensureCompiled();
+  await withTemp(async (tmp) => {
+    const data = path.join(tmp, 'data');
+    const kept = path.join(tmp, 'kept');
+    const root = path.join(tmp, 'remote');
+    const remote = pathToFileURL(root).href;
+    await writeFixture(data, smallCatalog());
+    const a = await build({ dataDir: data, outDir: kept, revision: REVISION, publishedAt: BEFORE });
+    const aManifest = await manifestOf(a);
+    await publish({ from: kept, target: fileTarget(remote), keep: 3, concurrency: 4, say: () => {}, progress: null });
+    // Three bodies no change below touches (gamma's details): a br object cut short, a gzip object of other bytes of
+    // the same size, a br object gone.
+    const gamma = aManifest.files.filter((f) => f.path.startsWith('api/v1/models/gamma/en.')).map((f) => f.sha256);
+    const [x, y, z] = [...new Set(gamma)];
+    const object = (sha: string) => path.join(root, objectKey(sha));
+    const reps = aManifest.representations!;
+    expect(z).toBeDefined();
+    await truncate(object(reps[x!]!.br.sha256), 3);
+    await writeFile(object(reps[y!]!.gzip.sha256), Buffer.alloc(reps[y!]!.gzip.bytes, 1));
+    await writeFile(object(reps[z!]!.br.sha256), '');
+    await truncate(object(reps[z!]!.br.sha256), 0);
+
+    await writeFixture(data, CHANGES[0]![1](smallCatalog()));
+    const again = { dataDir: data, revision: REVISION, publishedAt: AFTER };
+    const full = await build({ ...again, outDir: path.join(tmp, 'full') });
+    const overKept = await build({ ...again, outDir: kept });
+    const onRunner = await build({ ...again, outDir: path.join(tmp, 'runner'), previousUrl: remote });
+    await expectSameAsFull(onRunner, full, aManifest);
+    expect(onRunner.stats.previousUnread).toBe(3);
+    expect(onRunner.stats.previousUnreadWhy).toContain(`${remote}/objects/sha256/`);
+    expect(onRunner.stats.encodedNew).toBe(overKept.stats.encodedNew + 3);
+    expect(onRunner.stats.encodedReused).toBe(overKept.stats.encodedReused - 3);
+
+    // The same over http (a static host over that folder), through the command: it says so, and builds the same.
+    const host = await faultyHost(root);
+    try {
+      const out = path.join(tmp, 'runner-http');
+      const r = await runCli(
+        ['build', '--data', data, '--out', out, '--previous', host.url, '--quiet'].concat([
+          '--revision',
+          REVISION,
+          '--published-at',
+          AFTER,
+        ]),
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(
+        /warning: 3 representations of the previous publication could not be read and were compressed again/,
+      );
+      expect(r.stdout).toContain(
+        `${onRunner.stats.encodedNew} bodies compressed, ${onRunner.stats.encodedReused} kept`,
+      );
+      // All but the inputs digests, which fold in the source of the code that assembles bodies: compiled, it differs.
+      const [m1, m2] = await Promise.all(
+        [onRunner.releaseDir, path.join(out, 'current')].map(async (d) => {
+          const m = JSON.parse(await readFile(path.join(d, 'manifest.json'), 'utf8')) as Manifest;
+          return { ...m, files: m.files.map(({ inputs: _, ...f }) => f) };
+        }),
+      );
+      expect(m2).toEqual(m1);
+    } finally {
+      await host.close();
+    }
   });
 });

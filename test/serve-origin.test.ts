@@ -137,8 +137,9 @@ describe.skipIf(!hasNginx)('build -> publish file:// -> nginx -> serve --origin 
     const changesLine = (out: string) => /^ {2}changes: .*$/m.exec(out)?.[0];
     expect(changesLine(onRunner.stdout)).toMatch(/^ {2}changes: \d+ added, [1-9]\d* changed, 0 removed/);
     expect(changesLine(onRunner.stdout)).toBe(changesLine(overKept.stdout));
-    // The same release either way, but for where the representations are: over the kept dist/ the previous pack is
-    // linked and a pack of the new ones added; on the runner, whose previous packs are remote, one pack holds them all.
+    // The same release either way, where its representations are included: over the kept dist/ the previous pack is
+    // linked and a pack of the new ones added; the runner makes the previous pack again from the representations it
+    // downloads (compressing only the new ones), and links it the same way.
     const both = async (file: string) =>
       Promise.all([fresh, path.join(tmp, 'dist')].map(async (d) => readFile(path.join(d, 'current', file), 'utf8')));
     const [changesOnRunner, changesOverKept] = await both('changes.json');
@@ -149,8 +150,12 @@ describe.skipIf(!hasNginx)('build -> publish file:// -> nginx -> serve --origin 
       const reps = Object.entries(representations as Record<string, { br: object; gzip: object }>);
       return { ...rest, representations: Object.fromEntries(reps.map(([k, { br, gzip }]) => [k, { br, gzip }])) };
     };
-    const [onRunnerManifest, overKeptManifest] = (await both('manifest.json')).map(unplaced);
-    expect(onRunnerManifest).toEqual(overKeptManifest);
+    const [onRunnerManifest, overKeptManifest] = await both('manifest.json');
+    expect(unplaced(onRunnerManifest!)).toEqual(unplaced(overKeptManifest!));
+    expect(onRunnerManifest).toBe(overKeptManifest);
+    const compressed = (out: string) => /(\d+) bodies compressed, (\d+) kept/.exec(out)?.slice(1).map(Number);
+    expect(compressed(onRunner.stdout)).toEqual(compressed(overKept.stdout));
+    expect(compressed(onRunner.stdout)![1]).toBeGreaterThan(compressed(onRunner.stdout)![0]!);
     const [metaOnRunner, metaOverKept] = (await both('publication.json')).map((j) => {
       const { manifestSha256: _, ...rest } = JSON.parse(j);
       return rest;

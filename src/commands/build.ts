@@ -51,8 +51,10 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
     `  ${r.files} files, ${r.stats.uniqueBodies} distinct bodies, ${mb(r.stats.bytesWritten)} MB written, ` +
       `${r.stats.linkedFromPrevious} kept from the previous publication`,
   );
+  const { rendered, skipped, rewritten } = r.stats;
   console.log(
-    `  ${r.stats.rendered} bodies made, ${r.stats.skipped} carried over unchanged (the same inputs as in the previous publication)`,
+    `  ${rendered - rewritten} bodies made, ${skipped + rewritten} carried over unchanged (the same inputs as in the ` +
+      `previous publication${rewritten ? `; ${rewritten} of them written from their inputs, the previous one being remote` : ''})`,
   );
   if (r.compressed)
     console.log(
@@ -60,6 +62,11 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
         `previous publication (${r.stats.packsLinked} of its packs linked)`,
     );
   else console.log('  no br + gzip representations (--no-compression): the gateway answers identity');
+  if (r.stats.previousUnread)
+    console.warn(
+      `modelpub: warning: ${r.stats.previousUnread} representations of the previous publication could not be read ` +
+        `and were compressed again (the release is complete); the first: ${r.stats.previousUnreadWhy}`,
+    );
   console.log(
     `  changes: ${r.changes.added.length} added, ${r.changes.changed.length} changed, ${r.changes.removed.length} removed (changes.json)`,
   );

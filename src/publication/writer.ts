@@ -3,7 +3,9 @@
 // revision and bytes (it is hard-linked from the previous release, or written again when that release is remote), so
 // its sha256, ETag and Last-Modified stay put. Every other body takes the time policy's `changedAt` (times.ts).
 // A body whose inputs digest equals the one the previous release's manifest lists for its path is not made at all:
-// its entry and representations are carried over and its file hard-linked, so a rebuild costs what changed.
+// its entry and representations are carried over and its file hard-linked, so a rebuild costs what changed. With a
+// remote previous release (build --previous URL on a fresh runner) such a body is made with the previous revision and
+// written, not hashed, and its representations are downloaded rather than compressed again (remotePacks).
 import { createHash, hash } from 'node:crypto';
 import { createReadStream, linkSync, statSync } from 'node:fs';
 import { type FileHandle, link, mkdir, open, readFile, rm } from 'node:fs/promises';
@@ -53,6 +55,14 @@ export interface WriteStats {
   /** Bodies made to bytes, and bodies carried over from the previous release by their inputs digest (not made). */
   rendered: number;
   skipped: number;
+  /**
+   * Of the bodies made, those carried over by their inputs digest from a remote previous release: made (with its
+   * revision) only to be written, their entry and representations carried, not hashed.
+   */
+  rewritten: number;
+  /** Representations of a remote previous release that could not be read (made again), and why the first could not. */
+  previousUnread: number;
+  previousUnreadWhy: string | null;
 }
 
 /** The stats of a write that wrote nothing (a no-change build reports these too). */
@@ -67,6 +77,9 @@ export const emptyWriteStats = (): WriteStats => ({
   packsLinked: 0,
   rendered: 0,
   skipped: 0,
+  rewritten: 0,
+  previousUnread: 0,
+  previousUnreadWhy: null,
 });
 
 export interface WriteOptions {
@@ -174,7 +187,9 @@ export async function writeBodies(
       if (refused) return;
       const prev = o.previous?.files.get(pending.path);
       const inputs = 'render' in pending ? pending.inputs : partsDigest(pending);
-      if (prev?.inputs === inputs && (await carry(pending, prev))) {
+      // The same inputs: its bytes are by design the previous entry's, but for the revision in them.
+      const same = prev?.inputs === inputs ? prev : undefined;
+      if (same && (await carry(pending, same))) {
         o.onProgress?.(++done);
         return;
       }
@@ -193,7 +208,16 @@ export async function writeBodies(
         // Encoded once: hashed, written and compressed as these bytes.
         let bytes: Buffer | null = null;
         let hash = '';
-        if (prev && prev.revision !== o.revision) {
+        if (same) {
+          // Not carried (its previous file is not on this disk): made with the previous revision, it is the previous
+          // entry's bytes, so they are not hashed again; a size other than the one listed falls back to the compare.
+          const kept = bodyBytes(parts, same.revision);
+          if (kept.length === same.bytes) {
+            [revision, lastModified, bytes, hash] = [same.revision, same.last_modified, kept, same.sha256];
+            stats.rewritten++;
+          }
+        }
+        if (bytes === null && prev && prev.revision !== o.revision) {
           const kept = bodyBytes(parts, prev.revision);
           const keptHash = sha256(kept);
           if (keptHash === prev.sha256) {
@@ -340,7 +364,12 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
   const pending = new Set<Promise<void>>();
   let pendingBytes = 0;
   let failure: Error | null = null;
-  const previous = o.previous?.dir ? previousPacks(o.previous, o.previous.dir, levels) : null;
+  const previous = !o.previous
+    ? null
+    : o.previous.dir
+      ? previousPacks(o.previous, o.previous.dir, levels)
+      : remotePacks(o.previous, path.join(o.stagingDir, REMOTE_PACKS_DIR), levels, stats);
+  previous?.catch(() => {}); // thrown again where it is awaited
   const spill = spillFile(path.join(o.stagingDir, SPILL_FILE));
   const placeAt = (row: number, where: number, offset: number, pack = 0) => {
     place.values[row] = where;
@@ -358,6 +387,7 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
     const prev = previous && (await previous);
     const from = previousRow(prev, hash);
     if (from < 0) return false;
+    if (prev!.fetch && !(await prev!.fetch(from))) return false;
     table.set(row, prev!.table.at(from));
     placeAt(row, PREVIOUS, prev!.offsets[from]!, prev!.packOf[from]!);
     stats.encodedReused++;
@@ -390,7 +420,9 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
     /** Whether a previous pack that is there holds the representations of `hash` (a carried body needs them). */
     async reusable(hash: string): Promise<boolean> {
       if (table.rowOf(hash) >= 0) return true;
-      return previousRow(await previous, hash) >= 0;
+      const prev = await previous;
+      const from = previousRow(prev, hash);
+      return from >= 0 && (!prev!.fetch || (await prev!.fetch(from)));
     },
     /** The representations of `hash`: the previous pack's, else those of `body` (null: reusable() said yes). */
     /** With `move`, `body` may be moved to a compression thread (Compressor.compress): the caller is done with it. */
@@ -551,8 +583,14 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       packs[newIndex]!.bytes = written;
       return table;
     },
-    /** Closes and removes the spill file; a build calls it once the pack is written, or has failed. */
-    close: () => spill.remove(),
+    /**
+     * Closes and removes the spill file (and the downloaded previous packs, whose kept ones are linked); a build calls
+     * it once the pack is written, or has failed.
+     */
+    async close(): Promise<void> {
+      await spill.remove();
+      await (await previous?.catch(() => null))?.close?.();
+    },
   };
 }
 
@@ -613,18 +651,19 @@ interface PreviousPacks {
   /** Per row of `table`: its pack, and where its br bytes start in it. */
   packOf: Uint32Array;
   offsets: Float64Array;
+  /**
+   * A remote release's: puts a row's representations in place in its pack (downloaded, checked); false when they
+   * cannot be read, and they are made again.
+   */
+  fetch?: (row: number) => Promise<boolean>;
+  close?: () => Promise<void>;
 }
 
-/**
- * The previous release's packs and where each representation is in them, when they were made at the same levels
- * (null else). A pack is checked as a carried body is, by its size (stat), not read: one missing or of another size
- * is not sound, and the representations it holds are made again.
- */
-async function previousPacks(
-  previous: IndexedRelease,
-  dir: string,
-  levels: CompressionLevels,
-): Promise<PreviousPacks | null> {
+/** Where a build downloads a remote previous release's packs, in its staging folder (the same disk: linked from). */
+const REMOTE_PACKS_DIR = '.previous-packs';
+
+/** Where each representation of `previous` is in its packs, when they were made at `levels` (null else). */
+function packsIndex(previous: IndexedRelease, levels: CompressionLevels) {
   const { representations: table } = previous;
   const { compression } = previous.head;
   const same = compression?.brotliQuality === levels.brotliQuality && compression?.gzipLevel === levels.gzipLevel;
@@ -637,12 +676,97 @@ async function previousPacks(
     packOf[row] = pack;
     offsets[row] = br.offset;
   }
-  const sound = new Uint8Array(files.length);
-  files.forEach((f, p) => {
+  return { table, files, packOf, offsets };
+}
+
+/**
+ * The previous release's packs and where each representation is in them, when they were made at the same levels
+ * (null else). A pack is checked as a carried body is, by its size (stat), not read: one missing or of another size
+ * is not sound, and the representations it holds are made again.
+ */
+async function previousPacks(
+  previous: IndexedRelease,
+  dir: string,
+  levels: CompressionLevels,
+): Promise<PreviousPacks | null> {
+  const index = packsIndex(previous, levels);
+  if (!index) return null;
+  const sound = new Uint8Array(index.files.length);
+  index.files.forEach((f, p) => {
     const st = statSync(path.join(dir, f.path), { throwIfNoEntry: false });
     sound[p] = st?.isFile() && st.size === f.bytes ? 1 : 0;
   });
-  return { dir, table, files, sound, packOf, offsets };
+  return { dir, ...index, sound };
+}
+
+/**
+ * A remote previous release's packs, made again in `dir` as the build asks for representations: each pack a file of
+ * its listed size, in which a representation is put at its offset once downloaded (an object of its own on the
+ * remote, read and checked as every read of a release is: its size and sha256, within the source's bounds) and written
+ * straight to the file. Only the representations the build reuses are downloaded; the rest of a pack (those no body of
+ * this build has, and the bytes no representation of the previous release lists) stays zeros, which no manifest
+ * entry points at. One that cannot be read (missing, damaged, a host that fails) is made again, never inherited. The
+ * packs are then linked or compacted as a kept dist/'s are.
+ */
+async function remotePacks(
+  previous: IndexedRelease,
+  dir: string,
+  levels: CompressionLevels,
+  stats: WriteStats,
+): Promise<PreviousPacks | null> {
+  const index = packsIndex(previous, levels);
+  if (!index) return null;
+  const { table, files, packOf, offsets } = index;
+  await mkdir(dir, { recursive: true }).catch((e) => Promise.reject(namedWriteError(e, dir)));
+  const handles: FileHandle[] = [];
+  const close = async () => {
+    for (const h of handles.splice(0)) await h.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const f of files) {
+      const file = path.join(dir, f.path);
+      const h = await open(file, 'wx').catch((e) => Promise.reject(namedWriteError(e, file)));
+      handles.push(h);
+      await h.truncate(f.bytes).catch((e) => Promise.reject(namedWriteError(e, file)));
+    }
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  // Per row: 0 not asked for yet, 1 in place, 2 unreadable.
+  const state = new Uint8Array(table.size);
+  const reading = new Map<number, Promise<boolean>>();
+  const get = async (row: number): Promise<boolean> => {
+    const pack = packOf[row]!;
+    const { br, gzip } = table.at(row);
+    let got: Buffer[];
+    try {
+      got = await Promise.all([br, gzip].map((s) => previous.read({ path: files[pack]!.path, ...s })));
+    } catch (e) {
+      state[row] = 2;
+      stats.previousUnread++;
+      stats.previousUnreadWhy ??= (e as Error).message;
+      return false;
+    }
+    const file = path.join(dir, files[pack]!.path);
+    const { bytesWritten } = await handles[pack]!.writev(got, offsets[row]!).catch((e) =>
+      Promise.reject(namedWriteError(e, file)),
+    );
+    if (bytesWritten !== br.bytes + gzip.bytes) throw new Error(`${file}: a write was cut short (is the disk full?)`);
+    state[row] = 1;
+    return true;
+  };
+  const fetch = (row: number): Promise<boolean> => {
+    if (state[row]) return Promise.resolve(state[row] === 1);
+    let p = reading.get(row);
+    if (!p) {
+      p = get(row).finally(() => reading.delete(row));
+      reading.set(row, p);
+    }
+    return p;
+  };
+  return { dir, table, files, sound: new Uint8Array(files.length).fill(1), packOf, offsets, fetch, close };
 }
 
 /** The release's own files, once its bodies are written; publication.json names the manifest's hash. */
