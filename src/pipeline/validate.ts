@@ -504,26 +504,26 @@ function retirementAfterDeprecation(c: Context): void {
 }
 
 /**
- * Every observation time, as an instant (the newest is the publication time, and none may lie in the future), with
- * where it is written, for a problem about it. Visited, not listed: a list held an object per record.
+ * Every observation time, as an instant in milliseconds (the newest is the publication time, and none may lie in the
+ * future), with where it is written, for a problem about it. Visited, not listed: a list held an object per record.
  */
-function eachObservation(c: Context, visit: (at: string, where: () => Omit<SourceIssue, 'message'>) => void): void {
+function eachObservation(c: Context, visit: (at: number, where: () => Omit<SourceIssue, 'message'>) => void): void {
   for (const m of c.models)
-    visit(toInstant(m.updated_at), () => ({
+    visit(instantMs(m.updated_at), () => ({
       file: m.file,
       line: modelLine(c, m, ['updated_at']),
       record: `model "${m.slug}"`,
       field: 'updated_at',
     }));
   type Set = Pick<RecordSet<unknown>, 'length' | 'file' | 'line'>;
-  const records = (set: Set, field: string, instant: (i: number) => string) => {
+  const records = (set: Set, field: string, instant: (i: number) => number) => {
     for (let i = 0; i < set.length; i++) visit(instant(i), () => ({ file: set.file(i), line: set.line(i), field }));
   };
   const { speed, benchmarks, prices, offers } = c;
-  records(speed, 'measured_at', (i) => speed.instant(i));
-  records(benchmarks, 'eval_date', (i) => toInstant(benchmarks.values[i]!.eval_date));
-  records(prices, 'observed_at', (i) => toInstant(prices.values[i]!.observed_at));
-  records(offers, 'updated_at', (i) => toInstant(offers.values[i]!.updated_at));
+  records(speed, 'measured_at', (i) => speed.time(i));
+  records(benchmarks, 'eval_date', (i) => instantMs(benchmarks.values[i]!.eval_date));
+  records(prices, 'observed_at', (i) => instantMs(prices.values[i]!.observed_at));
+  records(offers, 'updated_at', (i) => instantMs(offers.values[i]!.updated_at));
 }
 
 /**
@@ -533,12 +533,14 @@ function eachObservation(c: Context, visit: (at: string, where: () => Omit<Sourc
  * on it). Release dates are not observations (an announced model may have a future one) and do not count.
  */
 function noFutureObservations(c: Context): void {
-  const horizon = new Date(Date.now() + 86_400_000).toISOString();
-  const message = `is later than ${horizon.slice(0, 10)}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
+  const horizon = Date.now() + 86_400_000;
+  const message = `is later than ${new Date(horizon).toISOString().slice(0, 10)}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
+  let latest = instantMs(c.latest);
   eachObservation(c, (at, where) => {
     if (at > horizon) c.errors.push({ ...where(), message });
-    if (at > c.latest) c.latest = at;
+    if (at > latest) latest = at;
   });
+  c.latest = new Date(latest).toISOString();
 }
 
 /** At most one metric decides the run of a run group (compute/ranks.ts): two would contradict each other. */
@@ -744,5 +746,8 @@ function costKeysOnTheCard(c: Context): void {
 
 /** Dates and instants in the data, normalized to the API's ISO form (UTC, milliseconds). */
 export function toInstant(d: string): string {
-  return new Date(d.length === 10 ? `${d}T00:00:00Z` : d).toISOString();
+  return new Date(instantMs(d)).toISOString();
 }
+
+/** toInstant's instant in milliseconds since the epoch: later is larger, as instants compare. */
+export const instantMs = (d: string): number => new Date(d.length === 10 ? `${d}T00:00:00Z` : d).getTime();

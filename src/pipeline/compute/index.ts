@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { QueryLane } from '../../schema/api.js';
 import type { DisplayOverride, RecordLane, Source } from '../../schema/source.js';
 import type { ModelEntry, SourceData } from '../validate.js';
-import { toInstant } from '../validate.js';
+import { instantMs } from '../validate.js';
 import { parseCapabilities, type ParsedCapabilities } from './capabilities.js';
 import { headlineOffers, priceHistories, type ModelHistory } from './history.js';
 import { isResellerZero, priceSummaries, type PriceSummary } from './prices.js';
@@ -25,8 +25,11 @@ export interface LaneView {
   boards: Map<string, Leaderboard>;
   placements: Map<string, Placement[]>;
   provenance: Map<string, PublicProvenanceEntry[]>;
-  /** Newest of the model's own update date and its measurements in this lane: orders `sort=recent`. */
-  lastActivity: Map<string, string>;
+  /**
+   * Newest of the model's own update date and its measurements in this lane, in milliseconds since the epoch (a number:
+   * a speed run's time is one already, and half a million of them made strings cost a second): orders `sort=recent`.
+   */
+  lastActivity: Map<string, number>;
 }
 
 /** Public records that are valid data but enter no published number; the build reports their counts. */
@@ -79,15 +82,14 @@ export function compute(data: SourceData): Computed {
     const visible = models.filter((m) => inLane(m.lane, lane) || (lane === 'provisional' && withRecords.has(m.slug)));
     const visibleSet = new Set(visible.map((m) => m.slug));
     const { boards, placements } = buildLeaderboards(bm, data.metrics, visibleSet);
-    const lastActivity = new Map<string, string>();
-    const touch = (slug: string, d: string) => {
-      const t = toInstant(d);
-      if (t > (lastActivity.get(slug) ?? '')) lastActivity.set(slug, t);
+    const lastActivity = new Map<string, number>();
+    const touch = (slug: string, t: number) => {
+      if (t > (lastActivity.get(slug) ?? -Infinity)) lastActivity.set(slug, t);
     };
-    for (const m of visible) touch(m.slug, m.updated_at);
-    for (const i of sp) if (visibleSet.has(speed.model(i))) touch(speed.model(i), speed.instant(i));
-    for (const r of bm) if (visibleSet.has(r.model)) touch(r.model, r.eval_date);
-    for (const r of pr) if (visibleSet.has(r.model)) touch(r.model, r.observed_at);
+    for (const m of visible) touch(m.slug, instantMs(m.updated_at));
+    for (const i of sp) if (visibleSet.has(speed.model(i))) touch(speed.model(i), speed.time(i));
+    for (const r of bm) if (visibleSet.has(r.model)) touch(r.model, instantMs(r.eval_date));
+    for (const r of pr) if (visibleSet.has(r.model)) touch(r.model, instantMs(r.observed_at));
     lanes[lane] = {
       lane,
       models: visible,

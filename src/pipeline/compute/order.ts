@@ -8,6 +8,7 @@ import type { LaneView } from './index.js';
 
 const bySlug = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const desc = (a: string, b: string) => (a > b ? -1 : a < b ? 1 : 0);
+const descNumber = (a: number, b: number) => b - a;
 
 export function orderSlugs(view: LaneView, sort: Sort, displayName: (slug: string) => string): string[] {
   const ms = view.models;
@@ -25,7 +26,8 @@ export function orderSlugs(view: LaneView, sort: Sort, displayName: (slug: strin
       return [...ms]
         .sort(
           (a, b) =>
-            desc(view.lastActivity.get(a.slug) ?? '', view.lastActivity.get(b.slug) ?? '') || bySlug(a.slug, b.slug),
+            descNumber(view.lastActivity.get(a.slug) ?? -Infinity, view.lastActivity.get(b.slug) ?? -Infinity) ||
+            bySlug(a.slug, b.slug),
         )
         .map((m) => m.slug);
     case 'alphabetical': {
