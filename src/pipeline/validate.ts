@@ -534,7 +534,8 @@ function eachObservation(c: Context, visit: (at: number, where: () => Omit<Sourc
  */
 function noFutureObservations(c: Context): void {
   const horizon = Date.now() + 86_400_000;
-  const message = `is later than ${new Date(horizon).toISOString().slice(0, 10)}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
+  const tomorrow = new Date(horizon).toISOString().slice(0, 10);
+  const message = `is later than ${tomorrow}, tomorrow: an observation cannot be in the future (a typo in the year?)`;
   let latest = instantMs(c.latest);
   eachObservation(c, (at, where) => {
     if (at > horizon) c.errors.push({ ...where(), message });
