@@ -751,6 +751,7 @@ async function remotePacks(
       Promise.reject(namedWriteError(e, file)),
     );
     if (bytesWritten !== br.bytes + gzip.bytes) throw new Error(`${file}: a write was cut short (is the disk full?)`);
+    stats.bytesWritten += bytesWritten;
     state[row] = 1;
     return true;
   };
