@@ -172,7 +172,7 @@ export async function writeBodies(
       stats.linkedFromPrevious++;
     }
     if (encoded) await encoder.add(prev.sha256, null);
-    entries.push(prev);
+    entries.push(prev, prev);
     stats.files++;
     stats.skipped++;
     return true;
@@ -278,15 +278,18 @@ export async function writeBodies(
         }
         // Written first, so a body made for this call alone (render) can then move to the compression pool uncopied.
         if (encoder && !isArtifactFile(b.path)) await encoder.add(hash, bytes, 'render' in pending);
-        entries.push({
-          path: b.path,
-          sha256: hash,
-          bytes: held,
-          content_type: b.contentType ?? JSON_CONTENT_TYPE,
-          revision,
-          last_modified: lastModified,
-          inputs,
-        });
+        entries.push(
+          {
+            path: b.path,
+            sha256: hash,
+            bytes: held,
+            content_type: b.contentType ?? JSON_CONTENT_TYPE,
+            revision,
+            last_modified: lastModified,
+            inputs,
+          },
+          prev ?? null,
+        );
         stats.files++;
         o.onProgress?.(++done);
       } finally {
