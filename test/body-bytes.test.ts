@@ -1,16 +1,19 @@
-// A large body is made once: its tail is joined with room before it, where bodyBytes puts the head and revision, and
-// the writer, once the body is written, moves it to the compression pool rather than copying it. Its file and its
-// representations must be the bytes of a plain concatenation. A catalog's pieces wait in a file (CatalogPieces) and
-// are read straight into its bytes.
+// A large body is given by its pieces, never as one string: joined once into its bytes when it is small enough, or
+// (past the writer's largeBodyBytes) made again in chunks for each use, never whole. Its file and its representations
+// must be the bytes of a plain concatenation either way. A catalog's pieces wait in a file (CatalogPieces) and are read
+// straight into its bytes.
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import {
   type BodyParts,
   bodyBytes,
+  bodyChunks,
   envelopeBytes,
   joinedBytes,
+  type PiecesTail,
   type SizedPiece,
   withSections,
 } from '../src/publication/assemble.js';
@@ -23,8 +26,11 @@ import { type PendingBody, writeBodies } from '../src/publication/writer.js';
 import { withTemp } from './helpers/fixture.js';
 
 /** `head + JSON(revision) + tail`, concatenated as plainly as can be. */
-const plain = (b: BodyParts, revision: string) =>
-  Buffer.from(b.head + JSON.stringify(revision) + (typeof b.tail === 'string' ? b.tail : b.tail.toString()));
+const plain = (b: BodyParts, revision: string) => {
+  const { tail } = b;
+  const text = typeof tail === 'string' || Buffer.isBuffer(tail) ? String(tail) : joinedBytes(tail.pieces).toString();
+  return Buffer.from(b.head + JSON.stringify(revision) + text);
+};
 
 /** A catalog-like body of `n` models, its data given as pieces. */
 const catalog = (n: number): BodyParts =>
@@ -34,31 +40,37 @@ const catalog = (n: number): BodyParts =>
     yield `],"total":${n}}`;
   });
 
-describe('bodyBytes', () => {
-  it('puts head and revision in the room before a joined tail, in the tail’s memory, for any revision', () => {
-    const parts = catalog(3);
-    const tail = Buffer.from(parts.tail as Buffer); // a copy, to compare with
-    for (const revision of ['r1', 'a-much-longer-revision-id.2', 'x'.repeat(64), 'r1']) {
-      const bytes = bodyBytes(parts, revision);
-      expect(bytes.equals(plain(parts, revision)), revision).toBe(true);
-      expect(bytes.buffer).toBe((parts.tail as Buffer).buffer); // no copy of the tail
-      expect(parts.tail).toEqual(tail); // the tail itself untouched
+describe('bodyBytes and bodyChunks', () => {
+  it('make the same bytes from a tail of pieces, whole or in chunks of any size, for any revision', () => {
+    const parts = catalog(300) as BodyParts & { tail: PiecesTail };
+    for (const revision of ['r1', 'a-much-longer-revision-id.2', 'x'.repeat(64)]) {
+      const expected = plain(parts, revision);
+      expect(bodyBytes(parts, revision).equals(expected), revision).toBe(true);
+      for (const chunkBytes of [1, 7, 100, 4096, 1 << 20]) {
+        const chunks = Array.from(bodyChunks(parts, revision, chunkBytes), (c) => Buffer.from(c)); // they share memory
+        expect(Buffer.concat(chunks).equals(expected), `${revision} ${chunkBytes}`).toBe(true);
+        // Each at most chunkBytes, but for the start and a piece larger than that (none here past 100 bytes).
+        if (chunkBytes >= 100) for (const c of chunks.slice(1)) expect(c.length).toBeLessThanOrEqual(chunkBytes);
+      }
     }
   });
 
-  it('gives bytes of their own for a text tail, a tail without room, or a part of a joined one', () => {
-    const joined = joinedBytes(() => ['{"a":', '1}'], 40);
+  it('give bytes of their own for a text tail or a bytes tail', () => {
     for (const parts of [
       { head: '{"r":', tail: ',"a":1}' },
       { head: '{"r":', tail: Buffer.from(',"a":1}') },
-      { head: '{"r":', tail: joined.subarray(4) },
-      { head: 'h'.repeat(100), tail: joined }, // a head longer than the room
     ]) {
-      const bytes = bodyBytes(parts, 'r2');
-      expect(bytes.equals(plain(parts, 'r2'))).toBe(true);
-      expect(bytes.buffer).not.toBe(joined.buffer); // the joined tail's room is not used
+      expect(bodyBytes(parts, 'r2').toString()).toBe('{"r":"r2","a":1}');
     }
-    expect(joined.toString()).toBe('{"a":1}');
+  });
+
+  it('refuse pieces that changed since the tail’s size was taken', () => {
+    let n = 2;
+    const parts = envelopeBytes('1.0.0', 'en', '{}', function* () {
+      yield '['.padEnd(n++, ' ');
+      yield ']';
+    }) as BodyParts & { tail: PiecesTail };
+    expect(() => [...bodyChunks(parts, 'r1', 4)]).toThrow(/changed between two passes/);
   });
 });
 
@@ -97,54 +109,70 @@ describe('CatalogPieces', () => {
   });
 });
 
+/** A small catalog (models in two variants, sharing their pieces) written with the given options and a pool. */
+async function writeCatalog(dir: string, n: number, options: { largeBodyBytes?: number } = {}) {
+  const pool = createCompressor({ threads: Math.min(2, availableParallelism()) });
+  const bodies: PendingBody[] = [
+    ...['en', 'ru'].map((locale) => ({
+      path: `api/v1/catalog/${locale}.json`,
+      inputs: `digest-${locale}`,
+      render: () => catalog(n),
+    })),
+    { path: 'api/v1/catalog/given.json', ...catalog(n + 1) },
+    { path: 'api/v1/small.json', head: '{"r":', tail: '}' },
+  ];
+  try {
+    const written = await writeBodies(bodies, {
+      stagingDir: dir,
+      revision: 'r1',
+      times: timePolicy(undefined, '2025-01-01T00:00:00.000Z', null, 'r1'),
+      previous: null,
+      compressor: { pool, levels: BUILD_LEVELS, memoryBytes: 0 },
+      ...options,
+    });
+    return written;
+  } finally {
+    await pool.close();
+  }
+}
+
 describe('writeBodies', () => {
-  it('writes a large rendered body, then moves it to the pool: its file and representations are its plain bytes', async () => {
+  it('writes a large body whole or streamed to the same file and representations: its plain bytes', async () => {
     await withTemp(async (dir) => {
-      const pool = createCompressor({ threads: 1 });
-      const made: BodyParts[] = [];
-      const given = catalog(20_001); // handed as parts: the caller's, so never moved
-      const bodies: PendingBody[] = [
-        {
-          path: 'api/v1/catalog/en.json',
-          inputs: 'digest-1',
-          render: () => {
-            made.push(catalog(20_000));
-            return made.at(-1)!;
-          },
-        },
-        { path: 'api/v1/catalog/given.json', ...given },
-        { path: 'api/v1/small.json', head: '{"r":', tail: '}' },
-      ];
-      try {
-        const { representations, stats } = await writeBodies(bodies, {
-          stagingDir: dir,
-          revision: 'r1',
-          times: timePolicy(undefined, '2025-01-01T00:00:00.000Z', null, 'r1'),
-          previous: null,
-          compressor: { pool, levels: BUILD_LEVELS },
-        });
-        expect(stats.encodedNew).toBe(3);
-        const listed = new Map(representations!);
-        for (const [file, parts] of [
-          ['api/v1/catalog/en.json', catalog(20_000)],
-          ['api/v1/catalog/given.json', given],
-        ] as const) {
-          const expected = plain(parts, 'r1');
+      const files = ['api/v1/catalog/en.json', 'api/v1/catalog/ru.json', 'api/v1/catalog/given.json'];
+      const results = [];
+      // Whole (the threshold far above), then streamed in chunks (every body of pieces past the threshold).
+      for (const largeBodyBytes of [1 << 30, 1000]) {
+        const staging = path.join(dir, String(largeBodyBytes));
+        const { representations, stats, entries } = await writeCatalog(staging, 20_000, { largeBodyBytes });
+        expect(stats.encodedNew).toBe(3); // en and ru are the same bytes
+        const listed = [...new Map(representations!).values()];
+        const out = new Map<string, unknown>();
+        for (const file of files) {
+          const expected = plain(catalog(file.endsWith('given.json') ? 20_001 : 20_000), 'r1');
           expect(expected.length).toBeGreaterThanOrEqual(MOVE_BYTES);
-          expect((await readFile(path.join(dir, file))).equals(expected), file).toBe(true);
+          expect((await readFile(path.join(staging, file))).equals(expected), file).toBe(true);
           const local = compressBody(expected, BUILD_LEVELS);
-          const reps = [...listed.values()].find((r) => r.br.sha256 === local.br.sha256);
+          const reps = listed.find((r) => r.br.sha256 === local.br.sha256);
           expect(reps, file).toMatchObject({
             br: { sha256: local.br.sha256, bytes: local.br.size },
             gzip: { sha256: local.gzip.sha256, bytes: local.gzip.size },
           });
+          out.set(file, reps);
         }
-        // The rendered body went to the pool uncopied (its memory is gone from here); the given one is intact.
-        expect((made[0]!.tail as Buffer).length).toBe(0);
-        expect(plain(given, 'r1').equals(plain(catalog(20_001), 'r1'))).toBe(true);
-      } finally {
-        await pool.close();
+        // The pack holds them at the places listed: decompressed, each is the body.
+        const pack = await readFile(path.join(staging, representations!.packs![0]!.path));
+        const bodies = await Promise.all([...files, 'api/v1/small.json'].map((f) => readFile(path.join(staging, f))));
+        for (const r of listed) {
+          const at = r.offset!;
+          const body = brotliDecompressSync(pack.subarray(at, at + r.br.bytes));
+          expect(gunzipSync(pack.subarray(at + r.br.bytes, at + r.br.bytes + r.gzip.bytes)).equals(body)).toBe(true);
+          expect(bodies.some((b) => b.equals(body))).toBe(true);
+        }
+        await entries.remove();
+        results.push(out);
       }
+      expect(results[1]).toEqual(results[0]);
     });
   });
 });

@@ -586,6 +586,32 @@ describe('incremental builds', () => {
     });
   });
 
+  it('bodies made in chunks (a low largeBodyBytes) give the same release as bodies made whole, full and incremental', async () => {
+    await withTemp(async (tmp) => {
+      const releases = async (largeBodyBytes: number | undefined) => {
+        const dataDir = path.join(tmp, `data-${largeBodyBytes}`);
+        const outDir = path.join(tmp, `out-${largeBodyBytes}`);
+        await writeFixture(dataDir, smallCatalog());
+        const r1 = await build({ dataDir, outDir, largeBodyBytes });
+        const full = await readAll(r1.releaseDir);
+        await writeFixture(dataDir, edited());
+        const r2 = await build({ dataDir, outDir, largeBodyBytes });
+        return { full, incremental: await readAll(r2.releaseDir), streamed: [r1.stats.streamed, r2.stats.streamed] };
+      };
+      const streamed = await releases(1); // every catalog body and list artifact
+      const whole = await releases(undefined);
+      expect(whole.streamed).toEqual([0, 0]);
+      expect(streamed.streamed[0]).toBeGreaterThan(0);
+      expect(streamed.streamed[1]).toBeGreaterThan(0); // the edit changed catalog bodies
+      // Every file: bodies, manifest, packs (so the representations) byte for byte.
+      for (const kind of ['full', 'incremental'] as const) {
+        expect([...streamed[kind].keys()].sort(), kind).toEqual([...whole[kind].keys()].sort());
+        for (const [file, bytes] of whole[kind])
+          expect(streamed[kind].get(file)?.equals(bytes), `${kind} ${file}`).toBe(true);
+      }
+    });
+  });
+
   it('a forced --published-at: never before the previous publication; with changed bodies, only in a later second than every Last-Modified before', async () => {
     await withTemp(async (tmp) => {
       const dataDir = path.join(tmp, 'data');

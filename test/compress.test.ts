@@ -166,6 +166,49 @@ describe('createCompressor', () => {
     }
   });
 
+  it('compresses a body given in chunks to the bytes compressBody gives, whatever the chunks', async () => {
+    const compressor = createCompressor({ threads: 2 });
+    /** `b` in chunks of `n` bytes, in one buffer reused, as bodyChunks gives them. */
+    function* chunks(b: Buffer, n: number): Generator<Buffer> {
+      const shared = Buffer.alloc(n);
+      for (let at = 0; at < b.length; at += n) yield shared.subarray(0, b.copy(shared, 0, at, at + n));
+    }
+    try {
+      const bodies = [body(0), body(5_000, 1), body(5_000, 2), body(20_000, 3)];
+      const results = await Promise.all(
+        bodies.map((b, i) => compressor.compressStream(b.length, chunks(b, [1, 1000, 65_536, 1 << 20][i]!))),
+      );
+      // Small bodies in batches meanwhile: answers of both kinds share the workers.
+      const small = await Promise.all([1, 2, 3].map((seed) => compressor.compress(body(10, seed))));
+      small.forEach((reps, i) => {
+        expectDecodesTo(reps, body(10, i + 1));
+      });
+      results.forEach((reps, i) => {
+        expectDecodesTo(reps, bodies[i]!);
+        const local = compressBody(bodies[i]!, BUILD_LEVELS);
+        expect(reps.br.bytes.equals(local.br.bytes), `br ${i}`).toBe(true);
+        expect(reps.gzip.bytes.equals(local.gzip.bytes), `gzip ${i}`).toBe(true);
+      });
+    } finally {
+      await compressor.close();
+    }
+  });
+
+  it('rejects a body whose chunks fail, and goes on with the others', async () => {
+    const compressor = createCompressor({ threads: 1 });
+    function* failing(): Generator<Buffer> {
+      yield Buffer.from('{"a":');
+      throw new Error('the pieces changed');
+    }
+    try {
+      await expect(compressor.compressStream(10, failing())).rejects.toThrow(/the pieces changed/);
+      const b = body(100);
+      expectDecodesTo(await compressor.compressStream(b.length, [b.subarray(0, 10), b.subarray(10)]), b);
+    } finally {
+      await compressor.close();
+    }
+  });
+
   it('close() finishes the bodies already asked for, then refuses more', async () => {
     const compressor = createCompressor({ threads: 2 });
     const bodies = Array.from({ length: 50 }, (_, i) => body(500, i));

@@ -58,6 +58,8 @@ export interface BuildOptions {
   remoteOptions?: RemoteOptions;
   /** What the representations may hold in memory before they spill to a file (default 32 MB; tests give 0). */
   representationsMemoryBytes?: number;
+  /** A body of pieces from this size on is made in chunks, never whole (default LARGE_BODY_BYTES; tests give less). */
+  largeBodyBytes?: number;
   /** Test hook: called after staging is complete, before the switch. */
   beforeSwitch?: () => Promise<void>;
 }
@@ -185,6 +187,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       times,
       previous,
       onProgress: (n) => progress.tick(n),
+      largeBodyBytes: o.largeBodyBytes,
       ...(pool && levels && { compressor: { pool, levels, memoryBytes: o.representationsMemoryBytes } }),
     }).finally(() => pool?.close());
     const { entries, stats } = written;

@@ -14,10 +14,20 @@ export const TIER = 'free';
 export interface BodyParts {
   head: string;
   /**
-   * Bytes for a body too large to hold as a string (a catalog of every model: 100 MB at 2,000 models), which its
-   * concatenations and encodings would copy several times over.
+   * Pieces for a body too large to hold as a string (a catalog of every model: 100 MB at 2,000 models), which its
+   * concatenations and encodings would copy several times over; bytes for one made whole (the snapshot).
    */
-  tail: string | Buffer;
+  tail: string | Buffer | PiecesTail;
+}
+
+/**
+ * A tail given by its pieces, made again for each pass over them: joined whole (bodyBytes), or for a large body in
+ * chunks (bodyChunks), never whole in memory.
+ */
+export interface PiecesTail {
+  /** Its UTF-8 bytes. */
+  size: number;
+  pieces: () => Iterable<Piece>;
 }
 
 /** Case- and accent-insensitive form used by search (NFKD, marks removed, lower case). */
@@ -80,13 +90,11 @@ const sizeOf = (piece: Piece): number =>
 /**
  * The UTF-8 bytes of a body too large for one string (a catalog, a list artifact), from its pieces: `pieces` is
  * called twice, for their sizes and then to write them, so the body is never held twice (a joined string, its bytes).
- * With `room`, that many bytes are left free before them, in memory of their own (bodyBytes puts head and revision there).
  */
-export function joinedBytes(pieces: () => Iterable<Piece>, room = 0): Buffer {
+export function joinedBytes(pieces: () => Iterable<Piece>): Buffer {
   let size = 0;
   for (const piece of pieces()) size += sizeOf(piece);
-  const out = room ? Buffer.allocUnsafeSlow(room + size).subarray(room) : Buffer.allocUnsafe(size);
-  if (room) rooms.set(out.buffer, room);
+  const out = Buffer.allocUnsafe(size);
   let at = 0;
   for (const piece of pieces()) {
     let n = 0; // what fits of the piece
@@ -104,32 +112,61 @@ export function joinedBytes(pieces: () => Iterable<Piece>, room = 0): Buffer {
   return out;
 }
 
-/** The JSON of a revision id (RevisionId: at most 64 characters, all ASCII) fits in this many bytes. */
-const REVISION_ROOM = 66;
-/**
- * The memory of tails joined with room before them, and the room's size: nothing else views it but the bodies
- * bodyBytes makes there.
- */
-const rooms = new WeakMap<ArrayBufferLike, number>();
+/** A tail of pieces, its size taken in a first pass over them. */
+const piecesTail = (pieces: () => Iterable<Piece>): PiecesTail => {
+  let size = 0;
+  for (const piece of pieces()) size += sizeOf(piece);
+  return { size, pieces };
+};
 
-/** A large body's tail, joined with room for `head` and a revision before it. */
-const tailAfter = (head: string, pieces: () => Iterable<Piece>): Buffer =>
-  joinedBytes(pieces, Buffer.byteLength(head) + REVISION_ROOM);
+/** `head + JSON(revision)`: what a body starts with. */
+export const bodyStart = (b: BodyParts, revision: string): string => b.head + JSON.stringify(revision);
 
-/**
- * The bytes of a body that names `revision`: `head + JSON(revision) + tail`, in memory of their own. A tail joined
- * with room before it takes head and revision there, so that a large body is never copied whole: the result is then
- * a view of the tail's memory, whose first bytes a later call (another revision) overwrites.
- */
+/** The bytes of a body that names `revision`: `head + JSON(revision) + tail`, whole, in memory of their own. */
 export function bodyBytes(b: BodyParts, revision: string): Buffer {
-  const start = b.head + JSON.stringify(revision);
-  if (typeof b.tail === 'string') return Buffer.from(start + b.tail);
-  const n = Buffer.byteLength(start);
-  const room = rooms.get(b.tail.buffer);
-  if (room !== b.tail.byteOffset || n > room) return Buffer.concat([Buffer.from(start), b.tail]);
-  const body = Buffer.from(b.tail.buffer, b.tail.byteOffset - n, n + b.tail.length);
-  body.write(start, 0);
-  return body;
+  const start = bodyStart(b, revision);
+  const { tail } = b;
+  if (typeof tail === 'string') return Buffer.from(start + tail);
+  if (Buffer.isBuffer(tail)) return Buffer.concat([Buffer.from(start), tail]);
+  return joinedBytes(function* () {
+    yield start;
+    yield* tail.pieces();
+  });
+}
+
+/**
+ * The bytes of a body of pieces that names `revision`, in chunks of at most `chunkBytes` (a piece larger than that in
+ * one of its own), so that it is never whole in memory. The chunks share one buffer: each is valid until the next is
+ * asked for.
+ */
+export function* bodyChunks(
+  b: BodyParts & { tail: PiecesTail },
+  revision: string,
+  chunkBytes: number,
+): Generator<Buffer> {
+  yield Buffer.from(bodyStart(b, revision));
+  const buffer = Buffer.allocUnsafeSlow(chunkBytes);
+  let used = 0;
+  let total = 0;
+  for (const piece of b.tail.pieces()) {
+    const size = sizeOf(piece);
+    total += size;
+    if (used > 0 && used + size > chunkBytes) {
+      yield buffer.subarray(0, used);
+      used = 0;
+    }
+    if (size > chunkBytes) yield joinedBytes(() => [piece]);
+    else if (typeof piece === 'string') used += buffer.write(piece, used);
+    else if (Buffer.isBuffer(piece)) used += piece.copy(buffer, used);
+    else {
+      piece.copyTo(buffer, used);
+      used += size;
+    }
+  }
+  if (used > 0) yield buffer.subarray(0, used);
+  if (total !== b.tail.size) {
+    throw new Error(`a body's pieces changed between two passes (${b.tail.size} bytes, then ${total})`);
+  }
 }
 
 /** withSections as pieces (nothing joined): for a body made of many of them (joinedBytes). */
@@ -151,7 +188,7 @@ export function* sectionPieces(
   yield '}';
 }
 
-/** envelopeParts for data given as pieces of its JSON (called twice: joinedBytes): the tail is bytes. */
+/** envelopeParts for data given as pieces of its JSON (made again for each pass over them): a tail of pieces. */
 export function envelopeBytes(
   schemaVersion: string,
   locale: Locale,
@@ -162,7 +199,7 @@ export function envelopeBytes(
   const open = empty.tail.slice(0, -1);
   return {
     head: empty.head,
-    tail: tailAfter(empty.head, function* (): Generator<Piece> {
+    tail: piecesTail(function* (): Generator<Piece> {
       yield open;
       yield* dataPieces();
       yield '}';
@@ -199,7 +236,8 @@ export function* artifactModelPieces(
 
 /**
  * A list artifact's parts: its kind first, then its revision, then the rest in schema order; `models` gives each
- * model's key and pieces (artifactModelPieces), in the order of an object's keys, and is called twice (joinedBytes).
+ * model's key and pieces (artifactModelPieces), in the order of an object's keys, and is called once per pass over
+ * them (PiecesTail).
  */
 export function artifactParts(
   a: Omit<ListArtifact, 'kind' | 'publicationRevision' | 'models'>,
@@ -214,7 +252,7 @@ export function artifactParts(
   const head = '{"kind":"modelpub.list-artifact","publicationRevision":';
   return {
     head,
-    tail: tailAfter(head, function* () {
+    tail: piecesTail(function* () {
       yield `,${innerJson(rest)},"models":{`;
       let sep = '';
       for (const [slug, pieces] of models()) {

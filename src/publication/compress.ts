@@ -99,6 +99,12 @@ export interface Compressor {
    */
   compress(body: Buffer, options?: { move?: boolean }): Promise<Representations>;
   /**
+   * The br and gzip representations of a body of `size` bytes given in chunks (each copied as it is sent, so a chunk
+   * may reuse the memory of the one before), byte-identical to compress()'s: a large body is never whole in memory.
+   * The chunks are taken as the worker consumes them, a few ahead.
+   */
+  compressStream(size: number, chunks: Iterable<Buffer>): Promise<Representations>;
+  /**
    * Finishes the work already asked for, then stops the threads; never rejects (a failed worker rejects the bodies it
    * had). compress() after close() rejects.
    */
@@ -119,12 +125,24 @@ interface Packed {
   sizes: number[];
 }
 
+/**
+ * A streamed body's chunks go through this many slots of memory shared with its worker, each of this many bytes: the
+ * slots are reused, where a chunk per message would be copied into new memory of the worker's, freed only when its
+ * garbage is collected.
+ */
+const STREAM_SLOTS = 4;
+const STREAM_SLOT_BYTES = 1024 * 1024;
+
 // The worker runs this script (CommonJS, from a string so that it runs the same from src/ under vitest and from
 // lib/). It compresses each body of a batch with the options it was started with (made by brotliOptions() and
 // gzipOptions(), so it only applies them), and answers the batch in order. A batch travels as one buffer each way,
 // moved rather than copied: a buffer per body and per representation cost twice the pool's overhead (about 30 µs of
 // CPU per body against 15, over the default publication). It first lowers its own priority (workerData.nice): see
-// WORKER_NICE.
+// WORKER_NICE. A streamed body (compressStream) comes as messages of its own: { stream, size, shared } opens it, then
+// each { stream, slot, length } is a chunk in that slot of the shared memory, for a br and a gzip stream (brotli told
+// the whole size, as a one-shot compression knows it, so the bytes are the same), answered { stream, ack } once both
+// took it (the slot is then free again), and { stream, end } is answered by the two representations. zlib's streams
+// compress on libuv's thread pool, which WORKER_NICE does not lower.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const zlib = require('node:zlib');
@@ -134,7 +152,45 @@ if (workerData.nice !== null) {
     require('node:os').setPriority(workerData.nice);
   } catch {}
 }
-parentPort.on('message', ({ bytes, sizes }) => {
+const streams = new Map();
+function streamed({ stream, size, shared, slot, length, end }) {
+  if (shared) {
+    const hint = { [zlib.constants.BROTLI_PARAM_SIZE_HINT]: size };
+    const brotli = { ...workerData.brotli, params: { ...workerData.brotli.params, ...hint } };
+    const codings = [zlib.createBrotliCompress(brotli), zlib.createGzip(workerData.gzip)];
+    const s = { shared, codings, outputs: [[], []] };
+    codings.forEach((c, i) => c.on('data', (d) => s.outputs[i].push(d)));
+    s.done = Promise.all(codings.map((c) => new Promise((resolve, reject) => c.on('end', resolve).on('error', reject))));
+    streams.set(stream, s);
+    return;
+  }
+  const s = streams.get(stream);
+  if (!end) {
+    const chunk = Buffer.from(s.shared, slot * ${STREAM_SLOT_BYTES}, length);
+    let left = s.codings.length;
+    for (const c of s.codings) c.write(chunk, () => --left === 0 && parentPort.postMessage({ stream, ack: true }));
+    return;
+  }
+  for (const c of s.codings) c.end();
+  s.done.then(
+    () => {
+      streams.delete(stream);
+      const outputs = s.outputs.map((o) => Buffer.concat(o));
+      const bytes = new Uint8Array(outputs[0].length + outputs[1].length);
+      bytes.set(outputs[0], 0);
+      bytes.set(outputs[1], outputs[0].length);
+      const sha256 = outputs.map((o) => createHash('sha256').update(o).digest('hex'));
+      parentPort.postMessage({ stream, bytes, sizes: outputs.map((o) => o.length), sha256 }, [bytes.buffer]);
+    },
+    (e) => {
+      streams.delete(stream);
+      parentPort.postMessage({ stream, error: String(e && e.message) });
+    },
+  );
+}
+parentPort.on('message', (message) => {
+  if (message.stream !== undefined) return streamed(message);
+  const { bytes, sizes } = message;
   const outputs = [];
   let offset = 0;
   for (const size of sizes) {
@@ -172,7 +228,20 @@ const BATCHES_PER_WORKER = 2;
 interface Slot {
   worker: Worker;
   inFlight: Job[][];
+  /** Streamed bodies under way on the worker. */
+  streams: number;
 }
+
+interface StreamJob {
+  slot: Slot;
+  /** Called on each ack, and on failure. */
+  acked: () => void;
+  unacked: number;
+  resolve: (r: Representations) => void;
+  reject: (e: Error) => void;
+}
+
+type StreamAnswer = { stream: number } & ({ ack: true } | { error: string } | (Packed & { sha256: string[] }));
 
 /** A pool of worker threads that compresses bodies at the given levels (BUILD_LEVELS by default). */
 export function createCompressor(options: CompressorOptions = {}): Compressor {
@@ -195,12 +264,18 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
   let drained: (() => void) | undefined;
   let closed: Promise<void> | undefined;
 
+  const streams = new Map<number, StreamJob>();
+  let nextStream = 0;
   const slots: Slot[] = [];
   for (let i = 0; i < threads; i++) {
     const workerData = { ...zlibOptions, nice: WORKER_NICE };
-    const slot: Slot = { worker: new Worker(WORKER_SOURCE, { eval: true, workerData }), inFlight: [] };
+    const slot: Slot = { worker: new Worker(WORKER_SOURCE, { eval: true, workerData }), inFlight: [], streams: 0 };
     slot.worker.unref(); // an idle pool does not keep the process alive; a busy one is ref'd in dispatch()
-    slot.worker.on('message', (answer: Packed & { sha256: string[] }) => {
+    slot.worker.on('message', (answer: (Packed & { sha256: string[] }) | StreamAnswer) => {
+      if ('stream' in answer) {
+        streamAnswer(answer);
+        return;
+      }
       const batch = slot.inFlight.shift();
       if (!batch) return; // sent before the pool failed and rejected it
       let offset = 0;
@@ -219,7 +294,7 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
         const br = next(2 * i);
         job.resolve({ br, gzip: next(2 * i + 1) });
       });
-      if (slot.inFlight.length === 0) slot.worker.unref();
+      idle(slot);
       dispatch();
     });
     slot.worker.on('error', (error) => fail(error));
@@ -236,6 +311,11 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
       for (const batch of slot.inFlight.splice(0)) for (const job of batch) job.reject(failure);
     }
     for (const job of queue.splice(0)) job.reject(failure);
+    for (const job of streams.values()) {
+      job.reject(failure);
+      job.acked();
+    }
+    streams.clear();
     for (const slot of slots) void slot.worker.terminate();
     checkDrained();
   }
@@ -264,7 +344,34 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
   }
 
   function checkDrained(): void {
-    if (drained && queue.length === 0 && slots.every((s) => s.inFlight.length === 0)) drained();
+    if (drained && queue.length === 0 && streams.size === 0 && slots.every((s) => s.inFlight.length === 0)) drained();
+  }
+
+  function idle(slot: Slot): void {
+    if (slot.inFlight.length === 0 && slot.streams === 0) slot.worker.unref();
+  }
+
+  function streamAnswer(answer: StreamAnswer): void {
+    const job = streams.get(answer.stream);
+    if (!job) return; // the pool failed, or the body's chunks did
+    if ('ack' in answer) {
+      job.unacked--;
+      job.acked();
+      return;
+    }
+    streams.delete(answer.stream);
+    job.slot.streams--;
+    idle(job.slot);
+    if ('error' in answer) job.reject(new Error(`a streamed compression failed: ${answer.error}`));
+    else {
+      const [br, gzip] = answer.sizes as [number, number];
+      const { buffer, byteOffset } = answer.bytes;
+      job.resolve({
+        br: { bytes: Buffer.from(buffer, byteOffset, br), sha256: answer.sha256[0]!, size: br },
+        gzip: { bytes: Buffer.from(buffer, byteOffset + br, gzip), sha256: answer.sha256[1]!, size: gzip },
+      });
+    }
+    checkDrained();
   }
 
   return {
@@ -282,6 +389,49 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
           queueMicrotask(dispatch);
         }
       });
+    },
+    async compressStream(size: number, chunks: Iterable<Buffer>): Promise<Representations> {
+      if (failure) throw failure;
+      if (closing) throw new Error('the compressor is closed');
+      // The worker with the fewest streamed bodies: each holds a br and a gzip stream, and their outputs until the end.
+      const slot = slots.reduce((a, b) => (b.streams < a.streams ? b : a));
+      const stream = nextStream++;
+      let wake: (() => void) | null = null;
+      const done = new Promise<Representations>((resolve, reject) => {
+        const job: StreamJob = { slot, acked: () => wake?.(), unacked: 0, resolve, reject };
+        streams.set(stream, job);
+      });
+      done.catch(() => {}); // a failure while the chunks are sent is thrown when they are
+
+      const job = streams.get(stream)!;
+      slot.streams++;
+      slot.worker.ref();
+      const shared = new SharedArrayBuffer(STREAM_SLOTS * STREAM_SLOT_BYTES);
+      slot.worker.postMessage({ stream, size, shared });
+      let sent = 0;
+      try {
+        for (const chunk of chunks) {
+          for (let at = 0; at < chunk.length && !failure; at += STREAM_SLOT_BYTES) {
+            // The slot of the chunk STREAM_SLOTS before, which the worker has taken once it is acked (in order).
+            while (job.unacked >= STREAM_SLOTS && !failure) await new Promise<void>((r) => (wake = r));
+            if (failure) break;
+            const k = sent++ % STREAM_SLOTS;
+            const length = chunk.copy(new Uint8Array(shared, k * STREAM_SLOT_BYTES, STREAM_SLOT_BYTES), 0, at);
+            slot.worker.postMessage({ stream, slot: k, length });
+            job.unacked++;
+          }
+        }
+      } catch (e) {
+        // The body could not be made: its worker drops what it compressed, and no answer is awaited.
+        streams.delete(stream);
+        slot.streams--;
+        slot.worker.postMessage({ stream, end: true });
+        idle(slot);
+        checkDrained();
+        throw e;
+      }
+      if (!failure) slot.worker.postMessage({ stream, end: true });
+      return done;
     },
     close(): Promise<void> {
       closing = true;

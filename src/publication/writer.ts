@@ -14,7 +14,7 @@ import pMap from 'p-map';
 import { UsageError } from '../errors.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { namedWriteError, writeFileNamed } from '../write-file.js';
-import { type BodyParts, bodyBytes } from './assemble.js';
+import { type BodyParts, bodyBytes, bodyChunks, bodyStart, joinedBytes, type PiecesTail } from './assemble.js';
 import { type ManifestHead, ManifestLog, type RepresentationsToWrite, writeManifest } from './manifest-log.js';
 import type { CompressionLevels, Compressor, Representations } from './compress.js';
 import type { ChangeList, ManifestEntry, PackFile, PublicationMeta } from './files.js';
@@ -38,8 +38,10 @@ export type PendingBody = {
 export const partsOf = (b: PendingBody): BodyParts => ('render' in b ? b.render() : b);
 
 /** The inputs digest of a body given as its parts: the parts themselves, hashed (cheap bodies, few of them). */
-const partsDigest = (b: BodyParts & { contentType?: string }): string =>
-  hash('sha256', `${b.contentType ?? ''}\n${b.head.length}:${b.head}${b.tail}`, 'base64url');
+const partsDigest = (b: BodyParts & { contentType?: string }): string => {
+  const tail = typeof b.tail === 'object' && 'pieces' in b.tail ? joinedBytes(b.tail.pieces) : b.tail;
+  return hash('sha256', `${b.contentType ?? ''}\n${b.head.length}:${b.head}${tail}`, 'base64url');
+};
 
 export interface WriteStats {
   files: number;
@@ -64,6 +66,8 @@ export interface WriteStats {
   /** Representations of a remote previous release that could not be read (made again), and why the first could not. */
   previousUnread: number;
   previousUnreadWhy: string | null;
+  /** Bodies made in chunks, never whole (largeBodyBytes). */
+  streamed: number;
 }
 
 /** The stats of a write that wrote nothing (a no-change build reports these too). */
@@ -81,6 +85,7 @@ export const emptyWriteStats = (): WriteStats => ({
   rewritten: 0,
   previousUnread: 0,
   previousUnreadWhy: null,
+  streamed: 0,
 });
 
 export interface WriteOptions {
@@ -99,6 +104,88 @@ export interface WriteOptions {
    * they may hold in memory before new ones spill to a file (default MEMORY_BYTES).
    */
   compressor?: { pool: Compressor; levels: CompressionLevels; memoryBytes?: number };
+  /** A body of pieces from this size on is streamed, never whole in memory (default LARGE_BODY_BYTES; tests give less). */
+  largeBodyBytes?: number;
+}
+
+/**
+ * A body whose tail is pieces of at least this many bytes (a catalog body: 107 MB at 2,000 models, a list artifact)
+ * is made in chunks of STREAM_CHUNK_BYTES for each use (hashed, written, compressed), never whole: memory then does
+ * not grow with the largest body of a catalog.
+ */
+export const LARGE_BODY_BYTES = 8 * 1024 * 1024;
+const STREAM_CHUNK_BYTES = 2 * 1024 * 1024;
+
+/**
+ * A body's bytes as the writer uses them: whole, or for a large body (LARGE_BODY_BYTES) made again in chunks for each
+ * use.
+ */
+type Made = { revision: string; size: number; sha256: string } & (
+  | { whole: Buffer; chunks?: undefined }
+  | { whole: null; chunks: () => Iterable<Buffer> }
+);
+
+/**
+ * The body of `parts` that names the first of `revisions` whose bytes have the sha256 `wanted`, else the last: an
+ * unchanged body keeps the previous revision. With `known`, the sha256 of the body naming the one revision given: it
+ * is not computed.
+ */
+function made(
+  parts: BodyParts,
+  revisions: readonly string[],
+  wanted: string | undefined,
+  largeBodyBytes: number,
+  known?: string,
+): Made {
+  const { tail } = parts;
+  if (typeof tail === 'object' && 'pieces' in tail && tail.size >= largeBodyBytes) {
+    return streamed({ head: parts.head, tail }, revisions, wanted, known);
+  }
+  // No closure here: one would keep the parts (a page's text) alive until the body is compressed.
+  for (let i = 0; ; i++) {
+    const whole = bodyBytes(parts, revisions[i]!);
+    const digest = known ?? sha256(whole);
+    if (digest === wanted || i === revisions.length - 1)
+      return { revision: revisions[i]!, size: whole.length, sha256: digest, whole };
+  }
+}
+
+/** made() for a large body: hashed naming each of `revisions` in one pass over its chunks, and never whole. */
+function streamed(
+  parts: BodyParts & { tail: PiecesTail },
+  revisions: readonly string[],
+  wanted: string | undefined,
+  known: string | undefined,
+): Made {
+  let digests = known === undefined ? [] : [known];
+  if (known === undefined) {
+    const hashes = revisions.map((r) => createHash('sha256').update(bodyStart(parts, r)));
+    let first = true; // bodyChunks' first chunk is the start, hashed above for each revision
+    for (const chunk of bodyChunks(parts, revisions[0]!, STREAM_CHUNK_BYTES)) {
+      if (!first) for (const h of hashes) h.update(chunk);
+      first = false;
+    }
+    digests = hashes.map((h) => h.digest('hex'));
+  }
+  const i = wanted !== undefined && digests.includes(wanted) ? digests.indexOf(wanted) : revisions.length - 1;
+  const revision = revisions[i]!;
+  return {
+    revision,
+    size: Buffer.byteLength(bodyStart(parts, revision)) + parts.tail.size,
+    sha256: digests[i]!,
+    whole: null,
+    chunks: () => bodyChunks(parts, revision, STREAM_CHUNK_BYTES),
+  };
+}
+
+/** Writes `chunks` to `file`, one after the other; a failure names the file. */
+async function writeChunks(file: string, chunks: Iterable<Buffer>): Promise<void> {
+  const out = await open(file, 'w').catch((e) => Promise.reject(namedWriteError(e, file)));
+  try {
+    for (const chunk of chunks) await out.write(chunk).catch((e) => Promise.reject(namedWriteError(e, file)));
+  } finally {
+    await out.close();
+  }
 }
 
 /** Compressions asked for and not yet written: past this many bytes of bodies, rendering waits for the pool. */
@@ -199,47 +286,35 @@ export async function writeBodies(
         // until written and compressed (many bodies at once, two bytes a character in some locales).
         let parts: BodyParts | null = partsOf(pending);
         stats.rendered++;
-        let revision = o.revision;
         let lastModified = changedAt;
-        // Encoded once: hashed, written and compressed as these bytes.
-        let bytes: Buffer | null = null;
-        let hash = '';
-        if (same) {
-          // Not carried (its previous file is not on this disk): made with the previous revision, it is the previous
-          // entry's bytes, so they are not hashed again; a size other than the one listed falls back to the compare.
-          const kept = bodyBytes(parts, same.revision);
-          if (kept.length === same.bytes) {
-            [revision, lastModified, bytes, hash] = [same.revision, same.last_modified, kept, same.sha256];
-            stats.rewritten++;
+        const largeBodyBytes = o.largeBodyBytes ?? LARGE_BODY_BYTES;
+        // Not carried (its previous file is not on this disk) but made from the same inputs: named with the previous
+        // revision, it is the previous entry's bytes, so they are not hashed again; a size other than the one listed
+        // falls back to the compare.
+        let body = same ? made(parts, [same.revision], undefined, largeBodyBytes, same.sha256) : null;
+        if (body && body.size === same!.bytes) stats.rewritten++;
+        else body = null;
+        // Naming the previous revision when that gives the previous bytes (the content did not change), else this one.
+        const revisions = prev && prev.revision !== o.revision ? [prev.revision, o.revision] : [o.revision];
+        body ??= made(parts, revisions, prev?.sha256, largeBodyBytes);
+        const { revision, sha256: hash } = body;
+        if (!body.whole) stats.streamed++;
+        if (revision !== o.revision) lastModified = prev!.last_modified;
+        // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
+        // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
+        // no manifest any more, so changedAt must be past every time the previous publication shows, not just past
+        // this path's (HTTP dates count whole seconds).
+        else if (prev && prev.sha256 === hash) lastModified = prev.last_modified;
+        else {
+          const refusal = o.times.refuseChange(b.path);
+          if (refusal !== null) {
+            refused ??= refusal;
+            return;
           }
-        }
-        if (bytes === null && prev && prev.revision !== o.revision) {
-          const kept = bodyBytes(parts, prev.revision);
-          const keptHash = sha256(kept);
-          if (keptHash === prev.sha256) {
-            [revision, lastModified, bytes, hash] = [prev.revision, prev.last_modified, kept, keptHash];
-          }
-        }
-        if (bytes === null) {
-          bytes = bodyBytes(parts, revision);
-          hash = sha256(bytes);
-          // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
-          // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
-          // no manifest any more, so changedAt must be past every time the previous publication shows, not just past
-          // this path's (HTTP dates count whole seconds).
-          if (prev && prev.sha256 === hash) {
-            lastModified = prev.last_modified;
-          } else {
-            const refusal = o.times.refuseChange(b.path);
-            if (refusal !== null) {
-              refused ??= refusal;
-              return;
-            }
-            stats.newlyModified++;
-          }
+          stats.newlyModified++;
         }
         parts = null;
-        held = bytes.length;
+        held = body.whole ? body.size : STREAM_CHUNK_BYTES;
         bytesInFlight += held;
         const target = path.join(o.stagingDir, b.path);
         await ensureDir(path.dirname(target));
@@ -250,7 +325,6 @@ export async function writeBodies(
         } else {
           const row = distinct.add(hash);
           firstPath.push(b.path);
-          const body = bytes;
           const written = (async () => {
             if (prev && prev.sha256 === hash && o.previous?.dir) {
               // Unchanged since the previous publication: share its file if it still holds these bytes (a damaged or
@@ -268,8 +342,9 @@ export async function writeBodies(
                 return;
               }
             }
-            await writeFileNamed(target, body);
-            stats.bytesWritten += body.length;
+            if (body.whole === null) await writeChunks(target, body.chunks());
+            else await writeFileNamed(target, body.whole);
+            stats.bytesWritten += body.size;
           })();
           writing.set(row, written);
           stats.uniqueBodies++;
@@ -277,12 +352,12 @@ export async function writeBodies(
           writing.delete(row); // kept when it failed: a body with the same bytes then fails as well
         }
         // Written first, so a body made for this call alone (render) can then move to the compression pool uncopied.
-        if (encoder && !isArtifactFile(b.path)) await encoder.add(hash, bytes, 'render' in pending);
+        if (encoder && !isArtifactFile(b.path)) await encoder.add(hash, body, 'render' in pending);
         entries.push(
           {
             path: b.path,
             sha256: hash,
-            bytes: held,
+            bytes: body.size,
             content_type: b.contentType ?? JSON_CONTENT_TYPE,
             revision,
             last_modified: lastModified,
@@ -410,8 +485,9 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
     } else placeAt(row, SPILL, spill.append(r.br.bytes, r.gzip.bytes));
   }
 
-  async function encode(row: number, body: Buffer, move: boolean): Promise<void> {
-    keep(row, await pool.compress(body, { move }));
+  async function encode(row: number, body: Made, move: boolean): Promise<void> {
+    const { whole } = body;
+    keep(row, await (whole ? pool.compress(whole, { move }) : pool.compressStream(body.size, body.chunks())));
     stats.encodedNew++;
   }
 
@@ -426,7 +502,7 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
     },
     /** The representations of `hash`: the previous pack's, else those of `body` (null: reusable() said yes). */
     /** With `move`, `body` may be moved to a compression thread (Compressor.compress): the caller is done with it. */
-    async add(hash: string, body: Buffer | null, move = false): Promise<void> {
+    async add(hash: string, body: Made | null, move = false): Promise<void> {
       if (table.rowOf(hash) >= 0 || failure) return;
       const row = table.start(hash);
       place.push(HELD);
@@ -434,7 +510,10 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       fromPack.push(0);
       if (await reuse(hash, row)) return;
       if (!body) throw new Error(`the representations of ${hash} are not in the previous pack`);
-      const size = body.length; // a moved body is empty once sent
+      // Begun only under the limit: a streamed body is compressed as its chunks are made, and two at once would
+      // hold two bodies' br and gzip streams and outputs.
+      while (pendingBytes >= MAX_ENCODING_BYTES) await new Promise<void>((r) => waiters.push(r));
+      const size = body.size;
       pendingBytes += size;
       const p: Promise<void> = encode(row, body, move)
         .catch((e: Error) => {
