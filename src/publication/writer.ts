@@ -738,6 +738,9 @@ interface PreviousPacks {
   close?: () => Promise<void>;
 }
 
+/** Representations of a remote previous release read at once (a br and a gzip object each): 64 requests. */
+const REMOTE_ROWS_AT_ONCE = 32;
+
 /** Where a build downloads a remote previous release's packs, in its staging folder (the same disk: linked from). */
 const REMOTE_PACKS_DIR = '.previous-packs';
 
@@ -816,6 +819,10 @@ async function remotePacks(
   // Per row: 0 not asked for yet, 1 in place, 2 unreadable.
   const state = new Uint8Array(table.size);
   const reading = new Map<number, Promise<boolean>>();
+  // Rows being read, and those waiting for a turn: the build has up to BODIES_UNDER_WAY bodies under way, more
+  // requests at once than a modest static host answers in time.
+  let reads = 0;
+  const turns: (() => void)[] = [];
   const get = async (row: number): Promise<boolean> => {
     const pack = packOf[row]!;
     const { br, gzip } = table.at(row);
@@ -837,11 +844,21 @@ async function remotePacks(
     state[row] = 1;
     return true;
   };
+  const read = async (row: number): Promise<boolean> => {
+    while (reads >= REMOTE_ROWS_AT_ONCE) await new Promise<void>((r) => turns.push(r));
+    reads++;
+    try {
+      return await get(row);
+    } finally {
+      reads--;
+      turns.shift()?.();
+    }
+  };
   const fetch = (row: number): Promise<boolean> => {
     if (state[row]) return Promise.resolve(state[row] === 1);
     let p = reading.get(row);
     if (!p) {
-      p = get(row).finally(() => reading.delete(row));
+      p = read(row).finally(() => reading.delete(row));
       reading.set(row, p);
     }
     return p;
