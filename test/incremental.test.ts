@@ -248,6 +248,10 @@ it('--previous URL whose representations are damaged (cut short, other bytes, mi
         }),
       );
       expect(m2).toEqual(m1);
+      // Every representation read, two objects each, but never more than 64 requests at once (REMOTE_ROWS_AT_ONCE).
+      const objects = [...host.seen.keys()].filter((p) => p.startsWith('/objects/')).length;
+      expect(objects).toBeGreaterThan(64);
+      expect(host.mostAtOnce).toBeLessThanOrEqual(64);
     } finally {
       await host.close();
     }

@@ -15,6 +15,8 @@ export interface FaultyHost {
   fault: Map<string, Fault>;
   /** Requests seen, by path. */
   seen: Map<string, number>;
+  /** The most requests it has had under way at once (from their arrival to the end of their answer). */
+  mostAtOnce: number;
   /** Resolves once a request for `pathname` has reached the host `n` times in all. */
   reached(pathname: string, n?: number): Promise<void>;
   /** How often a trickle sends its next byte, in ms (default 5). */
@@ -29,7 +31,10 @@ export async function faultyHost(root: string): Promise<FaultyHost> {
   const timers = new Set<NodeJS.Timeout>();
   const waiters: Array<{ pathname: string; n: number; resolve: () => void }> = [];
   const h = {} as FaultyHost;
+  let atOnce = 0;
   const server = http.createServer(async (req, res) => {
+    h.mostAtOnce = Math.max(h.mostAtOnce, ++atOnce);
+    res.on('close', () => atOnce--);
     const pathname = decodeURIComponent(new URL(req.url!, 'http://h').pathname);
     h.seen.set(pathname, (h.seen.get(pathname) ?? 0) + 1);
     for (const w of [...waiters])
@@ -66,6 +71,7 @@ export async function faultyHost(root: string): Promise<FaultyHost> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     fault: new Map<string, Fault>(),
     seen: new Map<string, number>(),
+    mostAtOnce: 0,
     auth: null,
     trickleEveryMs: 5,
     reached: (pathname: string, n = 1) =>
