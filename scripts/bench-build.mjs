@@ -36,6 +36,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs as parseCliArgs } from 'node:util';
 import YAML from 'yaml';
+import { launcherOf } from './bench/launcher.mjs';
 import { compileRevision } from './bench/snapshot.mjs';
 import { wholeNumber } from './synthetic-catalog.mjs';
 
@@ -227,21 +228,20 @@ function treeRss(pid) {
 }
 
 /**
- * Runs `modelpub build --data dataDir --out outDir` as a child process, with the node flags of bin/modelpub.js's `#!`
- * line (spawning node directly bypasses the shebang). Resolves with wall time, peak RSS (%M), the sampled tree RSS
+ * Runs `modelpub build --data dataDir --out outDir` as a child process, with the environment and node flags of
+ * bin/modelpub.js's `#!` line (spawning node directly bypasses the shebang: launcher.mjs). Resolves with wall time, peak RSS (%M), the sampled tree RSS
  * and the build's own summary, or with `failed` (exit code or signal and the last lines of its stderr).
  */
 function runBuild(launcher, dataDir, outDir) {
   return new Promise((resolve, reject) => {
     const timeFile = path.join(path.dirname(outDir), `.time-${process.pid}-${Date.now()}`);
-    const shebang = fs.readFileSync(launcher, 'utf8').split('\n', 1)[0];
-    const nodeFlags = shebang.split(/\s+/).filter((a) => a.startsWith('--'));
+    const { env, nodeFlags } = launcherOf(launcher);
     const nodeArgs = [...nodeFlags, launcher, 'build', '--data', dataDir, '--out', outDir];
     const [cmd, args] = HAS_TIME
       ? ['/usr/bin/time', ['-o', timeFile, '-f', '%e %M', process.execPath, ...nodeArgs]]
       : [process.execPath, nodeArgs];
     const t0 = performance.now();
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: '1' } });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env, CI: '1' } });
     let stdout = '';
     let errTail = '';
     let treePeak = 0;

@@ -50,6 +50,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packedRepresentations } from '../lib/publication/layout.js';
 import { compileRevision } from './bench/snapshot.mjs';
+import { launcherOf } from './bench/launcher.mjs';
 import { mulberry32 } from './synthetic-catalog.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -57,14 +58,6 @@ const BENCH = path.join(ROOT, 'scripts', 'bench');
 const CLI = path.join(ROOT, 'bin', 'modelpub.js');
 /** The wrk script every load runs: it replays a mix file (one request per line). */
 const WRK_MIX = path.join(BENCH, 'wrk-mix.lua');
-/** The node flags on a bin/modelpub.js's `#!/usr/bin/env -S node ...` line: what that launcher gives every command. */
-const launcherFlags = (cli) =>
-  readFileSync(cli, 'utf8')
-    .split('\n')[0]
-    .replace(/^#!.*?\bnode\b/, '')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean);
 
 // ---------------------------------------------------------------------------------------------------- options
 /**
@@ -279,7 +272,12 @@ function ensurePublication() {
 }
 
 /** The gateway under test: this checkout's launcher, its #! flags plus --gateway-node-flags, and the publication. */
-const CURRENT = { cli: CLI, nodeFlags: [...launcherFlags(CLI), ...O.extraNodeFlags], pub: O.pub };
+const CURRENT = {
+  cli: CLI,
+  env: launcherOf(CLI).env,
+  nodeFlags: [...launcherOf(CLI).nodeFlags, ...O.extraNodeFlags],
+  pub: O.pub,
+};
 
 /**
  * The gateway of --baseline-checkout (a compiled checkout) or --baseline-rev (compiled here into `tmp`), measured beside
@@ -307,7 +305,7 @@ function prepareBaseline() {
   if (!existsSync(path.join(pub, 'current', 'manifest.json')))
     throw new Error(`--baseline-pub ${pub}: no current/manifest.json there (a folder modelpub build --out wrote?)`);
   const cli = path.join(dir, 'bin', 'modelpub.js');
-  return { label, cli, nodeFlags: [...launcherFlags(cli), ...O.extraNodeFlags], pub };
+  return { label, cli, env: launcherOf(cli).env, nodeFlags: [...launcherOf(cli).nodeFlags, ...O.extraNodeFlags], pub };
 }
 
 /** `git ARGS` in a folder, '?' when that fails (not a checkout, no git). */
@@ -951,6 +949,7 @@ async function main() {
     const port = await freePort();
     const child = await startProcess(name, process.execPath, serveArgs(port, store, extra, gw), {
       ready: /listening on http/,
+      env: gw.env,
     });
     return { url: `http://127.0.0.1:${port}`, pids: () => [child.pid], ...stores[store] };
   };
@@ -1089,7 +1088,7 @@ async function main() {
       'sqlite-prof',
       process.execPath,
       ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...serveArgs(port, sqliteUrl)],
-      { ready: /listening on http/ },
+      { ready: /listening on http/, env: CURRENT.env },
     );
     const ps = { name: 'sqlite (profiled)', url: `http://127.0.0.1:${port}`, pids: () => [child.pid] };
     await prime(ps, mix, sqliteKeys);

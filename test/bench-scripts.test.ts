@@ -2,7 +2,7 @@
 // next person who measures. Timing goals do not belong in tests: this checks that each script finishes, prints its
 // tables and results file, and that every server it measured answered every request of the mix.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -238,4 +238,24 @@ describe('benchmark scripts at a tiny size', () => {
       expect(results.profile.top.length).toBeGreaterThan(0);
     },
   );
+});
+
+describe('the launcher a benchmark runs', () => {
+  it("gives what bin/modelpub.js's #! line sets, its environment as well as node's flags", async () => {
+    // @ts-expect-error: a script of the repository, JavaScript without types
+    const { launcherOf } = await import('../scripts/bench/launcher.mjs');
+    const dir = mkdtempSync(path.join(tmpdir(), 'modelpub-launcher-'));
+    try {
+      const cli = path.join(dir, 'modelpub.js');
+      writeFileSync(cli, '#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-old-space-size=64 --no-memory-reducer\n');
+      expect(launcherOf(cli)).toEqual({
+        env: { MALLOC_ARENA_MAX: '2' },
+        nodeFlags: ['--max-old-space-size=64', '--no-memory-reducer'],
+      });
+      // This checkout's own launcher runs node with at least its heap cap.
+      expect(launcherOf(BIN).nodeFlags).toContain('--no-memory-reducer');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
