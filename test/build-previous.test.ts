@@ -16,6 +16,7 @@ import { fileTarget } from '../src/publication/targets/file.js';
 import { ensureCompiled, runCli } from './helpers/cli.js';
 import { faultyHost } from './helpers/faulty-host.js';
 import { smallCatalog, writeFixture } from './helpers/fixture.js';
+import { readAll } from './helpers/tree.js';
 
 let tmp: string;
 let data: string;
@@ -99,6 +100,17 @@ it('unchanged data into an empty --out: the live release again, byte for byte (0
   expect([r.stats.encodedNew, r.stats.encodedReused]).toEqual([0, repKeys.size / 2]);
   const again = await publishFrom(outOf(r));
   expect(again.uploaded.objects).toBe(0);
+});
+
+it('unchanged data, its large bodies made in chunks (a low largeBodyBytes): the live release again, byte for byte', async () => {
+  const r = await build({ dataDir: data, outDir: freshOut(), previousUrl: hostUrl, largeBodyBytes: 1 });
+  expect(r.stats.streamed).toBeGreaterThan(0); // the catalog bodies and list artifacts, named with the live revision
+  expect(r.stats.rewritten).toBeGreaterThan(0);
+  expect(JSON.stringify((await releaseFiles(r)).manifest)).toBe((await liveFiles(kept())).manifest);
+  const live = await readAll(path.join(kept(), 'current'));
+  const built = await readAll(r.releaseDir);
+  for (const [file, bytes] of live)
+    if (/^(api|artifacts)\//.test(file)) expect(built.get(file)?.equals(bytes), file).toBe(true);
 });
 
 it('after one description change: the same manifest, change list and changes feed as a build over the kept dist/', async () => {
