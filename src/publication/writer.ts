@@ -19,7 +19,6 @@ import { type ManifestHead, ManifestLog, type RepresentationsToWrite, writeManif
 import type { CompressionLevels, Compressor, Representations } from './compress.js';
 import type { ChangeList, ManifestEntry, PackFile, PublicationMeta } from './files.js';
 import { CHANGES_FILE, isArtifactFile, MANIFEST_FILE, META_FILE, newPackName } from './layout.js';
-import { createLinker } from './linker.js';
 import type { IndexedRelease } from './release.js';
 import { Bytes, Column, DigestTable, RepresentationTable, StringColumn } from './tables.js';
 import type { TimePolicy } from './times.js';
@@ -190,11 +189,6 @@ async function writeChunks(file: string, chunks: Iterable<Buffer>): Promise<void
 
 /** Compressions asked for and not yet written: past this many bytes of bodies, rendering waits for the pool. */
 const MAX_ENCODING_BYTES = 32 * 1024 * 1024;
-/**
- * Bodies under way at once: enough that the links of carried bodies leave in batches (linker.ts) while the next
- * bodies are made. What the bodies made hold is bounded apart (BODY_BYTES_IN_FLIGHT).
- */
-const BODIES_UNDER_WAY = 512;
 /** Bodies made and not yet written (nor handed to the pool): past this many bytes, making the next one waits. */
 const BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 
@@ -231,8 +225,6 @@ export async function writeBodies(
   const dirs = new Map<string, Promise<unknown>>();
   const stats = emptyWriteStats();
   const encoder = o.compressor ? representationWriter(o, stats) : null;
-  // Hard links from the previous release's folder, made on a thread of their own (linker.ts).
-  const linker = o.previous?.dir ? createLinker(o.previous.dir, o.stagingDir) : null;
   const changedAt = o.times.changedAt;
   let refused: string | null = null; // why a body that changed cannot have changedAt (a forced time too early)
   const ensureDir = (dir: string) => {
@@ -248,10 +240,22 @@ export async function writeBodies(
    * the size listed), its representations taken from the previous pack. False when it cannot be: the body is made.
    */
   const carry = async (b: PendingBody, prev: ManifestEntry): Promise<boolean> => {
-    if (!linker) return false;
+    const dir = o.previous?.dir;
+    if (!dir) return false;
     const encoded = encoder !== null && !isArtifactFile(b.path);
     if (encoded && !(await encoder.reusable(prev.sha256))) return false;
-    if (!(await linker.link(b.path, prev.bytes))) return false;
+    const old = path.join(dir, b.path);
+    const target = path.join(o.stagingDir, b.path);
+    // Synchronous: a rebuild carries tens of thousands of bodies, and a promise per stat and link cost more than the
+    // calls themselves (each a few microseconds on a cached inode).
+    const st = statSync(old, { throwIfNoEntry: false });
+    if (!st?.isFile() || st.size !== prev.bytes) return false;
+    await ensureDir(path.dirname(target));
+    try {
+      linkSync(old, target);
+    } catch {
+      return false;
+    }
     if (distinct.find(prev.sha256) < 0) {
       distinct.add(prev.sha256);
       firstPath.push(b.path);
@@ -277,13 +281,13 @@ export async function writeBodies(
         return;
       }
       // Made only while the bodies made and not yet written stay under BODY_BYTES_IN_FLIGHT: pMap would otherwise
-      // make 512 at once, and 18 catalog bodies of 100 MB each (2,000 models) come one after the other.
+      // make 32 at once, and 18 catalog bodies of 100 MB each (2,000 models) come one after the other.
       while (bytesInFlight >= BODY_BYTES_IN_FLIGHT) await new Promise<void>((r) => bodyWaiters.push(r));
       let held = 0;
       try {
         const b = pending;
         // The parts are let go once the bytes are made: a page's text would otherwise stay in the heap beside its bytes
-        // until written and compressed (many bodies at once, two bytes a character in some locales).
+        // until written and compressed (32 bodies at once, two bytes a character in some locales).
         let parts: BodyParts | null = partsOf(pending);
         stats.rendered++;
         let lastModified = changedAt;
@@ -372,7 +376,7 @@ export async function writeBodies(
         while (bytesInFlight < BODY_BYTES_IN_FLIGHT && bodyWaiters.length) bodyWaiters.shift()!();
       }
     },
-    { concurrency: o.concurrency ?? BODIES_UNDER_WAY },
+    { concurrency: o.concurrency ?? 32 },
   );
   let representations: RepresentationTable | null = null;
   try {
@@ -388,7 +392,6 @@ export async function writeBodies(
     throw e;
   } finally {
     await encoder?.close(); // the spill file, written or not
-    await linker?.close();
   }
   return { entries, representations, stats };
 }
