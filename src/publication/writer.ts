@@ -822,8 +822,8 @@ async function remotePacks(
   // Per row: 0 not asked for yet, 1 in place, 2 unreadable.
   const state = new Uint8Array(table.size);
   const reading = new Map<number, Promise<boolean>>();
-  // Rows being read, and those waiting for a turn: the build has up to BODIES_UNDER_WAY bodies under way, more
-  // requests at once than a modest static host answers in time.
+  // Rows being read, and those waiting for a turn: however many bodies the writer has under way, no more requests at
+  // once than a modest static host answers in time.
   let reads = 0;
   const turns: (() => void)[] = [];
   const get = async (row: number): Promise<boolean> => {
