@@ -503,8 +503,10 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       const from = previousRow(prev, hash);
       return from >= 0 && (!prev!.fetch || (await prev!.fetch(from)));
     },
-    /** The representations of `hash`: the previous pack's, else those of `body` (null: reusable() said yes). */
-    /** With `move`, `body` may be moved to a compression thread (Compressor.compress): the caller is done with it. */
+    /**
+     * The representations of `hash`: the previous pack's, else those of `body` (null: reusable() said yes). With
+     * `move`, `body` may be moved to a compression thread (Compressor.compress): the caller is done with it.
+     */
     async add(hash: string, body: Made | null, move = false): Promise<void> {
       if (table.rowOf(hash) >= 0 || failure) return;
       const row = table.start(hash);
