@@ -16,6 +16,7 @@ import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { namedWriteError, writeFileNamed } from '../write-file.js';
 import { type BodyParts, bodyBytes, bodyChunks, bodyStart, joinedBytes, type PiecesTail } from './assemble.js';
 import { type ManifestHead, ManifestLog, type RepresentationsToWrite, writeManifest } from './manifest-log.js';
+import { Budget } from './budget.js';
 import type { CompressionLevels, Compressor, Representations } from './compress.js';
 import type { ChangeList, ManifestEntry, PackFile, PublicationMeta } from './files.js';
 import { CHANGES_FILE, isArtifactFile, MANIFEST_FILE, META_FILE, newPackName } from './layout.js';
@@ -233,8 +234,7 @@ export async function writeBodies(
     return p;
   };
   let done = 0;
-  let bytesInFlight = 0;
-  const bodyWaiters: (() => void)[] = [];
+  const inFlight = new Budget(BODY_BYTES_IN_FLIGHT);
   /**
    * Carries `prev` over for a body made from the same inputs: its file hard-linked (when it is on this disk and has
    * the size listed), its representations taken from the previous pack. False when it cannot be: the body is made.
@@ -281,9 +281,10 @@ export async function writeBodies(
         return;
       }
       // Made only while the bodies made and not yet written stay under BODY_BYTES_IN_FLIGHT: pMap would otherwise
-      // make 32 at once, and 18 catalog bodies of 100 MB each (2,000 models) come one after the other.
-      while (bytesInFlight >= BODY_BYTES_IN_FLIGHT) await new Promise<void>((r) => bodyWaiters.push(r));
-      let held = 0;
+      // make 32 at once, and 18 catalog bodies of 100 MB each (2,000 models) come one after the other. It holds the
+      // whole budget while it is made (its size is known only then), so that no other body is made meanwhile.
+      await inFlight.take(BODY_BYTES_IN_FLIGHT);
+      let held = BODY_BYTES_IN_FLIGHT;
       try {
         const b = pending;
         // The parts are let go once the bytes are made: a page's text would otherwise stay in the heap beside its bytes
@@ -318,8 +319,9 @@ export async function writeBodies(
           stats.newlyModified++;
         }
         parts = null;
-        held = body.whole ? body.size : STREAM_CHUNK_BYTES;
-        bytesInFlight += held;
+        const holds = body.whole ? body.size : STREAM_CHUNK_BYTES;
+        inFlight.give(held - holds);
+        held = holds;
         const target = path.join(o.stagingDir, b.path);
         await ensureDir(path.dirname(target));
         const first = distinct.find(hash);
@@ -372,8 +374,7 @@ export async function writeBodies(
         stats.files++;
         o.onProgress?.(++done);
       } finally {
-        bytesInFlight -= held;
-        while (bytesInFlight < BODY_BYTES_IN_FLIGHT && bodyWaiters.length) bodyWaiters.shift()!();
+        inFlight.give(held);
       }
     },
     { concurrency: o.concurrency ?? 32 },
@@ -440,7 +441,7 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
   const fromPack = new Column(new Uint32Array(1024));
   const held = new Bytes();
   const pending = new Set<Promise<void>>();
-  let pendingBytes = 0;
+  const encoding = new Budget(MAX_ENCODING_BYTES);
   let failure: Error | null = null;
   const previous = !o.previous
     ? null
@@ -494,7 +495,6 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
     stats.encodedNew++;
   }
 
-  const waiters: (() => void)[] = [];
   return {
     /** Whether a previous pack that is there holds the representations of `hash` (a carried body needs them). */
     async reusable(hash: string): Promise<boolean> {
@@ -517,20 +517,19 @@ function representationWriter(o: WriteOptions, stats: WriteStats) {
       if (!body) throw new Error(`the representations of ${hash} are not in the previous pack`);
       // Begun only under the limit: a streamed body is compressed as its chunks are made, and two at once would
       // hold two bodies' br and gzip streams and outputs.
-      while (pendingBytes >= MAX_ENCODING_BYTES) await new Promise<void>((r) => waiters.push(r));
       const size = body.size;
-      pendingBytes += size;
+      await encoding.take(size);
       const p: Promise<void> = encode(row, body, move)
         .catch((e: Error) => {
           failure ??= e;
         })
         .finally(() => {
           pending.delete(p);
-          pendingBytes -= size;
-          while (pendingBytes < MAX_ENCODING_BYTES && waiters.length) waiters.shift()!();
+          encoding.give(size);
         });
       pending.add(p);
-      while (pendingBytes >= MAX_ENCODING_BYTES) await new Promise<void>((r) => waiters.push(r));
+      // And the caller goes on making bodies only while the pool is under the limit.
+      await encoding.take(0);
     },
     /**
      * Links the previous packs kept (linkPack) into the staging folder and writes the new pack; returns each distinct
@@ -824,10 +823,9 @@ async function remotePacks(
   // Per row: 0 not asked for yet, 1 in place, 2 unreadable.
   const state = new Uint8Array(table.size);
   const reading = new Map<number, Promise<boolean>>();
-  // Rows being read, and those waiting for a turn: however many bodies the writer has under way, no more requests at
-  // once than a modest static host answers in time.
-  let reads = 0;
-  const turns: (() => void)[] = [];
+  // Rows being read: however many bodies the writer has under way, no more requests at once than a modest static
+  // host answers in time.
+  const reads = new Budget(REMOTE_ROWS_AT_ONCE);
   const get = async (row: number): Promise<boolean> => {
     const pack = packOf[row]!;
     const { br, gzip } = table.at(row);
@@ -850,13 +848,11 @@ async function remotePacks(
     return true;
   };
   const read = async (row: number): Promise<boolean> => {
-    while (reads >= REMOTE_ROWS_AT_ONCE) await new Promise<void>((r) => turns.push(r));
-    reads++;
+    await reads.take(1);
     try {
       return await get(row);
     } finally {
-      reads--;
-      turns.shift()?.();
+      reads.give(1);
     }
   };
   const fetch = (row: number): Promise<boolean> => {
