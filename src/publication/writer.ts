@@ -18,7 +18,7 @@ import { type BodyParts, joinedBytes } from './assemble.js';
 import { Budget } from './budget.js';
 import type { ChangeList, ManifestEntry, PublicationMeta } from './files.js';
 import { CHANGES_FILE, isArtifactFile, MANIFEST_FILE, META_FILE } from './layout.js';
-import { LARGE_BODY_BYTES, made, STREAM_CHUNK_BYTES } from './made-body.js';
+import { LARGE_BODY_BYTES, type Made, made, STREAM_CHUNK_BYTES } from './made-body.js';
 import { type ManifestHead, ManifestLog, type RepresentationsToWrite, writeManifest } from './manifest-log.js';
 import { type PackStats, type PackWriterOptions, representationWriter } from './pack-writer.js';
 import type { IndexedRelease } from './release.js';
@@ -189,6 +189,30 @@ export async function writeBodies(
     stats.skipped++;
     return true;
   };
+  /**
+   * Writes the first file of this release with the bytes of `body`: linked from the previous release when unchanged
+   * since and still those bytes there (a damaged or missing file is written again, never inherited), else written.
+   */
+  const writeFirst = async (file: string, body: Made, prev: ManifestEntry | undefined): Promise<void> => {
+    const target = path.join(o.stagingDir, file);
+    if (prev && prev.sha256 === body.sha256 && o.previous?.dir) {
+      const old = path.join(o.previous.dir, file);
+      const intact = (await fileSha256(old)) === body.sha256;
+      const linked =
+        intact &&
+        (await link(old, target).then(
+          () => true,
+          () => false,
+        ));
+      if (linked) {
+        stats.linkedFromPrevious++;
+        return;
+      }
+    }
+    if (body.whole === null) await writeChunks(target, body.chunks());
+    else await writeFileNamed(target, body.whole);
+    stats.bytesWritten += body.size;
+  };
   const rendered = pMap(
     bodies,
     async (pending) => {
@@ -207,7 +231,6 @@ export async function writeBodies(
       await inFlight.take(BODY_BYTES_IN_FLIGHT);
       let held = BODY_BYTES_IN_FLIGHT;
       try {
-        const b = pending;
         // The parts are let go once the bytes are made: a page's text would otherwise stay in the heap beside its bytes
         // until written and compressed (32 bodies at once, two bytes a character in some locales).
         let parts: BodyParts | null = partsOf(pending);
@@ -232,7 +255,7 @@ export async function writeBodies(
         // this path's (HTTP dates count whole seconds).
         else if (prev && prev.sha256 === hash) lastModified = prev.last_modified;
         else {
-          const refusal = o.times.refuseChange(b.path);
+          const refusal = o.times.refuseChange(pending.path);
           if (refusal !== null) {
             refused ??= refusal;
             return;
@@ -243,7 +266,7 @@ export async function writeBodies(
         const holds = body.whole ? body.size : STREAM_CHUNK_BYTES;
         inFlight.give(held - holds);
         held = holds;
-        const target = path.join(o.stagingDir, b.path);
+        const target = path.join(o.stagingDir, pending.path);
         await ensureDir(path.dirname(target));
         const first = distinct.find(hash);
         if (first >= 0) {
@@ -251,41 +274,21 @@ export async function writeBodies(
           await link(path.join(o.stagingDir, firstPath.at(first)), target);
         } else {
           const row = distinct.add(hash);
-          firstPath.push(b.path);
-          const written = (async () => {
-            if (prev && prev.sha256 === hash && o.previous?.dir) {
-              // Unchanged since the previous publication: share its file if it still holds these bytes (a damaged or
-              // missing file is written again, never inherited).
-              const old = path.join(o.previous.dir, b.path);
-              const intact = (await fileSha256(old)) === hash;
-              const linked =
-                intact &&
-                (await link(old, target).then(
-                  () => true,
-                  () => false,
-                ));
-              if (linked) {
-                stats.linkedFromPrevious++;
-                return;
-              }
-            }
-            if (body.whole === null) await writeChunks(target, body.chunks());
-            else await writeFileNamed(target, body.whole);
-            stats.bytesWritten += body.size;
-          })();
+          firstPath.push(pending.path);
+          const written = writeFirst(pending.path, body, prev);
           writing.set(row, written);
           stats.uniqueBodies++;
           await written;
           writing.delete(row); // kept when it failed: a body with the same bytes then fails as well
         }
         // Written first, so a body made for this call alone (render) can then move to the compression pool uncopied.
-        if (encoder && !isArtifactFile(b.path)) await encoder.add(hash, body, 'render' in pending);
+        if (encoder && !isArtifactFile(pending.path)) await encoder.add(hash, body, 'render' in pending);
         entries.push(
           {
-            path: b.path,
+            path: pending.path,
             sha256: hash,
             bytes: body.size,
-            content_type: b.contentType ?? JSON_CONTENT_TYPE,
+            content_type: pending.contentType ?? JSON_CONTENT_TYPE,
             revision,
             last_modified: lastModified,
             inputs,
