@@ -1,5 +1,5 @@
 // A budget (bytes, or turns) shared by tasks that wait while it is spent: what bounds the writer's bodies in memory,
-// its compressions under way and its reads of a remote release.
+// its compressions under way, its reads of a remote release, and a streamed body's chunks in the pool's shared slots.
 
 /**
  * Tasks take from the budget while anything is left of it, first come, first served, and may spend past its limit:

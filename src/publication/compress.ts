@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import zlib from 'node:zlib';
+import { Budget } from './budget.js';
 
 export interface CompressionLevels {
   /** Brotli quality, 0-11. */
@@ -234,9 +235,8 @@ interface Slot {
 
 interface StreamJob {
   slot: Slot;
-  /** Called on each ack, and on failure. */
-  acked: () => void;
-  unacked: number;
+  /** The shared memory's slots holding a chunk the worker has not acked yet. */
+  slotsTaken: Budget;
   resolve: (r: Representations) => void;
   reject: (e: Error) => void;
 }
@@ -313,7 +313,7 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
     for (const job of queue.splice(0)) job.reject(failure);
     for (const job of streams.values()) {
       job.reject(failure);
-      job.acked();
+      job.slotsTaken.give(1); // wakes the sender if it waits for a slot: it then sees the failure
     }
     streams.clear();
     for (const slot of slots) void slot.worker.terminate();
@@ -355,8 +355,7 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
     const job = streams.get(answer.stream);
     if (!job) return; // the pool failed, or the body's chunks did
     if ('ack' in answer) {
-      job.unacked--;
-      job.acked();
+      job.slotsTaken.give(1);
       return;
     }
     streams.delete(answer.stream);
@@ -396,10 +395,8 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
       // The worker with the fewest streamed bodies: each holds a br and a gzip stream, and their outputs until the end.
       const slot = slots.reduce((a, b) => (b.streams < a.streams ? b : a));
       const stream = nextStream++;
-      let wake: (() => void) | null = null;
       const done = new Promise<Representations>((resolve, reject) => {
-        const job: StreamJob = { slot, acked: () => wake?.(), unacked: 0, resolve, reject };
-        streams.set(stream, job);
+        streams.set(stream, { slot, slotsTaken: new Budget(STREAM_SLOTS), resolve, reject });
       });
       done.catch(() => {}); // a failure while the chunks are sent is thrown when they are
 
@@ -413,12 +410,11 @@ export function createCompressor(options: CompressorOptions = {}): Compressor {
         for (const chunk of chunks) {
           for (let at = 0; at < chunk.length && !failure; at += STREAM_SLOT_BYTES) {
             // The slot of the chunk STREAM_SLOTS before, which the worker has taken once it is acked (in order).
-            while (job.unacked >= STREAM_SLOTS && !failure) await new Promise<void>((r) => (wake = r));
+            await job.slotsTaken.take(1);
             if (failure) break;
             const k = sent++ % STREAM_SLOTS;
             const length = chunk.copy(new Uint8Array(shared, k * STREAM_SLOT_BYTES, STREAM_SLOT_BYTES), 0, at);
             slot.worker.postMessage({ stream, slot: k, length });
-            job.unacked++;
           }
         }
       } catch (e) {
