@@ -54,17 +54,9 @@ function streamed(
   wanted: string | undefined,
   known: string | undefined,
 ): Made {
-  let digests = known === undefined ? [] : [known];
-  if (known === undefined) {
-    const hashes = revisions.map((r) => createHash('sha256').update(bodyStart(parts, r)));
-    let first = true; // bodyChunks' first chunk is the start, hashed above for each revision
-    for (const chunk of bodyChunks(parts, revisions[0]!, STREAM_CHUNK_BYTES)) {
-      if (!first) for (const h of hashes) h.update(chunk);
-      first = false;
-    }
-    digests = hashes.map((h) => h.digest('hex'));
-  }
-  const i = wanted !== undefined && digests.includes(wanted) ? digests.indexOf(wanted) : revisions.length - 1;
+  const digests = known === undefined ? hashedNaming(parts, revisions) : [known];
+  const at = wanted === undefined ? -1 : digests.indexOf(wanted);
+  const i = at >= 0 ? at : revisions.length - 1;
   const revision = revisions[i]!;
   return {
     revision,
@@ -73,4 +65,15 @@ function streamed(
     whole: null,
     chunks: () => bodyChunks(parts, revision, STREAM_CHUNK_BYTES),
   };
+}
+
+/** The sha256 of a large body naming each of `revisions`, in one pass over its chunks. */
+function hashedNaming(parts: BodyParts & { tail: PiecesTail }, revisions: readonly string[]): string[] {
+  const hashes = revisions.map((r) => createHash('sha256').update(bodyStart(parts, r)));
+  let first = true; // bodyChunks' first chunk is the start, hashed above for each revision
+  for (const chunk of bodyChunks(parts, revisions[0]!, STREAM_CHUNK_BYTES)) {
+    if (!first) for (const h of hashes) h.update(chunk);
+    first = false;
+  }
+  return hashes.map((h) => h.digest('hex'));
 }
