@@ -166,6 +166,25 @@ it('keeps digests and paths compactly, found again after the tables grow', () =>
   expect(t.latestLastModified()).toBe('2026-01-04T00:00:00.000Z');
 });
 
+it('finds every row again once its tables have let go of their spare room, and grows again past it', () => {
+  const digests = new DigestTable();
+  const empty = new DigestTable();
+  const t = new ManifestTable();
+  for (let i = 0; i < 5000; i++) digests.add(hex(String(i)));
+  const m = manifest(3000);
+  for (const f of m.files.slice(0, 2000)) t.add(f);
+  digests.fit();
+  empty.fit();
+  t.fit();
+  for (let i = 0; i < 5000; i += 3) expect(digests.find(hex(String(i)))).toBe(i);
+  expect(t.get(m.files[1999]!.path)).toEqual(m.files[1999]);
+  for (let i = 5000; i < 7000; i++) expect(digests.add(hex(String(i)))).toBe(i);
+  expect(empty.add(hex('first'))).toBe(0);
+  for (const f of m.files.slice(2000)) t.add(f);
+  expect([digests.find(hex('0')), digests.find(hex('6999')), empty.find(hex('first'))]).toEqual([0, 6999, 0]);
+  expect([...t.values()]).toEqual(m.files);
+});
+
 /** manifest(n) as a build with two packs writes it: each representation with its pack and offset. */
 function placed(n: number): Manifest {
   const m = manifest(n);

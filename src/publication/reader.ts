@@ -421,7 +421,7 @@ export async function parseManifestIndex(
       scanner.push(chunk);
       await nextTurn();
     }
-    return { ...scanner.end(), sha256: hash.digest('hex') };
+    return fitted({ ...scanner.end(), sha256: hash.digest('hex') });
   } catch (e) {
     if (!(e instanceof NotPlain)) throw e;
   }
@@ -430,10 +430,17 @@ export async function parseManifestIndex(
   const files = new ManifestTable();
   for (const f of m.files) files.add(f);
   const { files: _, representations, packs, ...head } = m;
-  return {
+  return fitted({
     head,
     files,
     representations: representations ? RepresentationTable.of(representations, packs) : null,
     sha256: createHash('sha256').update(bytes).digest('hex'),
-  };
+  });
+}
+
+/** A manifest read whole gets no more rows: its tables let go of the room they grew for (ManifestTable.fit). */
+function fitted(m: IndexedManifest): IndexedManifest {
+  m.files.fit();
+  m.representations?.fit();
+  return m;
 }

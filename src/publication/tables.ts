@@ -21,17 +21,26 @@ export class Column<T extends Uint32Array | Float64Array | Uint8Array> {
     grown.set(this.values);
     this.values = grown;
   }
+  /** Lets go of the room past the last value. */
+  fit(): void {
+    if (this.values.length > this.length) this.values = this.values.slice(0, this.length) as T;
+  }
 }
 
-/** Bytes that grow: strings end to end, or fixed-width records. */
+/** Bytes that grow: strings end to end, or fixed-width records; past `max`, they grow no more than asked for. */
 export class Bytes {
   buffer = Buffer.allocUnsafe(64 * 1024);
   used = 0;
+  constructor(private readonly max = Number.POSITIVE_INFINITY) {}
   reserve(n: number): void {
     if (this.used + n <= this.buffer.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.used + n, this.buffer.length * 2));
+    const grown = Buffer.allocUnsafe(Math.max(this.used + n, Math.min(this.buffer.length * 2, this.max)));
     this.buffer.copy(grown, 0, 0, this.used);
     this.buffer = grown;
+  }
+  /** Lets go of the room past the bytes used. */
+  fit(): void {
+    if (this.buffer.length > this.used) this.buffer = Buffer.from(this.buffer.subarray(0, this.used));
   }
 }
 
@@ -133,13 +142,18 @@ export class DigestTable {
     }
     const row = this.size++;
     if (8 * this.size > this.keys.length) {
-      const grown = new Uint32Array(this.keys.length * 2);
+      const grown = new Uint32Array(Math.max(8 * this.size, this.keys.length * 2));
       grown.set(this.keys);
       this.keys = grown;
     }
     this.keys.set(this.words, 8 * row);
     this.slots.table[-1 - p] = row + 1;
     return row;
+  }
+
+  /** Lets go of the room past the last row's digest (the slots stay: they are what find() probes). */
+  fit(): void {
+    if (this.keys.length > 8 * this.size) this.keys = this.keys.slice(0, 8 * this.size);
   }
 
   /** The digest of `row`, as hex. */
@@ -187,6 +201,17 @@ export class ManifestTable implements ReadonlyMap<string, ManifestEntry> {
 
   get size(): number {
     return this.sizes.length;
+  }
+
+  /**
+   * Lets go of the room its arrays grew for and no row took: a table read from a release, which gets no more rows,
+   * held through a whole rebuild (each array grows by doubling: up to half of it room, tens of megabytes at 300,000
+   * paths).
+   */
+  fit(): void {
+    for (const c of [this.paths, this.pathStart, this.hashes, this.sizes, this.refs, this.inputsForm, this.inputs])
+      c.fit();
+    this.pathHashes.fit();
   }
 
   private pathEnd(row: number): number {
@@ -362,6 +387,12 @@ export class RepresentationTable {
 
   get size(): number {
     return this.identities.size;
+  }
+
+  /** As ManifestTable.fit. */
+  fit(): void {
+    this.identities.fit();
+    for (const c of [this.hashes, this.sizes, this.packOf, this.offsets]) c.fit();
   }
 
   /** Adds the representations of `identity`, or replaces them. */
