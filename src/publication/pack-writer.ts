@@ -77,7 +77,7 @@ export function representationWriter(o: PackWriterOptions, stats: PackStats) {
   const place = new Column(new Uint8Array(1024));
   const offsets = new Column(new Float64Array(1024));
   const fromPack = new Column(new Uint32Array(1024));
-  const held = new Bytes();
+  const held = new Bytes(memoryBytes); // which it never grows past: room beyond would stay unused
   const pending = new Set<Promise<void>>();
   const encoding = new Budget(MAX_ENCODING_BYTES);
   let failure: Error | null = null;
