@@ -169,6 +169,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       compression: levels,
       forcedPublishedAt: o.publishedAt,
       newRevisionAt: times.changedAt,
+      scratchDir: o.outDir,
     });
     if (semantic.unchanged) {
       progress.end();

@@ -52,6 +52,8 @@ export interface SemanticOptions {
    * publicationTimes), for the feed entry, which is written before the time of an unchanged revision is known.
    */
   newRevisionAt: string;
+  /** Where the snapshot's bytes wait for the end of the build (the --out folder: the publication's disk). */
+  scratchDir: string;
 }
 
 export async function semanticStep(
@@ -93,8 +95,8 @@ export async function semanticStep(
     publications = live.feed.data.publications;
     oldest = live.feed.data.oldest;
   }
-  // Bytes, and the snapshot's objects let go: the body is written after every other (the build's order).
-  const snapshotFile = snapshotBody(snapshot);
+  // Bytes in a file (o.scratchDir), and the snapshot's objects let go: the body is written after every other.
+  const snapshotFile = snapshotBody(snapshot, o.scratchDir);
   const site = c.data.site;
   const feed = [
     ...feedBodies(o.revision, oldest, publications, {

@@ -5,9 +5,6 @@
 //            of every lane are in each, so a client needs one request whatever lane it shows.
 //   openapi: one body, with real examples from the verified lane, its public variant, in English.
 //   llms.txt: one text (render-llms.ts), its examples the verified lane's most popular models.
-import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import path from 'node:path';
 import { INCLUDES, type Include, QUERY_LANES } from '../schema/api.js';
 import { openApiDocument, type OpenApiExamples } from '../schema/openapi.js';
 import { LOCALES, type Locale } from '../schema/source.js';
@@ -22,6 +19,7 @@ import {
   withSections,
 } from '../publication/assemble.js';
 import { catalogFile, LLMS_FILE, metricsFile, OPENAPI_FILE } from '../publication/layout.js';
+import { PiecesFile } from '../publication/pieces-file.js';
 import { llmsParts, TEXT_CONTENT_TYPE } from './render-llms.js';
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
@@ -39,24 +37,17 @@ const EXAMPLE_METRICS = 3;
 
 /**
  * The pieces a lane variant's catalog bodies are made of (each model's detail core per locale, its include sections),
- * as UTF-8 in a file of their own: as large as a catalog body (150 MB at 2,000 models), they would otherwise stay in
- * memory through every other body of the variant. A catalog body reads them straight into its bytes (joinedBytes).
- * The file is removed as soon as it is open, so nothing is left behind whatever happens to the build; it is closed once
- * the pieces are let go (a catalog body may be made after the generator that yielded it has moved on).
+ * as UTF-8 in a file of their own (PiecesFile): as large as a catalog body (150 MB at 2,000 models), they would
+ * otherwise stay in memory through every other body of the variant. A catalog body reads them straight into its bytes.
  */
 export class CatalogPieces {
-  private readonly fd: number;
-  private size = 0;
+  private readonly file: PiecesFile;
   /** Per model: where each of its pieces (a core per locale, then the sections) starts in the file, and its bytes. */
   private readonly refs = new Map<string, Float64Array>();
 
-  /** `dir`: where the file is made (the build's staging folder: the publication's disk, not a /tmp held in memory). */
+  /** `dir`: where the file is made (the build's staging folder). */
   constructor(dir: string) {
-    mkdirSync(dir, { recursive: true }); // the staging folder is made as bodies are written: maybe not yet
-    const file = path.join(dir, `.catalog-pieces-${randomBytes(6).toString('hex')}`);
-    this.fd = openSync(file, 'wx+');
-    unlinkSync(file);
-    closeWhenLetGo.register(this, this.fd);
+    this.file = new PiecesFile(dir, 'catalog-pieces');
   }
 
   /** Keeps a model's detail core per locale (its closing brace left out) and its sections with it. */
@@ -64,33 +55,19 @@ export class CatalogPieces {
     // `,<benchmarks>,<capabilities>,<pricing>}`: what withSections appends to a core for every include.
     const texts = [...LOCALES.map((l) => detail[l].slice(0, -1)), withSections('{', sections, INCLUDES)];
     const refs = new Float64Array(2 * texts.length);
-    let at = this.size;
+    let at = this.file.size;
     for (const [i, text] of texts.entries()) {
       const bytes = Buffer.byteLength(text);
       refs.set([at, bytes], 2 * i);
       at += bytes;
     }
-    const bytes = Buffer.from(texts.join(''));
-    for (let done = 0; done < bytes.length; )
-      done += writeSync(this.fd, bytes, done, bytes.length - done, this.size + done);
-    this.size += bytes.length;
+    this.file.append(Buffer.from(texts.join('')));
     this.refs.set(slug, refs);
   }
 
   private piece(slug: string, i: number): SizedPiece {
     const refs = this.refs.get(slug)!;
-    const [from, size] = [refs[2 * i]!, refs[2 * i + 1]!];
-    const fd = this.fd;
-    return {
-      size,
-      copyTo(out: Buffer, at: number): void {
-        for (let done = 0; done < size; ) {
-          const n = readSync(fd, out, at + done, size - done, from + done);
-          if (n === 0) throw new Error(`the catalog pieces of ${slug} were cut short`);
-          done += n;
-        }
-      },
-    };
+    return this.file.piece(refs[2 * i]!, refs[2 * i + 1]!, `the catalog pieces of ${slug}`);
   }
 
   /** A model's detail with every include, as withSections makes it: its core, then its sections. */
@@ -103,8 +80,6 @@ export class CatalogPieces {
     return joinedBytes(() => pieces).toString();
   }
 }
-
-const closeWhenLetGo = new FinalizationRegistry<number>((fd) => closeSync(fd));
 
 export class CatalogBodies {
   private readonly examples: OpenApiExamples = {};

@@ -1,0 +1,48 @@
+// Bytes a build makes long before the body they go into is written, kept in a file instead of memory: a lane
+// variant's catalog pieces (render-catalog.ts), the semantic snapshot (snapshot.ts). The file is removed as soon as it
+// is open, so nothing is left behind whatever happens to the build; it is closed once it and its pieces are let go (a
+// body may be made after the generator that yielded it has moved on).
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import type { SizedPiece } from './assemble.js';
+
+export class PiecesFile {
+  private readonly fd: number;
+  /** Its bytes so far. */
+  size = 0;
+
+  /** `dir`: where the file is made (on the publication's disk, not a /tmp held in memory); `name`: its prefix. */
+  constructor(dir: string, name: string) {
+    mkdirSync(dir, { recursive: true }); // the staging folder is made as bodies are written: maybe not yet
+    const file = path.join(dir, `.${name}-${randomBytes(6).toString('hex')}`);
+    this.fd = openSync(file, 'wx+');
+    unlinkSync(file);
+    closeWhenLetGo.register(this, this.fd);
+  }
+
+  /** Appends `bytes`; returns where they start. */
+  append(bytes: Buffer): number {
+    const at = this.size;
+    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+    this.size += bytes.length;
+    return at;
+  }
+
+  /** The `size` bytes from `from` as a piece of a body; `what` names them if the file was cut short. */
+  piece(from: number, size: number, what: string): SizedPiece {
+    const file = this; // the piece keeps the file open
+    return {
+      size,
+      copyTo(out: Buffer, at: number): void {
+        for (let done = 0; done < size; ) {
+          const n = readSync(file.fd, out, at + done, size - done, from + done);
+          if (n === 0) throw new Error(`${what} were cut short`);
+          done += n;
+        }
+      },
+    };
+  }
+}
+
+const closeWhenLetGo = new FinalizationRegistry<number>((fd) => closeSync(fd));
