@@ -6,6 +6,7 @@
 //   <out>/releases/<n>-<revision>/            one complete release (layout.ts)
 //   <out>/.staging-<revision>-<pid>           a build in progress; a killed build's is removed by the next build
 //   <out>/.build-lock[.pid]  the build lock (an OS lock on the file) and, while it is held, its holder's pid
+import { rmSync } from 'node:fs';
 import { lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -354,7 +355,7 @@ export async function clearStaleStaging(out: string): Promise<void> {
   for (const name of record.staging) {
     if (staging.includes(name) || !STAGING.test(name)) continue;
     const st = await lstat(path.join(out, name)).catch(() => null);
-    if (st?.isDirectory()) await rm(path.join(out, name), { recursive: true, force: true });
+    if (st?.isDirectory()) removeTree(path.join(out, name));
   }
   if (staging.length !== record.staging.length) await writeRecord(out, { ...record, staging });
   for (const name of await readdir(out)) {
@@ -377,8 +378,17 @@ export async function claimStaging(out: string, revision: string): Promise<strin
       throw new UsageError(`--out ${out}: ${name} is in the way, and no build of this folder made it: move it away`);
     await writeRecord(out, { ...record, staging: [...record.staging, name] });
   }
-  await rm(dir, { recursive: true, force: true });
+  removeTree(dir);
   return dir;
+}
+
+/**
+ * Removes a release or staging folder with everything in it. Synchronously: Node 20's fs.promises.rm starts removing
+ * every file of the tree at once, which for a release of 2,000 models (310,000 paths) took 635 MB of memory; rmSync
+ * goes a folder at a time, in 57 MB, and sooner (3.4 s against 4.3 s).
+ */
+export function removeTree(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
 }
 
 /** Drop a staging folder's entry from the record, once the folder is gone (renamed into releases/, or removed). */
@@ -434,7 +444,7 @@ export async function pruneReleases(out: string, keep: string[]): Promise<void> 
     if (!RELEASE_NAME.test(n)) continue;
     const st = await lstat(path.join(dir, n)).catch(() => null);
     if (keepNames.has(n) && st) releases.push(n);
-    else if (st?.isDirectory()) await rm(path.join(dir, n), { recursive: true, force: true });
+    else if (st?.isDirectory()) removeTree(path.join(dir, n));
   }
   if (releases.join() !== record.releases.join()) await writeRecord(out, { ...record, releases });
 }
