@@ -21,9 +21,9 @@ export class Column<T extends Uint32Array | Float64Array | Uint8Array> {
     grown.set(this.values);
     this.values = grown;
   }
-  /** Lets go of the room past the last value. */
+  /** Lets go of the room past the last value (not all of it when empty: it then grows again by doubling). */
   fit(): void {
-    if (this.values.length > this.length) this.values = this.values.slice(0, this.length) as T;
+    if (this.length && this.values.length > this.length) this.values = this.values.slice(0, this.length) as T;
   }
 }
 
@@ -38,9 +38,9 @@ export class Bytes {
     this.buffer.copy(grown, 0, 0, this.used);
     this.buffer = grown;
   }
-  /** Lets go of the room past the bytes used. */
+  /** Lets go of the room past the bytes used (not all of it when empty: it then grows again by doubling). */
   fit(): void {
-    if (this.buffer.length > this.used) this.buffer = Buffer.from(this.buffer.subarray(0, this.used));
+    if (this.used && this.buffer.length > this.used) this.buffer = Buffer.from(this.buffer.subarray(0, this.used));
   }
 }
 
@@ -209,9 +209,8 @@ export class ManifestTable implements ReadonlyMap<string, ManifestEntry> {
    * paths).
    */
   fit(): void {
-    for (const c of [this.paths, this.pathStart, this.hashes, this.sizes, this.refs, this.inputsForm, this.inputs])
-      c.fit();
-    this.pathHashes.fit();
+    const arrays = [this.paths, this.pathStart, this.hashes, this.sizes, this.refs, this.inputsForm, this.inputs];
+    for (const a of [...arrays, this.pathHashes]) a.fit();
   }
 
   private pathEnd(row: number): number {
