@@ -209,8 +209,17 @@ export class ManifestTable implements ReadonlyMap<string, ManifestEntry> {
    * paths).
    */
   fit(): void {
-    const arrays = [this.paths, this.pathStart, this.hashes, this.sizes, this.refs, this.inputsForm, this.inputs];
-    for (const a of [...arrays, this.pathHashes]) a.fit();
+    const arrays = [
+      this.paths,
+      this.pathStart,
+      this.hashes,
+      this.sizes,
+      this.refs,
+      this.inputsForm,
+      this.inputs,
+      this.pathHashes,
+    ];
+    for (const a of arrays) a.fit();
   }
 
   private pathEnd(row: number): number {
