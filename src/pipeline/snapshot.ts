@@ -6,6 +6,7 @@ import type { LaneFigures, Snapshot, SnapshotContent, SnapshotModel } from '../s
 import type { Computed, LaneView } from './compute/index.js';
 import { NO_TESTS } from './compute/stats.js';
 import { offerKey } from './compute/offers.js';
+import { STREAM_CHUNK_BYTES } from '../publication/made-body.js';
 import { PiecesFile } from '../publication/pieces-file.js';
 import type { PendingBody } from '../publication/writer.js';
 import { toInstant } from './validate.js';
@@ -152,9 +153,6 @@ function* canonicalPieces(v: unknown, depth: number): Generator<string> {
   yield '}';
 }
 
-/** The pieces a snapshot's bytes are read back in: a streamed body's chunks are no larger. */
-const SNAPSHOT_PIECE_BYTES = 1024 * 1024;
-
 /**
  * artifacts/snapshot.json as a body for writeBodies: its publicationRevision is the one that last changed it. Its
  * bytes are made a model at a time into a file in `dir` (PiecesFile), where they wait for the end of the build: 30 MB
@@ -163,13 +161,14 @@ const SNAPSHOT_PIECE_BYTES = 1024 * 1024;
 export function snapshotBody(s: SnapshotContent, dir: string): PendingBody {
   const pieces = canonicalPieces(s, 2);
   pieces.next(); // the opening brace: the body's own fields come first
+  // Written and read back a streamed body's chunk at a time: a larger piece would be a chunk of its own.
   const file = new PiecesFile(dir, 'snapshot');
   let chunk = [','];
   let chunkLength = 0;
   for (const piece of pieces) {
     chunk.push(piece);
     chunkLength += piece.length;
-    if (chunkLength < SNAPSHOT_PIECE_BYTES) continue;
+    if (chunkLength < STREAM_CHUNK_BYTES) continue;
     file.append(Buffer.from(chunk.join('')));
     [chunk, chunkLength] = [[], 0];
   }
@@ -181,9 +180,9 @@ export function snapshotBody(s: SnapshotContent, dir: string): PendingBody {
     tail: {
       size,
       pieces: () =>
-        Array.from({ length: Math.ceil(size / SNAPSHOT_PIECE_BYTES) }, (_, i) => {
-          const from = i * SNAPSHOT_PIECE_BYTES;
-          return file.piece(from, Math.min(SNAPSHOT_PIECE_BYTES, size - from), "the snapshot's bytes");
+        Array.from({ length: Math.ceil(size / STREAM_CHUNK_BYTES) }, (_, i) => {
+          const from = i * STREAM_CHUNK_BYTES;
+          return file.piece(from, Math.min(STREAM_CHUNK_BYTES, size - from), "the snapshot's bytes");
         }),
     },
   };
