@@ -1,6 +1,6 @@
 // The representations (br and gzip) of a release's distinct bodies, gathered as its bodies are written and then
 // written into its packs: reused from the previous release's packs, or compressed, held in memory or spilled to a file.
-import { linkSync } from 'node:fs';
+import { linkSync, readSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import { namedWriteError } from '../write-file.js';
@@ -264,7 +264,9 @@ export function representationWriter(o: PackWriterOptions, stats: PackStats) {
             held.buffer.copy(buffer, used, at, at + bytes);
             placed(i, next);
           } else if (where === SPILL) {
-            const { bytesRead } = await spilled!.read(buffer, used, bytes, at);
+            // Synchronous: rows come in hash order, a read each, from the page cache. Through libuv's thread pool the
+            // default data's 17,000 spilled rows took finish() 0.86 s; read here, 0.12 s.
+            const bytesRead = readSync(spilled!.fd, buffer, used, bytes, at);
             if (bytesRead !== bytes)
               throw new Error(`the representations of ${table.identityOf(row)} were cut short while copied`);
             placed(i, next);
