@@ -298,13 +298,14 @@ function runBuild(launcher, dataDir, outDir) {
       const [files, distinct, mbWritten, kept] =
         num(/(\d+) files, (\d+) distinct bodies, ([\d.]+) MB written, (\d+) kept/) ?? [];
       const [added, changed, removed] = num(/changes: (\d+) added, (\d+) changed, (\d+) removed/) ?? [];
-      const [made, carried] = num(/(\d+) bodies made, (\d+) carried over/) ?? [];
+      const [made, twins, carried] =
+        num(/(\d+) bodies made, (\d+) linked to a body of the same inputs made before them, (\d+) carried over/) ?? [];
       const release = / at (\S+)\n/.exec(stdout)?.[1];
       resolve({
         ...base,
         release: release && path.resolve(release),
         summary: stdout.trimEnd(),
-        reported: { files, distinct, mbWritten, kept, added, changed, removed, made, carried },
+        reported: { files, distinct, mbWritten, kept, added, changed, removed, made, twins, carried },
       });
     });
   });
@@ -450,7 +451,7 @@ async function measureCatalog(cli, cat, root, scratch, estimate) {
         const r = b.reported;
         log(
           `   rebuild ${fmtSecs(b.wall)} = ${((100 * b.wall) / s.full.wall).toFixed(1)} % of the full build, peak RSS ${fmtBytes(b.rss)}; ` +
-            `${fmtInt(r.mbWritten == null ? null : Math.round(r.mbWritten))} MB written, ${fmtInt(r.kept)} bodies kept, ${r.made == null ? '' : `${fmtInt(r.made)} made, ${fmtInt(r.carried)} carried over, `}changes ${r.added}/${r.changed}/${r.removed} (added/changed/removed)`,
+            `${fmtInt(r.mbWritten == null ? null : Math.round(r.mbWritten))} MB written, ${fmtInt(r.kept)} bodies kept, ${r.made == null ? '' : `${fmtInt(r.made)} made, ${fmtInt(r.twins)} linked to a twin, ${fmtInt(r.carried)} carried over, `}changes ${r.added}/${r.changed}/${r.removed} (added/changed/removed)`,
         );
       }
     }

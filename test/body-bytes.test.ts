@@ -2,7 +2,7 @@
 // (past the writer's largeBodyBytes) made again in chunks for each use, never whole. Its file and its representations
 // must be the bytes of a plain concatenation either way. A catalog's pieces wait in a file (CatalogPieces) and are read
 // straight into its bytes.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -173,6 +173,62 @@ describe('writeBodies', () => {
         results.push(out);
       }
       expect(results[1]).toEqual(results[0]);
+    });
+  });
+
+  it('links a body at a new path to the one made before it from the same inputs, and makes it only once', async () => {
+    await withTemp(async (dir) => {
+      const made: string[] = [];
+      const body = (file: string, inputs: string, contentType?: string): PendingBody => ({
+        path: file,
+        inputs,
+        ...(contentType && { contentType }),
+        render: () => {
+          made.push(file);
+          return { head: '{"r":', tail: `,"inputs":${JSON.stringify(inputs)}}` };
+        },
+      });
+      const pool = createCompressor({ threads: 1 });
+      const written = await writeBodies(
+        [
+          body('api/v1/models/a/en.public.json', 'same'),
+          body('api/v1/models/a/en.display.json', 'same'), // its twin
+          body('api/v1/models/b/en.public.json', 'other'),
+          body('llms.txt', 'same', 'text/plain'), // the same inputs, another content type
+          body('artifacts/a.json', 'same'), // an artifact, which has no representations
+        ],
+        {
+          stagingDir: dir,
+          revision: 'r1',
+          times: timePolicy(undefined, '2025-01-01T00:00:00.000Z', null, 'r1'),
+          previous: null,
+          compressor: { pool, levels: BUILD_LEVELS },
+          concurrency: 1, // one made while its twin is under way is made too (its bytes then found the same)
+        },
+      ).finally(() => pool.close());
+      expect(made).toEqual([
+        'api/v1/models/a/en.public.json',
+        'api/v1/models/b/en.public.json',
+        'llms.txt',
+        'artifacts/a.json',
+      ]);
+      expect(written.stats).toMatchObject({ files: 5, rendered: 4, twins: 1, newlyModified: 5, encodedNew: 2 });
+      const [a, twin] = await Promise.all(
+        ['a/en.public.json', 'a/en.display.json'].map((f) => stat(path.join(dir, 'api/v1/models', f))),
+      );
+      expect(twin!.ino).toBe(a!.ino);
+      const entries = new Map<string, Record<string, unknown>>();
+      for await (const json of written.entries.json()) {
+        const e = JSON.parse(json.toString()) as Record<string, unknown>;
+        entries.set(e.path as string, e);
+      }
+      expect(entries.get('api/v1/models/a/en.display.json')).toEqual({
+        ...entries.get('api/v1/models/a/en.public.json'),
+        path: 'api/v1/models/a/en.display.json',
+      });
+      expect(entries.get('llms.txt')!.content_type).toBe('text/plain');
+      expect(written.representations!.size).toBe(2);
+      await written.entries.remove();
     });
   });
 });

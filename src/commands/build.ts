@@ -51,10 +51,11 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
     `  ${r.files} files, ${r.stats.uniqueBodies} distinct bodies, ${mb(r.stats.bytesWritten)} MB written, ` +
       `${r.stats.linkedFromPrevious} kept from the previous publication`,
   );
-  const { rendered, skipped, rewritten } = r.stats;
+  const { rendered, skipped, rewritten, twins } = r.stats;
   console.log(
-    `  ${rendered - rewritten} bodies made, ${skipped + rewritten} carried over unchanged (the same inputs as in the ` +
-      `previous publication${rewritten ? `; ${rewritten} of them written from their inputs, the previous one being remote` : ''})`,
+    `  ${rendered - rewritten} bodies made, ${twins} linked to a body of the same inputs made before them, ` +
+      `${skipped + rewritten} carried over unchanged (the same inputs as in the previous publication` +
+      `${rewritten ? `; ${rewritten} of them written from their inputs, the previous one being remote` : ''})`,
   );
   if (r.compressed)
     console.log(
