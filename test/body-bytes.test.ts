@@ -2,6 +2,7 @@
 // (past the writer's largeBodyBytes) made again in chunks for each use, never whole. Its file and its representations
 // must be the bytes of a plain concatenation either way. A catalog's pieces wait in a file (CatalogPieces) and are read
 // straight into its bytes.
+import { statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -229,6 +230,48 @@ describe('writeBodies', () => {
       expect(entries.get('llms.txt')!.content_type).toBe('text/plain');
       expect(written.representations!.size).toBe(2);
       await written.entries.remove();
+    });
+  });
+
+  it('a body that fails: nothing more is read, and the bodies under way are written before the error is thrown', async () => {
+    await withTemp(async (dir) => {
+      const made = new Map<string, string>(); // path -> its bytes
+      let read = 0;
+      let unwritten: string[] | null = null;
+      function* bodies(): Generator<PendingBody> {
+        for (let i = 0; i < 1000; i++) {
+          read++;
+          const file = `api/v1/models/m${i}/en.json`;
+          yield {
+            path: file,
+            inputs: `inputs-${i}`,
+            render: () => {
+              if (i === 40) throw new Error('body 40 cannot be made');
+              const parts = { head: '{"r":', tail: `,"i":${i},"text":"${'x'.repeat(2_000_000)}"}` };
+              made.set(file, `${parts.head}"r1"${parts.tail}`);
+              return parts;
+            },
+          };
+        }
+      }
+      const failed = await writeBodies(bodies(), {
+        stagingDir: dir,
+        revision: 'r1',
+        times: timePolicy(undefined, '2025-01-01T00:00:00.000Z', null, 'r1'),
+        previous: null,
+      }).catch((e: Error) => {
+        // Looked at synchronously as the error comes out, before a read could queue behind a write still under way.
+        const size = (file: string) => statSync(path.join(dir, file), { throwIfNoEntry: false })?.size;
+        unwritten = [...made].filter(([file, text]) => size(file) !== Buffer.byteLength(text)).map(([file]) => file);
+        return e;
+      });
+      expect(unwritten).toEqual([]);
+      expect(failed).toBeInstanceOf(Error);
+      expect((failed as Error).message).toBe('body 40 cannot be made');
+      expect(read).toBeLessThan(1000);
+      // Each body made was written whole by then (unwritten above): nothing writes to the folder once the error is out.
+      expect(made.size).toBe(40);
+      for (const [file, text] of made) expect(await readFile(path.join(dir, file), 'utf8')).toBe(text);
     });
   });
 });

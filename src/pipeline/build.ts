@@ -1,7 +1,6 @@
 // The whole pipeline, in order: load -> validate -> compute -> render + write (staging) -> publish (switch). Each stage
 // lives in its own module; this one only orchestrates them around the output folder's lock.
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { UsageError } from '../errors.js';
 import { attributionOf } from '../publication/assemble.js';
@@ -29,6 +28,7 @@ import {
   forgetStaging,
   lockOutDir,
   pruneReleases,
+  removeTree,
   switchTo,
 } from '../publication/folder.js';
 import { validateTree, type SourceData } from './validate.js';
@@ -237,10 +237,13 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       ...(from.nothingPublished ? { nothingAtPrevious: true } : {}),
     };
   } finally {
-    if (staging)
-      await rm(staging, { recursive: true, force: true })
-        .then(() => forgetStaging(o.outDir, staging!))
-        .catch(() => {});
+    // Nothing writes to a failed build's staging folder any more: writeBodies waits for the bodies under way.
+    if (staging) {
+      try {
+        removeTree(staging);
+        await forgetStaging(o.outDir, staging);
+      } catch {} // still in the record: the next build clears it (clearStaleStaging)
+    }
     await closePrevious?.().catch(() => {});
     await unlock();
   }

@@ -10,7 +10,7 @@ import { createHash, hash } from 'node:crypto';
 import { createReadStream, linkSync, statSync } from 'node:fs';
 import { link, mkdir, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import pMap from 'p-map';
+import pMap, { pMapStop } from 'p-map';
 import { UsageError } from '../errors.js';
 import { JSON_CONTENT_TYPE } from '../schema/primitives.js';
 import { namedWriteError, writeFileNamed } from '../write-file.js';
@@ -162,6 +162,7 @@ export async function writeBodies(
   const encoder = o.compressor ? representationWriter({ ...o, compressor: o.compressor }, stats) : null;
   const changedAt = o.times.changedAt;
   let refused: string | null = null; // why a body that changed cannot have changedAt (a forced time too early)
+  let failure = null as { error: unknown } | null; // the first body that failed
   const ensureDir = (dir: string) => {
     let p = dirs.get(dir);
     if (!p) dirs.set(dir, (p = mkdir(dir, { recursive: true })));
@@ -258,104 +259,121 @@ export async function writeBodies(
     else await writeFileNamed(target, body.whole);
     stats.bytesWritten += body.size;
   };
+  /** Writes one body; a failure is kept (`failure`), not thrown, so that the bodies under way end first. */
+  const writeOne = async (pending: PendingBody): Promise<void> => {
+    const prev = o.previous?.files.get(pending.path);
+    const inputs = 'render' in pending ? pending.inputs : partsDigest(pending);
+    // The same inputs: its bytes are by design the previous entry's, but for the revision in them.
+    const same = prev?.inputs === inputs ? prev : undefined;
+    if ((same && (await carry(pending, same))) || (!prev && (await linkTwin(pending, inputs)))) {
+      o.onProgress?.(++done);
+      return;
+    }
+    // Made only while the bodies made and not yet written stay under BODY_BYTES_IN_FLIGHT: pMap would otherwise
+    // make 32 at once, and 18 catalog bodies of 100 MB each (2,000 models) come one after the other. It holds the
+    // whole budget while it is made (its size is known only then), so that no other body is made meanwhile.
+    await inFlight.take(BODY_BYTES_IN_FLIGHT);
+    let held = BODY_BYTES_IN_FLIGHT;
+    try {
+      if (refused || failure) return; // the build fails: it would be made for nothing
+      // The parts are let go once the bytes are made: a page's text would otherwise stay in the heap beside its bytes
+      // until written and compressed (32 bodies at once, two bytes a character in some locales).
+      let parts: BodyParts | null = partsOf(pending);
+      stats.rendered++;
+      let lastModified = changedAt;
+      const largeBodyBytes = o.largeBodyBytes ?? LARGE_BODY_BYTES;
+      // Not carried (its previous file is not on this disk) but made from the same inputs: named with the previous
+      // revision, it is the previous entry's bytes, so they are not hashed again; a size other than the one listed
+      // falls back to the compare.
+      let body = same ? made(parts, [same.revision], undefined, largeBodyBytes, same.sha256) : null;
+      if (body && body.size === same!.bytes) stats.rewritten++;
+      else body = null;
+      // Naming the previous revision when that gives the previous bytes (the content did not change), else this one.
+      const revisions = prev && prev.revision !== o.revision ? [prev.revision, o.revision] : [o.revision];
+      body ??= made(parts, revisions, prev?.sha256, largeBodyBytes);
+      const { revision, sha256: hash } = body;
+      if (!body.whole) stats.streamed++;
+      if (revision !== o.revision) lastModified = prev!.last_modified;
+      // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
+      // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
+      // no manifest any more, so changedAt must be past every time the previous publication shows, not just past
+      // this path's (HTTP dates count whole seconds).
+      else if (prev && prev.sha256 === hash) lastModified = prev.last_modified;
+      else {
+        const refusal = o.times.refuseChange(pending.path);
+        if (refusal !== null) {
+          refused ??= refusal;
+          return;
+        }
+        stats.newlyModified++;
+      }
+      parts = null;
+      const holds = body.whole ? body.size : STREAM_CHUNK_BYTES;
+      inFlight.give(held - holds);
+      held = holds;
+      const target = path.join(o.stagingDir, pending.path);
+      await ensureDir(path.dirname(target));
+      let row = distinct.find(hash);
+      if (row >= 0) {
+        await writing.get(row); // a failed write fails this body too
+        await link(path.join(o.stagingDir, firstPath.at(row)), target);
+      } else {
+        row = distinct.add(hash);
+        firstPath.push(pending.path);
+        const written = writeFirst(pending.path, body, prev);
+        writing.set(row, written);
+        stats.uniqueBodies++;
+        await written;
+        writing.delete(row); // kept when it failed: a body with the same bytes then fails as well
+      }
+      // Written first, so a body made for this call alone (render) can then move to the compression pool uncopied.
+      if (encoder && !isArtifactFile(pending.path)) await encoder.add(hash, body, 'render' in pending);
+      entries.push(
+        {
+          path: pending.path,
+          sha256: hash,
+          bytes: body.size,
+          content_type: pending.contentType ?? JSON_CONTENT_TYPE,
+          revision,
+          last_modified: lastModified,
+          inputs,
+        },
+        prev ?? null,
+      );
+      if (revision === o.revision && twins.add(twinKey(pending, inputs)) === twinRow.length) {
+        twinRow.push(row);
+        twinBytes.push(body.size);
+      }
+      stats.files++;
+      o.onProgress?.(++done);
+    } finally {
+      inFlight.give(held);
+    }
+  };
+  // Once a body failed or was refused, nothing more is read from `bodies`, and the error is thrown once the bodies under
+  // way have ended, so that the caller removes a folder nothing writes to any more.
+  const underWay = new Set<Promise<void>>();
   const rendered = pMap(
     bodies,
-    async (pending) => {
-      if (refused) return;
-      const prev = o.previous?.files.get(pending.path);
-      const inputs = 'render' in pending ? pending.inputs : partsDigest(pending);
-      // The same inputs: its bytes are by design the previous entry's, but for the revision in them.
-      const same = prev?.inputs === inputs ? prev : undefined;
-      if ((same && (await carry(pending, same))) || (!prev && (await linkTwin(pending, inputs)))) {
-        o.onProgress?.(++done);
-        return;
-      }
-      // Made only while the bodies made and not yet written stay under BODY_BYTES_IN_FLIGHT: pMap would otherwise
-      // make 32 at once, and 18 catalog bodies of 100 MB each (2,000 models) come one after the other. It holds the
-      // whole budget while it is made (its size is known only then), so that no other body is made meanwhile.
-      await inFlight.take(BODY_BYTES_IN_FLIGHT);
-      let held = BODY_BYTES_IN_FLIGHT;
-      try {
-        // The parts are let go once the bytes are made: a page's text would otherwise stay in the heap beside its bytes
-        // until written and compressed (32 bodies at once, two bytes a character in some locales).
-        let parts: BodyParts | null = partsOf(pending);
-        stats.rendered++;
-        let lastModified = changedAt;
-        const largeBodyBytes = o.largeBodyBytes ?? LARGE_BODY_BYTES;
-        // Not carried (its previous file is not on this disk) but made from the same inputs: named with the previous
-        // revision, it is the previous entry's bytes, so they are not hashed again; a size other than the one listed
-        // falls back to the compare.
-        let body = same ? made(parts, [same.revision], undefined, largeBodyBytes, same.sha256) : null;
-        if (body && body.size === same!.bytes) stats.rewritten++;
-        else body = null;
-        // Naming the previous revision when that gives the previous bytes (the content did not change), else this one.
-        const revisions = prev && prev.revision !== o.revision ? [prev.revision, o.revision] : [o.revision];
-        body ??= made(parts, revisions, prev?.sha256, largeBodyBytes);
-        const { revision, sha256: hash } = body;
-        if (!body.whole) stats.streamed++;
-        if (revision !== o.revision) lastModified = prev!.last_modified;
-        // The same bytes as before (a rebuild of the same revision) keep their time. Any other body, changed or new,
-        // takes changedAt. "New" includes a path removed in an earlier publication and now back: its old time is in
-        // no manifest any more, so changedAt must be past every time the previous publication shows, not just past
-        // this path's (HTTP dates count whole seconds).
-        else if (prev && prev.sha256 === hash) lastModified = prev.last_modified;
-        else {
-          const refusal = o.times.refuseChange(pending.path);
-          if (refusal !== null) {
-            refused ??= refusal;
-            return;
-          }
-          stats.newlyModified++;
-        }
-        parts = null;
-        const holds = body.whole ? body.size : STREAM_CHUNK_BYTES;
-        inFlight.give(held - holds);
-        held = holds;
-        const target = path.join(o.stagingDir, pending.path);
-        await ensureDir(path.dirname(target));
-        let row = distinct.find(hash);
-        if (row >= 0) {
-          await writing.get(row); // a failed write fails this body too
-          await link(path.join(o.stagingDir, firstPath.at(row)), target);
-        } else {
-          row = distinct.add(hash);
-          firstPath.push(pending.path);
-          const written = writeFirst(pending.path, body, prev);
-          writing.set(row, written);
-          stats.uniqueBodies++;
-          await written;
-          writing.delete(row); // kept when it failed: a body with the same bytes then fails as well
-        }
-        // Written first, so a body made for this call alone (render) can then move to the compression pool uncopied.
-        if (encoder && !isArtifactFile(pending.path)) await encoder.add(hash, body, 'render' in pending);
-        entries.push(
-          {
-            path: pending.path,
-            sha256: hash,
-            bytes: body.size,
-            content_type: pending.contentType ?? JSON_CONTENT_TYPE,
-            revision,
-            last_modified: lastModified,
-            inputs,
-          },
-          prev ?? null,
-        );
-        if (revision === o.revision && twins.add(twinKey(pending, inputs)) === twinRow.length) {
-          twinRow.push(row);
-          twinBytes.push(body.size);
-        }
-        stats.files++;
-        o.onProgress?.(++done);
-      } finally {
-        inFlight.give(held);
-      }
+    (pending) => {
+      if (refused || failure) return pMapStop;
+      const p = writeOne(pending).catch((error: unknown) => {
+        failure ??= { error };
+      });
+      underWay.add(p);
+      return p.then(() => {
+        underWay.delete(p);
+      });
     },
     { concurrency: o.concurrency ?? 32 },
   );
   let representations: RepresentationTable | null = null;
   try {
-    await rendered;
-    // Thrown after every write in flight has ended, so that the caller can remove the staging folder for good.
+    await rendered.catch((error: unknown) => {
+      failure ??= { error }; // `bodies` itself threw
+    });
+    await Promise.all(underWay);
+    if (failure) throw failure.error;
     if (refused) throw new UsageError(refused);
     representations = encoder
       ? await encoder.finish((identity) => readFile(path.join(o.stagingDir, firstPath.at(distinct.find(identity)))))
