@@ -484,6 +484,7 @@ function summarize(samples) {
       ...pick((s) => s.description?.rss),
       ...pick((s) => s.benchmark?.rss),
     ),
+    rebuildRss: median([...pick((s) => s.description?.rss), ...pick((s) => s.benchmark?.rss)]),
     treeRssMax: Math.max(0, ...pick((s) => s.full.treeRss)),
     files: ok[0]?.full.reported.files ?? ok[0]?.files ?? null, // as the build counts them (manifest.json)
     logical: ok[0]?.logical ?? null,
@@ -525,7 +526,9 @@ function report(results) {
       fmtSecs(s.full),
       s.cp == null ? 'skipped (disk)' : fmtSecs(s.cp),
       s.fullOverCp == null ? '-' : `${fmtRatio(s.fullOverCp)}${judge(s.fullOverCp <= GOAL.fullOverCp)}`,
-      `${fmtBytes(s.rssMax)}${judge(s.rssMax < GOAL.rss)}`,
+      // A goal is met or missed by the median of the repetitions; the rebuilds' and the highest of all beside it.
+      `${fmtBytes(s.rss)}${judge(s.rss < GOAL.rss)}${c.fullOnly ? '' : `; rebuilds ${fmtBytes(s.rebuildRss)}`}; ` +
+        `highest ${fmtBytes(s.rssMax)}`,
       c.fullOnly
         ? 'not measured'
         : `${fmtSecs(s.description)} = ${pct(s.descriptionShare)}${s.descriptionShare == null ? '' : judge(s.descriptionShare <= GOAL.rebuildShare)}`,
@@ -538,7 +541,7 @@ function report(results) {
     'full build',
     'cp -r of its release',
     `full / cp -r, median of pairs (goal ≤ ${GOAL.fullOverCp})`,
-    'peak RSS, highest (goal < 1 GB)',
+    'peak RSS, full builds (goal < 1 GB)',
     'rebuild, 1 description: s = % of full (goal ≤ 10 %)',
     'rebuild, 1 benchmark value',
     'release',
