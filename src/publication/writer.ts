@@ -203,15 +203,21 @@ export async function writeBodies(
     stats.skipped++;
     return true;
   };
-  /** Links a body at a new path to its twin (twins), when it has one; false when it has none: the body is made. */
-  const linkTwin = async (b: PendingBody, inputs: string): Promise<boolean> => {
-    const twin = twins.find(twinKey(b, inputs));
-    if (twin < 0) return false;
-    const refusal = o.times.refuseChange(b.path);
+  /** A body that changed or is new takes changedAt: counted, unless the forced time is too early for it (false). */
+  const takesChangedAt = (file: string): boolean => {
+    const refusal = o.times.refuseChange(file);
     if (refusal !== null) {
       refused ??= refusal;
-      return true;
+      return false;
     }
+    stats.newlyModified++;
+    return true;
+  };
+  /** Links a body at a new path to its twin (twins), when it has one; false when it has none: the body is made. */
+  const linkTwin = async (b: PendingBody, inputs: string, key: string): Promise<boolean> => {
+    const twin = twins.find(key);
+    if (twin < 0) return false;
+    if (!takesChangedAt(b.path)) return true;
     const row = twinRow.values[twin]!;
     const sha256 = distinct.hexOf(row);
     const target = path.join(o.stagingDir, b.path);
@@ -231,7 +237,6 @@ export async function writeBodies(
       null,
     );
     stats.files++;
-    stats.newlyModified++;
     stats.twins++;
     return true;
   };
@@ -265,7 +270,9 @@ export async function writeBodies(
     const inputs = 'render' in pending ? pending.inputs : partsDigest(pending);
     // The same inputs: its bytes are by design the previous entry's, but for the revision in them.
     const same = prev?.inputs === inputs ? prev : undefined;
-    if ((same && (await carry(pending, same))) || (!prev && (await linkTwin(pending, inputs)))) {
+    // Not carried: its twin's key, looked up at a new path and kept once it is made, is hashed once.
+    const key = same && (await carry(pending, same)) ? null : twinKey(pending, inputs);
+    if (key === null || (!prev && (await linkTwin(pending, inputs, key)))) {
       o.onProgress?.(++done);
       return;
     }
@@ -299,14 +306,7 @@ export async function writeBodies(
       // no manifest any more, so changedAt must be past every time the previous publication shows, not just past
       // this path's (HTTP dates count whole seconds).
       else if (prev && prev.sha256 === hash) lastModified = prev.last_modified;
-      else {
-        const refusal = o.times.refuseChange(pending.path);
-        if (refusal !== null) {
-          refused ??= refusal;
-          return;
-        }
-        stats.newlyModified++;
-      }
+      else if (!takesChangedAt(pending.path)) return;
       parts = null;
       const holds = body.whole ? body.size : STREAM_CHUNK_BYTES;
       inFlight.give(held - holds);
@@ -340,7 +340,7 @@ export async function writeBodies(
         },
         prev ?? null,
       );
-      if (revision === o.revision && twins.add(twinKey(pending, inputs)) === twinRow.length) {
+      if (revision === o.revision && twins.add(key) === twinRow.length) {
         twinRow.push(row);
         twinBytes.push(body.size);
       }
