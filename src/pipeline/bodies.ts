@@ -65,7 +65,9 @@ export function* bodies(c: Computed, pageSizes: readonly number[], scratchDir = 
   ) as Record<Locale, string>;
   const catalog = new CatalogBodies(c, attributionJson, envelopes);
   const o: BodyOptions = { schemaVersion, attribution, attributionJson, code, envelopes, pageSizes, scratchDir };
-  for (const v of LANE_VARIANTS) yield* variantBodies(variantRenderer(c, v.lane, v.displayOnly), o, catalog);
+  // The largest lanes first: the last catalog bodies are compressed with nothing left to make beside them.
+  const bySize = [...LANE_VARIANTS].sort((a, b) => c.lanes[b.lane].models.length - c.lanes[a.lane].models.length);
+  for (const v of bySize) yield* variantBodies(variantRenderer(c, v.lane, v.displayOnly), o, catalog);
   yield* pricesBodies(c, attributionJson);
   yield* catalog.finish();
 }
