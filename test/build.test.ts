@@ -982,6 +982,39 @@ describe('atomic switch', () => {
     });
   });
 
+  it('the releases older than the live one are removed while a build writes: one that then fails keeps the live one', async () => {
+    await withTemp(async (tmp) => {
+      const dataDir = path.join(tmp, 'data');
+      const outDir = path.join(tmp, 'out');
+      await writeFixture(dataDir, smallCatalog());
+      await build({ dataDir, outDir, revision: 'v1' });
+      const live = (await build({ dataDir, outDir, revision: 'v2' })).releaseDir;
+      const releases = () => readdir(path.join(outDir, 'releases')).then((n) => n.sort());
+      const listed = async () =>
+        (await readJson<{ releases: string[] }>(path.join(outDir, '.modelpub-publication'))).releases;
+      let during: string[] = [];
+      await expect(
+        build({
+          dataDir,
+          outDir,
+          revision: 'v3',
+          beforeSwitch: async () => {
+            during = await releases();
+            throw new Error('disk full (simulated)');
+          },
+        }),
+      ).rejects.toThrow('disk full (simulated)');
+      expect(during).toEqual(['0002-v2']); // gone before the switch
+      expect(await currentDir(outDir)).toBe(live);
+      expect(await releases()).toEqual(['0002-v2']);
+      await assertIntact(outDir);
+      expect(await listed()).toEqual(['0001-v1', '0002-v2']); // the record is the prune's, after a switch
+      await build({ dataDir, outDir, revision: 'v4' });
+      expect(await releases()).toEqual(['0002-v2', '0003-v4']);
+      expect(await listed()).toEqual(['0002-v2', '0003-v4']);
+    });
+  });
+
   it('a build killed (SIGKILL) mid-write leaves the previous release live; the next build clears its leftovers', async () => {
     ensureCompiled();
     await withTemp(async (tmp) => {

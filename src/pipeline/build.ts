@@ -28,6 +28,7 @@ import {
   forgetStaging,
   lockOutDir,
   pruneReleases,
+  removeOldReleases,
   removeTree,
   switchTo,
 } from '../publication/folder.js';
@@ -139,6 +140,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
   const unlock = await lockOutDir(o.outDir);
   let staging: string | null = null;
   let closePrevious: (() => Promise<void>) | null = null;
+  let pruning: Promise<void> | null = null;
   try {
     // Its own phase: a rebuild's reading of the previous release and its snapshot diff is a share of its time.
     progress.phase('previous release + changes');
@@ -176,6 +178,9 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       return unchangedResult(semantic.unchanged, t0, { leftOut: computed.leftOut, warnings: data.warnings });
     }
 
+    // The releases older than the live one go, beside the writing: the live one stays, whatever this build does.
+    pruning = removeOldReleases(o.outDir, previous?.dir ? [previous.dir] : []);
+    pruning.catch(() => {}); // handled: its error is thrown where it is awaited
     staging = await claimStaging(o.outDir, revision);
     progress.phase('render + write', countBodies(computed, pageSizes) + semantic.bodyCount);
     // Compression runs on a worker thread per core beside the rendering, below its priority: at catalog scale it is most
@@ -219,7 +224,8 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     progress.phase('switch');
     const releaseDir = await switchTo(o.outDir, staging, revision);
     staging = null;
-    progress.phase('prune'); // an old release of many files costs an unlink each
+    progress.phase('prune'); // what removeOldReleases has not finished, and the record
+    await pruning;
     await pruneReleases(o.outDir, [releaseDir, ...(previous?.dir ? [previous.dir] : [])]);
     progress.end();
     return {
@@ -245,6 +251,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       } catch {} // still in the record: the next build clears it (clearStaleStaging)
     }
     await closePrevious?.().catch(() => {});
+    await pruning?.catch(() => {}); // a failed build's error is the one that matters; the next build prunes again
     await unlock();
   }
 }
