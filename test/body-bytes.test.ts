@@ -19,6 +19,7 @@ import {
   withSections,
 } from '../src/publication/assemble.js';
 import { CatalogPieces } from '../src/pipeline/render-catalog.js';
+import { PiecesFile } from '../src/publication/pieces-file.js';
 import { INCLUDES } from '../src/schema/api.js';
 import { LOCALES, type Locale } from '../src/schema/source.js';
 import { BUILD_LEVELS, compressBody, createCompressor, MOVE_BYTES } from '../src/publication/compress.js';
@@ -93,20 +94,34 @@ describe('joinedBytes', () => {
 
 describe('CatalogPieces', () => {
   it('gives back each model’s detail with every include, per locale, as withSections makes it', () => {
-    const pieces = new CatalogPieces(tmpdir());
+    const file = new PiecesFile(tmpdir(), 'catalog-pieces');
+    const pieces = new CatalogPieces(file);
+    const display = new CatalogPieces(file); // a variant of the same lane: one model its own, one the public one's
     const models = ['a', 'b'].map((slug, i) => ({
       slug,
       detail: Object.fromEntries(LOCALES.map((l) => [l, JSON.stringify({ slug, locale: l, name: `モデル ${i}` })])),
       sections: { benchmarks: `"benchmarks":[${i}]`, capabilities: '"capabilities":{}', pricing: '"pricing":null' },
     }));
     for (const m of models) pieces.add(m.slug, m.detail as Record<Locale, string>, m.sections);
-    for (const m of [...models].reverse()) {
-      for (const l of LOCALES) {
-        const expected = withSections(m.detail[l]!, m.sections, INCLUDES);
-        expect(joinedBytes(() => pieces.detail(m.slug, l)).toString()).toBe(expected);
-        expect(CatalogPieces.text(pieces.detail(m.slug, l))).toBe(expected);
+    const shown = {
+      ...models[1]!,
+      detail: { ...models[1]!.detail, en: '{"slug":"b","name":"Bee"}' } as Record<string, string>,
+    };
+    display.alias('a', pieces);
+    display.add('b', shown.detail as Record<Locale, string>, shown.sections);
+    for (const [held, ms] of [
+      [pieces, models],
+      [display, [models[0]!, shown]],
+    ] as const) {
+      for (const m of [...ms].reverse()) {
+        for (const l of LOCALES) {
+          const expected = withSections(m.detail[l]!, m.sections, INCLUDES);
+          expect(joinedBytes(() => held.detail(m.slug, l)).toString()).toBe(expected);
+          expect(CatalogPieces.text(held.detail(m.slug, l))).toBe(expected);
+        }
       }
     }
+    expect(() => new CatalogPieces(new PiecesFile(tmpdir(), 'other')).alias('a', pieces)).toThrow('another file');
   });
 });
 

@@ -5,7 +5,7 @@ import { compute, type Computed } from '../src/pipeline/compute/index.js';
 import { round } from '../src/pipeline/compute/numbers.js';
 import { priceSummaries } from '../src/pipeline/compute/prices.js';
 import { median, speedStats } from '../src/pipeline/compute/stats.js';
-import { renderVariant } from '../src/pipeline/render.js';
+import { renderVariant, variantRenderer } from '../src/pipeline/render.js';
 import { LIMITS, type PriceObservation, type SpeedRun } from '../src/schema/source.js';
 import {
   DEFAULT_SOURCES,
@@ -116,6 +116,38 @@ describe('render', () => {
     expect(disp.models.beta!.item.en.description).toBe('Beta, as marketed.');
     expect(disp.models.beta!.item.zh.description).toBe('beta 是一个模型。'); // no zh override: the record's text
     expect(disp.orders.alphabetical).toEqual(['alpha', 'beta', 'gamma']);
+  });
+  it('a display variant shares the public parts of a model no override reaches, itself or by a nearby name', async () => {
+    const slugs = Array.from({ length: 12 }, (_, i) => `m${String(i).padStart(2, '0')}`);
+    const spec: FixtureSpec = {
+      models: slugs.map((s, i) => model(s, i + 1)),
+      metrics: [metric('code.pass')],
+      benchmarks: slugs.map((s, i) => ({
+        model: s,
+        metric: 'code.pass',
+        lane: 'verified',
+        value: 10 + i,
+        stderr: null,
+        confidence: 1,
+        eval_date: '2025-01-10',
+        provenance: prov(5_000 + i),
+      })),
+      overrides: [{ model: 'm06', reason: 'launch name', name: 'M Six', provenance: prov(5_100) }],
+    };
+    const big = await withTemp(async (dir) => {
+      await writeFixture(dir, spec);
+      return compute(await loadAndValidate(dir));
+    });
+    const pub = variantRenderer(big, 'verified', false);
+    const display = variantRenderer(big, 'verified', true);
+    const reached = slugs.filter((s) => display.overridden(s));
+    // m06 itself, and the models within two places of it on the board, whose nearby_models name it.
+    expect(reached).toEqual(['m04', 'm05', 'm06', 'm07', 'm08']);
+    expect(slugs.filter((s) => pub.overridden(s))).toEqual([]);
+    for (const s of slugs) {
+      if (reached.includes(s)) expect(display.model(s)).not.toEqual(pub.model(s));
+      else expect(display.model(s)).toEqual(pub.model(s));
+    }
   });
   it('orders lists: popular by providers then release, newest by release date', () => {
     const v = renderVariant(c, 'verified', false);

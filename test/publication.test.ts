@@ -27,18 +27,19 @@ describe('body enumeration', () => {
     expect(new Set(paths).size).toBe(paths.length); // no path twice
   });
 
-  it('yields one artifact per lane variant, after that variant’s pages', () => {
+  it('yields one artifact per lane variant, after that variant’s pages, the largest lane first', () => {
     const paths = [...bodies(c, [50])].map((b) => b.path);
     const artifacts = paths.filter((p) => p.startsWith('artifacts/'));
     // the dated prices' artifact is one for the whole publication, not a lane's
     expect(artifacts.filter((p) => p === 'artifacts/prices.json')).toHaveLength(1);
+    expect([c.lanes.all, c.lanes.verified, c.lanes.provisional].map((l) => l.models.length)).toEqual([4, 3, 2]);
     expect(artifacts.filter((p) => p !== 'artifacts/prices.json')).toEqual([
+      'artifacts/all.public.json',
+      'artifacts/all.display.json',
       'artifacts/verified.public.json',
       'artifacts/verified.display.json',
       'artifacts/provisional.public.json',
       'artifacts/provisional.display.json',
-      'artifacts/all.public.json',
-      'artifacts/all.display.json',
     ]);
   });
 });

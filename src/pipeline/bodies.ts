@@ -1,9 +1,9 @@
-// Every body a release holds, in the order the build writes them: one lane variant (lane x display-only) at a time,
-// one model's parts at a time: memory holds a variant's models as JSON (ModelJson) and catalog bytes (CatalogPieces),
-// not their objects. The count and the bodies come from one description of the layout (variantPlan), so a progress
+// Every body a release holds, in the order the build writes them: one lane at a time (its public and display variants
+// side by side), one model's parts at a time: memory holds a lane's models as JSON (ModelJson) and catalog bytes
+// (CatalogPieces), not their objects. The count and the bodies come from one description of the layout (variantPlan), so a progress
 // bar's total cannot drift from what is written.
 import { tmpdir } from 'node:os';
-import { QUERY_LANES, SORTS, type Attribution } from '../schema/api.js';
+import { QUERY_LANES, type QueryLane, SORTS, type Attribution } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import {
   artifactModelPieces,
@@ -21,6 +21,7 @@ import {
   listFile,
   pageCount,
 } from '../publication/layout.js';
+import { PiecesFile } from '../publication/pieces-file.js';
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
 import { codeDigest, digestOf, type ModelJson, modelJson, sectionDigests } from './inputs.js';
@@ -55,7 +56,7 @@ export function* bodies(c: Computed, pageSizes: readonly number[], scratchDir = 
   const schemaVersion = c.data.site.schema_version;
   const attribution = attributionOf(c.data.site);
   const attributionJson = JSON.stringify(attribution);
-  const code = codeDigest([bodies, variantBodies, listBodies, artifactBody, CatalogBodies, CatalogPieces]);
+  const code = codeDigest([bodies, laneBodies, listBodies, artifactBody, CatalogBodies, CatalogPieces]);
   // The envelope of each locale, with the assembling code: the start of every API body's digest.
   const envelopes = Object.fromEntries(
     LOCALES.map((l) => {
@@ -66,8 +67,8 @@ export function* bodies(c: Computed, pageSizes: readonly number[], scratchDir = 
   const catalog = new CatalogBodies(c, attributionJson, envelopes);
   const o: BodyOptions = { schemaVersion, attribution, attributionJson, code, envelopes, pageSizes, scratchDir };
   // The largest lanes first: the last catalog bodies are compressed with nothing left to make beside them.
-  const bySize = [...LANE_VARIANTS].sort((a, b) => c.lanes[b.lane].models.length - c.lanes[a.lane].models.length);
-  for (const v of bySize) yield* variantBodies(variantRenderer(c, v.lane, v.displayOnly), o, catalog);
+  const bySize = [...QUERY_LANES].sort((a, b) => c.lanes[b].models.length - c.lanes[a].models.length);
+  for (const lane of bySize) yield* laneBodies(c, lane, o, catalog);
   yield* pricesBodies(c, attributionJson);
   yield* catalog.finish();
 }
@@ -86,33 +87,62 @@ interface BodyOptions {
 /** What a lane variant keeps of a model for its list pages and list artifact (the catalog's part: CatalogPieces). */
 type Kept = Omit<ModelJson, 'detail' | 'sections'>;
 
+/** A lane variant as laneBodies makes it: its renderer, what it keeps of each model, its catalog pieces. */
+interface Variant {
+  r: VariantRenderer;
+  models: Map<string, Kept>;
+  pieces: CatalogPieces;
+}
+
 /**
- * One lane variant's bodies. A model's parts are rendered when its details are made and kept only as JSON (ModelJson)
- * for the list pages, the list artifact and the catalog bodies, which need every model of the variant; all of it is
- * let go before the next variant.
+ * One lane's bodies, its public and display variants side by side. A model's parts are rendered when its details are
+ * made, once for both variants unless a display override reaches them (most models it does not), and kept only as
+ * JSON (ModelJson) for the list pages, the list artifact and the catalog bodies, which need every model of the
+ * variant; all of it is let go before the next lane.
  */
-function* variantBodies(r: VariantRenderer, o: BodyOptions, catalog: CatalogBodies): Generator<PendingBody> {
-  const models = new Map<string, Kept>();
-  const pieces = new CatalogPieces(o.scratchDir);
-  for (const slug of r.slugs) {
-    const { detail: details, sections, ...m } = modelJson(r.model(slug));
-    models.set(slug, m);
-    pieces.add(slug, details, sections);
-    for (const locale of LOCALES) {
-      const detail = details[locale];
-      for (const include of INCLUDE_SUBSETS) {
-        yield {
-          path: detailFile({ lane: r.lane, displayOnly: r.displayOnly, slug, locale, include }),
-          inputs: digestOf(o.envelopes[locale], m.digests.detail[locale], sectionDigests(m.digests.sections, include)),
-          render: () =>
-            envelopeParts(o.schemaVersion, locale, o.attributionJson, withSections(detail, sections, include)),
-        };
+function* laneBodies(c: Computed, lane: QueryLane, o: BodyOptions, catalog: CatalogBodies): Generator<PendingBody> {
+  const file = new PiecesFile(o.scratchDir, 'catalog-pieces');
+  const variants = [false, true].map(
+    (displayOnly): Variant => ({
+      r: variantRenderer(c, lane, displayOnly),
+      models: new Map(),
+      pieces: new CatalogPieces(file),
+    }),
+  );
+  const [pub, display] = variants as [Variant, Variant];
+  for (const slug of pub.r.slugs) {
+    const own = modelJson(pub.r.model(slug));
+    const shown = display.r.overridden(slug) ? modelJson(display.r.model(slug)) : own;
+    for (const [v, json] of [
+      [pub, own],
+      [display, shown],
+    ] as const) {
+      const { detail: details, sections, ...m } = json;
+      v.models.set(slug, m);
+      if (v === display && json === own) v.pieces.alias(slug, pub.pieces);
+      else v.pieces.add(slug, details, sections);
+      for (const locale of LOCALES) {
+        const detail = details[locale];
+        for (const include of INCLUDE_SUBSETS) {
+          yield {
+            path: detailFile({ lane, displayOnly: v.r.displayOnly, slug, locale, include }),
+            inputs: digestOf(
+              o.envelopes[locale],
+              m.digests.detail[locale],
+              sectionDigests(m.digests.sections, include),
+            ),
+            render: () =>
+              envelopeParts(o.schemaVersion, locale, o.attributionJson, withSections(detail, sections, include)),
+          };
+        }
       }
     }
   }
-  yield* listBodies(r, o, models);
-  yield artifactBody(r, o, models);
-  yield* catalog.variant(r, models, pieces);
+  for (const v of variants) {
+    yield* listBodies(v.r, o, v.models);
+    yield artifactBody(v.r, o, v.models);
+    yield* catalog.variant(v.r, v.models, v.pieces);
+  }
 }
 
 /** A variant's list pages: each page's items assembled from their JSON when the page is made. */

@@ -19,7 +19,7 @@ import {
   withSections,
 } from '../publication/assemble.js';
 import { catalogFile, LLMS_FILE, metricsFile, OPENAPI_FILE } from '../publication/layout.js';
-import { PiecesFile } from '../publication/pieces-file.js';
+import type { PiecesFile } from '../publication/pieces-file.js';
 import { llmsParts, TEXT_CONTENT_TYPE } from './render-llms.js';
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
@@ -41,13 +41,16 @@ const EXAMPLE_METRICS = 3;
  * otherwise stay in memory through every other body of the variant. A catalog body reads them straight into its bytes.
  */
 export class CatalogPieces {
-  private readonly file: PiecesFile;
   /** Per model: where each of its pieces (a core per locale, then the sections) starts in the file, and its bytes. */
   private readonly refs = new Map<string, Float64Array>();
 
-  /** `dir`: where the file is made (the build's staging folder). */
-  constructor(dir: string) {
-    this.file = new PiecesFile(dir, 'catalog-pieces');
+  /** `file`: where the pieces are kept (in the build's staging folder); a lane's two variants share one. */
+  constructor(private readonly file: PiecesFile) {}
+
+  /** Keeps a model's pieces that `other`, of the same file, holds: a model the display overrides do not reach. */
+  alias(slug: string, other: CatalogPieces): void {
+    if (other.file !== this.file) throw new Error('catalog pieces alias pieces of another file');
+    this.refs.set(slug, other.refs.get(slug)!);
   }
 
   /** Keeps a model's detail core per locale (its closing brace left out) and its sections with it. */

@@ -61,6 +61,11 @@ export interface VariantRenderer {
   /** The developer of a model of the lane (not a display override). */
   developerOf(slug: string): string;
   model(slug: string): ModelParts;
+  /**
+   * Whether a display override reaches a model's parts (its own, or the name of a model nearby on a board): when none
+   * does, its parts in the display variant are those of the public one. Always false in a public variant.
+   */
+  overridden(slug: string): boolean;
 }
 
 /** Every model's parts at once (tests, and what a variant's bodies are assembled from). */
@@ -204,6 +209,10 @@ export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boole
     orders,
     developerOf: (slug) => bySlug.get(slug)!.developer,
     model,
+    // model() reads the overrides through ov() alone: its own, and nameOf() of the models nearby.
+    overridden: (slug) =>
+      ov(slug) !== undefined ||
+      (view.placements.get(slug) ?? []).some((p) => nearby(p).some((n) => ov(n.slug) !== undefined)),
   };
 }
 
