@@ -157,6 +157,9 @@ export async function writeBodies(
   // The content type and whether it is an artifact (which has no representations) are the writer's, not the inputs'.
   const twinKey = (b: PendingBody, inputs: string) =>
     hash('sha256', `${b.contentType ?? JSON_CONTENT_TYPE}\n${isArtifactFile(b.path)}\n${inputs}`, 'hex');
+  // The bodies being made, by twin key, until they are in `twins`: a twin that comes while its first is made (a
+  // display variant's detail right after the public one's) waits for it rather than being made too.
+  const twinsUnderWay = new Map<string, Promise<void>>();
   const dirs = new Map<string, Promise<unknown>>();
   const stats = emptyWriteStats();
   const encoder = o.compressor ? representationWriter({ ...o, compressor: o.compressor }, stats) : null;
@@ -272,10 +275,14 @@ export async function writeBodies(
     const same = prev?.inputs === inputs ? prev : undefined;
     // Not carried: its twin's key, looked up at a new path and kept once it is made, is hashed once.
     const key = same && (await carry(pending, same)) ? null : twinKey(pending, inputs);
+    if (key !== null && !prev) await twinsUnderWay.get(key);
     if (key === null || (!prev && (await linkTwin(pending, inputs, key)))) {
       o.onProgress?.(++done);
       return;
     }
+    const first = !twinsUnderWay.has(key); // the first body of its twin key under way
+    let settle = () => {};
+    if (first) twinsUnderWay.set(key, new Promise<void>((resolve) => (settle = resolve)));
     // Made only while the bodies made and not yet written stay under BODY_BYTES_IN_FLIGHT: pMap would otherwise
     // make 32 at once, and 18 catalog bodies of 100 MB each (2,000 models) come one after the other. It holds the
     // whole budget while it is made (its size is known only then), so that no other body is made meanwhile.
@@ -348,6 +355,10 @@ export async function writeBodies(
       o.onProgress?.(++done);
     } finally {
       inFlight.give(held);
+      if (first) {
+        twinsUnderWay.delete(key);
+        settle();
+      }
     }
   };
   // Once a body failed or was refused, nothing more is read from `bodies`, and the error is thrown once the bodies under
