@@ -117,7 +117,7 @@ describe('render', () => {
     expect(disp.models.beta!.item.zh.description).toBe('beta 是一个模型。'); // no zh override: the record's text
     expect(disp.orders.alphabetical).toEqual(['alpha', 'beta', 'gamma']);
   });
-  it('a display variant shares the public parts of a model no override reaches, itself or by a nearby name', async () => {
+  it('a display variant shares the public parts of a model no override reaches (its own, or a nearby name)', async () => {
     const slugs = Array.from({ length: 12 }, (_, i) => `m${String(i).padStart(2, '0')}`);
     const spec: FixtureSpec = {
       models: slugs.map((s, i) => model(s, i + 1)),
@@ -132,7 +132,10 @@ describe('render', () => {
         eval_date: '2025-01-10',
         provenance: prov(5_000 + i),
       })),
-      overrides: [{ model: 'm06', reason: 'launch name', name: 'M Six', provenance: prov(5_100) }],
+      overrides: [
+        { model: 'm06', reason: 'launch name', name: 'M Six', provenance: prov(5_100) },
+        { model: 'm10', reason: 'as marketed', description: { en: 'M Ten, as marketed.' }, provenance: prov(5_101) },
+      ],
     };
     const big = await withTemp(async (dir) => {
       await writeFixture(dir, spec);
@@ -141,8 +144,9 @@ describe('render', () => {
     const pub = variantRenderer(big, 'verified', false);
     const display = variantRenderer(big, 'verified', true);
     const reached = slugs.filter((s) => display.overridden(s));
-    // m06 itself, and the models within two places of it on the board, whose nearby_models name it.
-    expect(reached).toEqual(['m04', 'm05', 'm06', 'm07', 'm08']);
+    // m06 itself, and the models within two places of it on the board, whose nearby_models name it; m10 alone, whose
+    // override leaves its name as it is.
+    expect(reached).toEqual(['m04', 'm05', 'm06', 'm07', 'm08', 'm10']);
     expect(slugs.filter((s) => pub.overridden(s))).toEqual([]);
     for (const s of slugs) {
       if (reached.includes(s)) expect(display.model(s)).not.toEqual(pub.model(s));

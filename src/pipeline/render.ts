@@ -209,10 +209,10 @@ export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boole
     orders,
     developerOf: (slug) => bySlug.get(slug)!.developer,
     model,
-    // model() reads the overrides through ov() alone: its own, and nameOf() of the models nearby.
+    // model() reads the overrides through ov() alone: its own, and the names of the models nearby (nameOf()).
     overridden: (slug) =>
       ov(slug) !== undefined ||
-      (view.placements.get(slug) ?? []).some((p) => nearby(p).some((n) => ov(n.slug) !== undefined)),
+      (view.placements.get(slug) ?? []).some((p) => nearby(p).some((n) => ov(n.slug)?.name !== undefined)),
   };
 }
 
