@@ -66,8 +66,10 @@ export function* bodies(c: Computed, pageSizes: readonly number[], scratchDir = 
   ) as Record<Locale, string>;
   const catalog = new CatalogBodies(c, attributionJson, envelopes);
   const o: BodyOptions = { schemaVersion, attribution, attributionJson, code, envelopes, pageSizes, scratchDir };
-  // The largest lanes first: the last catalog bodies are compressed with nothing left to make beside them.
-  const bySize = [...QUERY_LANES].sort((a, b) => c.lanes[b].models.length - c.lanes[a].models.length);
+  // The lanes of the largest catalog bodies first (a catalog entry is mostly its benchmark entries): the last ones are
+  // compressed with nothing left to make beside them.
+  const weight = (lane: QueryLane) => [...c.lanes[lane].boards.values()].reduce((n, b) => n + b.rows.length, 0);
+  const bySize = [...QUERY_LANES].sort((a, b) => weight(b) - weight(a));
   for (const lane of bySize) yield* laneBodies(c, lane, o, catalog);
   yield* pricesBodies(c, attributionJson);
   yield* catalog.finish();
@@ -138,10 +140,11 @@ function* laneBodies(c: Computed, lane: QueryLane, o: BodyOptions, catalog: Cata
       }
     }
   }
+  // The catalog bodies before the lists: their compression, the longest, goes on while the lists are made.
+  for (const v of variants) yield* catalog.variant(v.r, v.models, v.pieces);
   for (const v of variants) {
     yield* listBodies(v.r, o, v.models);
     yield artifactBody(v.r, o, v.models);
-    yield* catalog.variant(v.r, v.models, v.pieces);
   }
 }
 
