@@ -192,6 +192,32 @@ describe('writeBodies', () => {
     });
   });
 
+  it('twins that come together are made once: 40 inputs, each at 3 paths in a row, 32 bodies under way', async () => {
+    await withTemp(async (dir) => {
+      let made = 0;
+      const bodies = Array.from({ length: 120 }, (_, i): PendingBody => {
+        const inputs = `inputs-${Math.floor(i / 3)}`;
+        return {
+          path: `api/v1/models/m${i}/en.json`,
+          inputs,
+          render: () => {
+            made++;
+            return { head: '{"r":', tail: `,"inputs":${JSON.stringify(inputs)}}` };
+          },
+        };
+      });
+      const written = await writeBodies(bodies, {
+        stagingDir: dir,
+        revision: 'r1',
+        times: timePolicy(undefined, '2025-01-01T00:00:00.000Z', null, 'r1'),
+        previous: null,
+        concurrency: 32,
+      });
+      expect(made).toBe(40);
+      expect(written.stats).toMatchObject({ files: 120, rendered: 40, twins: 80, uniqueBodies: 40 });
+    });
+  });
+
   it('links a body at a new path to the one made before it (or under way) from the same inputs: made once', async () => {
     await withTemp(async (dir) => {
       const made: string[] = [];

@@ -280,8 +280,11 @@ export async function writeBodies(
     const same = prev?.inputs === inputs ? prev : undefined;
     // Not carried: its twin's key, looked up at a new path and kept once it is made, is hashed once.
     const key = same && (await carry(pending, same)) ? null : twinKey(pending, inputs);
-    if (key !== null && !prev) await twinsUnderWay.get(key);
-    if (key === null || (!prev && (await linkTwin(pending, inputs, key)))) {
+    // At a new path, a twin being made is waited for; from then on, the lookup and the claim below (twinsUnderWay) are
+    // one synchronous step, so that two twins never both find none and are both made.
+    if (key !== null && !prev) for (let w = twinsUnderWay.get(key); w; w = twinsUnderWay.get(key)) await w;
+    const hasTwin = key !== null && !prev && twins.find(key) >= 0;
+    if (key === null || (hasTwin && (await linkTwin(pending, inputs, key)))) {
       o.onProgress?.(++done);
       return;
     }
