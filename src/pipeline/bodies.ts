@@ -1,6 +1,6 @@
 // Every body a release holds, in the order the build writes them: one lane at a time (its public and display variants
 // side by side), one model's parts at a time: memory holds a lane's models as JSON (ModelJson) and catalog bytes
-// (CatalogPieces), not their objects. The count and the bodies come from one description of the layout (variantPlan), so a progress
+// (CatalogPieces), not their objects. The count and the bodies come from one description of the layout, so a progress
 // bar's total cannot drift from what is written.
 import { tmpdir } from 'node:os';
 import { QUERY_LANES, type QueryLane, SORTS, type Attribution } from '../schema/api.js';
