@@ -221,11 +221,9 @@ export async function writeBodies(
     stats.newlyModified++;
     return true;
   };
-  /** Links a body at a new path to its twin (twins), when it has one; false when it has none: the body is made. */
-  const linkTwin = async (b: PendingBody, inputs: string, key: string): Promise<boolean> => {
-    const twin = twins.find(key);
-    if (twin < 0) return false;
-    if (!takesChangedAt(b.path)) return true;
+  /** Links a body at a new path to its twin, row `twin` of `twins`, instead of making it. */
+  const linkTwin = async (b: PendingBody, inputs: string, twin: number): Promise<void> => {
+    if (!takesChangedAt(b.path)) return;
     const row = twinRow.values[twin]!;
     const sha256 = distinct.hexOf(row);
     const target = path.join(o.stagingDir, b.path);
@@ -246,7 +244,6 @@ export async function writeBodies(
     );
     stats.files++;
     stats.twins++;
-    return true;
   };
   /**
    * Writes the first file of this release with the bytes of `body`: linked from the previous release when unchanged
@@ -283,8 +280,9 @@ export async function writeBodies(
     // At a new path, a twin being made is waited for; from then on, the lookup and the claim below (twinsUnderWay) are
     // one synchronous step, so that two twins never both find none and are both made.
     if (key !== null && !prev) for (let w = twinsUnderWay.get(key); w; w = twinsUnderWay.get(key)) await w;
-    const hasTwin = key !== null && !prev && twins.find(key) >= 0;
-    if (key === null || (hasTwin && (await linkTwin(pending, inputs, key)))) {
+    const twin = key !== null && !prev ? twins.find(key) : -1;
+    if (key === null || twin >= 0) {
+      if (twin >= 0) await linkTwin(pending, inputs, twin);
       o.onProgress?.(++done);
       return;
     }
