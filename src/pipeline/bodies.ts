@@ -156,9 +156,15 @@ function* listBodies(r: VariantRenderer, o: BodyOptions, models: Map<string, Kep
         const m = models.get(slug)!;
         return withSections(m.item[locale], m.itemSections, include);
       };
+      // Once per model, not per page it is on: every sort and page size shows each model again.
+      const itemDigests = new Map<string, string>();
       const itemDigest = (slug: string) => {
-        const d = models.get(slug)!.digests;
-        return `${d.item[locale]}:${sectionDigests(d.itemSections, include)}`;
+        let digest = itemDigests.get(slug);
+        if (digest === undefined) {
+          const d = models.get(slug)!.digests;
+          itemDigests.set(slug, (digest = `${d.item[locale]}:${sectionDigests(d.itemSections, include)}`));
+        }
+        return digest;
       };
       for (const sort of SORTS) {
         const order = r.orders[sort];

@@ -7,7 +7,7 @@
 // remote previous release (build --previous URL on a fresh runner) such a body is made with the previous revision and
 // written, not hashed, and its representations are downloaded rather than compressed again (previous-packs.ts).
 import { createHash, hash } from 'node:crypto';
-import { createReadStream, linkSync, statSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { link, mkdir, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pMap, { pMapStop } from 'p-map';
@@ -21,6 +21,7 @@ import { CHANGES_FILE, isArtifactFile, MANIFEST_FILE, META_FILE } from './layout
 import { LARGE_BODY_BYTES, type Made, made, STREAM_CHUNK_BYTES } from './made-body.js';
 import { type ManifestHead, ManifestLog, type RepresentationsToWrite, writeManifest } from './manifest-log.js';
 import { type PackStats, type PackWriterOptions, representationWriter } from './pack-writer.js';
+import { linkThread } from './link-thread.js';
 import type { IndexedRelease } from './release.js';
 import { Column, DigestTable, type RepresentationTable, StringColumn } from './tables.js';
 import type { TimePolicy } from './times.js';
@@ -111,6 +112,11 @@ async function writeChunks(file: string, chunks: Iterable<Buffer>): Promise<void
   }
 }
 
+/**
+ * Bodies under way at once. Enough for the link thread to link one batch of carried files while the next gathers;
+ * the bytes made are bounded apart from it (BODY_BYTES_IN_FLIGHT).
+ */
+const CONCURRENCY = 64;
 /** Bodies made and not yet written (nor handed to the pool): past this many bytes, making the next one waits. */
 const BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 /** The manifest's entries as they come (manifest-log.ts), in the staging folder until manifest.json is written. */
@@ -167,6 +173,8 @@ export async function writeBodies(
   const twinsUnderWay = new Map<string, Promise<void>>();
   const dirs = new Map<string, Promise<unknown>>();
   const stats = emptyWriteStats();
+  // A rebuild's carried files, linked beside the main thread (link-thread.ts).
+  const links = o.previous?.dir ? linkThread(o.previous.dir, o.stagingDir) : null;
   const encoder = o.compressor ? representationWriter({ ...o, compressor: o.compressor }, stats) : null;
   const changedAt = o.times.changedAt;
   let refused: string | null = null; // why a body that changed cannot have changedAt (a forced time too early)
@@ -183,22 +191,10 @@ export async function writeBodies(
    * the size listed), its representations taken from the previous pack. False when it cannot be: the body is made.
    */
   const carry = async (b: PendingBody, prev: ManifestEntry): Promise<boolean> => {
-    const dir = o.previous?.dir;
-    if (!dir) return false;
+    if (!links) return false; // the previous release is not on this disk
     const encoded = encoder !== null && !isArtifactFile(b.path);
     if (encoded && !(await encoder.reusable(prev.sha256))) return false;
-    const old = path.join(dir, b.path);
-    const target = path.join(o.stagingDir, b.path);
-    // Synchronous: a rebuild carries tens of thousands of bodies, and a promise per stat and link cost more than the
-    // calls themselves (each a few microseconds on a cached inode).
-    const st = statSync(old, { throwIfNoEntry: false });
-    if (!st?.isFile() || st.size !== prev.bytes) return false;
-    await ensureDir(path.dirname(target));
-    try {
-      linkSync(old, target);
-    } catch {
-      return false;
-    }
+    if (!(await links.link(b.path, prev.bytes))) return false;
     if (distinct.find(prev.sha256) < 0) {
       distinct.add(prev.sha256);
       firstPath.push(b.path);
@@ -289,15 +285,15 @@ export async function writeBodies(
     const first = !twinsUnderWay.has(key); // the first body of its twin key under way
     let settle = () => {};
     if (first) twinsUnderWay.set(key, new Promise<void>((resolve) => (settle = resolve)));
-    // Made only while the bodies made and not yet written stay under BODY_BYTES_IN_FLIGHT: pMap would otherwise
-    // make 32 at once, and 18 catalog bodies of 100 MB each (2,000 models) come one after the other. It holds the
-    // whole budget while it is made (its size is known only then), so that no other body is made meanwhile.
+    // Made only while the bodies made and not yet written stay under BODY_BYTES_IN_FLIGHT: pMap would otherwise make
+    // CONCURRENCY at once, and 18 catalog bodies of 100 MB each (2,000 models) come one after the other. It holds
+    // the whole budget while it is made (its size is known only then), so that no other body is made meanwhile.
     await inFlight.take(BODY_BYTES_IN_FLIGHT);
     let held = BODY_BYTES_IN_FLIGHT;
     try {
       if (refused || failure) return; // the build fails: it would be made for nothing
       // The parts are let go once the bytes are made: a page's text would otherwise stay in the heap beside its bytes
-      // until written and compressed (32 bodies at once, two bytes a character in some locales).
+      // until written and compressed (CONCURRENCY bodies at once, two bytes a character in some locales).
       let parts: BodyParts | null = partsOf(pending);
       stats.rendered++;
       let lastModified = changedAt;
@@ -359,6 +355,9 @@ export async function writeBodies(
       }
       stats.files++;
       o.onProgress?.(++done);
+    } catch (error) {
+      failure ??= { error }; // before the budget goes to the next body, which then is not made
+      throw error;
     } finally {
       inFlight.give(held);
       if (first) {
@@ -382,7 +381,7 @@ export async function writeBodies(
         underWay.delete(p);
       });
     },
-    { concurrency: o.concurrency ?? 32 },
+    { concurrency: o.concurrency ?? CONCURRENCY },
   );
   let representations: RepresentationTable | null = null;
   try {
@@ -400,6 +399,7 @@ export async function writeBodies(
     await entries.remove();
     throw e;
   } finally {
+    await links?.close();
     await encoder?.close(); // the spill file, written or not
   }
   return { entries, representations, stats };
