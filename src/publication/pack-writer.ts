@@ -53,12 +53,6 @@ const SPILL_FILE = '.representations.unsorted';
 const PACK_BUFFER_BYTES = 4 * 1024 * 1024;
 /** Compressions asked for and not yet written: past this many bytes of bodies, rendering waits for the pool. */
 const MAX_ENCODING_BYTES = 32 * 1024 * 1024;
-/**
- * Streamed bodies compressed at once: one keeps both cores busy (its br and gzip streams run side by side). It holds
- * only its chunks' slots, its streams and their output, so it takes a turn rather than bytes: charged its size (a
- * 107 MB catalog body), it stopped the rendering until it was compressed, 11 s of a 2,000-model rebuild's main thread.
- */
-const STREAMS_AT_ONCE = 1;
 
 /**
  * Whether a previous pack is linked into the release (kept whole) or compacted (its live representations copied into
@@ -86,7 +80,6 @@ export function representationWriter(o: PackWriterOptions, stats: PackStats) {
   const held = new Bytes(memoryBytes); // which it never grows past: room beyond would stay unused
   const pending = new Set<Promise<void>>();
   const encoding = new Budget(MAX_ENCODING_BYTES);
-  const streaming = new Budget(STREAMS_AT_ONCE);
   let failure: Error | null = null;
   const previous = o.previous && previousPacksOf(o.previous, o.stagingDir, levels, stats);
   previous?.catch(() => {}); // thrown again where it is awaited
@@ -156,17 +149,17 @@ export function representationWriter(o: PackWriterOptions, stats: PackStats) {
       fromPack.push(0);
       if (await reuse(hash, row)) return;
       if (!body) throw new Error(`the representations of ${hash} are not in the previous pack`);
-      // Begun only under the limits: a whole body by its bytes, a streamed one (compressed as its chunks are made) by
-      // its turn.
-      const [budget, n] = body.whole ? [encoding, body.size] : [streaming, 1];
-      await budget.take(n);
+      // Begun only under the limit: a streamed body is compressed as its chunks are made, and two at once would
+      // hold two bodies' br and gzip streams and outputs.
+      const size = body.size;
+      await encoding.take(size);
       const p: Promise<void> = encode(row, body, move)
         .catch((e: Error) => {
           failure ??= e;
         })
         .finally(() => {
           pending.delete(p);
-          budget.give(n);
+          encoding.give(size);
         });
       pending.add(p);
       // And the caller goes on making bodies only while the pool is under the limit.

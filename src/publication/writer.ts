@@ -113,10 +113,11 @@ async function writeChunks(file: string, chunks: Iterable<Buffer>): Promise<void
 }
 
 /**
- * Bodies under way at once. Enough for the link thread to link one batch of carried files while the next gathers;
- * the bytes made are bounded apart from it (BODY_BYTES_IN_FLIGHT).
+ * Bodies under way at once; the bytes made are bounded apart from it (BODY_BYTES_IN_FLIGHT). A rebuild over a kept
+ * release takes twice as many, so that the link thread links one batch of carried files while the next gathers; a
+ * full build, which links nothing, keeps the number its memory was measured with.
  */
-const CONCURRENCY = 64;
+const CONCURRENCY = 32;
 /** Bodies made and not yet written (nor handed to the pool): past this many bytes, making the next one waits. */
 const BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 /** The manifest's entries as they come (manifest-log.ts), in the staging folder until manifest.json is written. */
@@ -381,7 +382,7 @@ export async function writeBodies(
         underWay.delete(p);
       });
     },
-    { concurrency: o.concurrency ?? CONCURRENCY },
+    { concurrency: o.concurrency ?? (links ? 2 : 1) * CONCURRENCY },
   );
   let representations: RepresentationTable | null = null;
   try {
