@@ -75,7 +75,23 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
   const ignore = refused.flatMap((l) => [fg.escapePath(l), `${fg.escapePath(l)}/**`]);
   const files = (await fg(['**/*'], { cwd: dataDir, onlyFiles: true, dot: false, ignore })).sort();
   const hash = createHash('sha256');
-  for (const file of files) {
+  // Each file's size, and a YAML file's bytes, are asked for a few files ahead of its turn: one at a time, the 2,000
+  // model files of a large catalog waited about a second on the disk.
+  const ask = (file: string) => {
+    const abs = path.join(dataDir, file);
+    const yaml = /\.ya?ml$/.test(file);
+    const p = stat(abs).then(async ({ size }) => ({
+      size,
+      bytes: yaml && size <= READ_AHEAD ? await readFile(abs) : null,
+    }));
+    p.catch(() => {}); // handled: the error is thrown at the file's turn
+    return p;
+  };
+  const pending = files.slice(0, FILES_AHEAD).map(ask);
+  for (const [i, file] of files.entries()) {
+    const early = pending.shift()!;
+    const next = files[i + FILES_AHEAD];
+    if (next !== undefined) pending.push(ask(next));
     const [top, kind] = file.split('/');
     const atTop = kind === undefined;
     // Documentation, at the top or in a data folder, is not data, nor part of the digest: editing a README is no new
@@ -109,7 +125,7 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
       continue;
     }
     // Text longer than V8's longest string cannot be decoded: without this, the run ended naming no file.
-    const { size } = await stat(path.join(dataDir, file));
+    const { size, bytes: read } = await early;
     if (size > constants.MAX_STRING_LENGTH) {
       const mb = (n: number) => (n / 2 ** 20).toFixed(0);
       tree.issues.push({
@@ -131,7 +147,7 @@ export async function loadTree(dataDir: string): Promise<LoadedTree> {
       hash.update('\0');
       continue;
     }
-    const bytes = await readFile(path.join(dataDir, file));
+    const bytes = read ?? (await readFile(path.join(dataDir, file)));
     hash.update(bytes).update('\0');
     const text = decodeUtf8(file, bytes, tree.issues);
     if (text === null) continue;
@@ -330,27 +346,10 @@ function parseYaml(file: string, text: string, issues: SourceIssue[]): YamlSourc
 /** Deeper than any record of the data needs (they are 3 levels deep): a 5,000-deep record overflowed the stack. */
 export const MAX_JSON_DEPTH = 64;
 
-/** How deep arrays and objects nest in a JSON text, counted up to max + 1 (strings skipped; the text may be invalid). */
-function jsonDepth(raw: string, max: number): number {
-  let depth = 0;
-  let deepest = 0;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw.charCodeAt(i);
-    if (c === 0x22) {
-      // a string: skip to its closing quote
-      for (i++; i < raw.length; i++) {
-        const d = raw.charCodeAt(i);
-        if (d === 0x5c) i++;
-        else if (d === 0x22) break;
-      }
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > deepest && (deepest = depth) > max) return deepest;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return deepest;
-}
-
 const CHUNK = 1 << 20;
+/** How many files are asked for ahead of their turn, and the largest YAML file read then. */
+const FILES_AHEAD = 16;
+const READ_AHEAD = CHUNK;
 
 /**
  * A JSON Lines file into `tree.records[kind]`, its bytes into `hash`. It is read in chunks cut after their last line
@@ -409,7 +408,15 @@ async function loadJsonl(
 
 /** One line's record as JSON.parse gives it, or undefined and its problem in `issues`. */
 function parseRecord(file: string, line: number, raw: string, issues: SourceIssue[]): unknown {
-  if (jsonDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw); // which does not recurse: a record nested any depth parses, and is refused below
+  } catch (e) {
+    issues.push({ file, line, message: `not valid JSON: ${(e as Error).message}` });
+    return undefined;
+  }
+  const keys = keyCount(value, MAX_JSON_DEPTH);
+  if (keys < 0) {
     issues.push({
       file,
       line,
@@ -417,14 +424,7 @@ function parseRecord(file: string, line: number, raw: string, issues: SourceIssu
     });
     return undefined;
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (e) {
-    issues.push({ file, line, message: `not valid JSON: ${(e as Error).message}` });
-    return undefined;
-  }
-  const twice = keysWrittenTwice(raw, value);
+  const twice = keysWrittenTwice(raw, keys);
   for (const field of twice)
     issues.push({
       file,
@@ -437,13 +437,13 @@ function parseRecord(file: string, line: number, raw: string, issues: SourceIssu
 
 /**
  * JSON.parse keeps the last of a key written twice (`"value":61.7,"value":6170`) silently. Every key in the text is
- * followed by `"` and a colon, so a record with as many parsed keys as such marks has no key twice; only when there
- * are more (a key twice, or `\":` inside a string) is the line read again, by yaml, to name the keys.
+ * followed by `"` and a colon, so a record with as many parsed keys (`keys`) as such marks has no key twice; only
+ * when there are more (a key twice, or `\":` inside a string) is the line read again, by yaml, to name the keys.
  */
-function keysWrittenTwice(raw: string, value: unknown): string[] {
+function keysWrittenTwice(raw: string, keys: number): string[] {
   let marks = 0;
   for (const re = /"\s*:/g; re.exec(raw) !== null; ) marks++;
-  if (marks <= keyCount(value)) return [];
+  if (marks <= keys) return [];
   const twice: string[] = [];
   visit(parseDocument(raw, { uniqueKeys: false }), {
     Map(_, map, ancestors) {
@@ -463,12 +463,20 @@ function keysWrittenTwice(raw: string, value: unknown): string[] {
   return twice;
 }
 
-function keyCount(v: unknown): number {
+/**
+ * The keys of a parsed record's objects, or -1 where arrays and objects nest more than `levels` deep; bounded by
+ * `levels`, the walk cannot overflow the stack whatever the record.
+ */
+function keyCount(v: unknown, levels: number): number {
   if (v === null || typeof v !== 'object') return 0;
-  if (Array.isArray(v)) return v.reduce((n: number, x) => n + keyCount(x), 0);
+  if (levels === 0) return -1;
   let n = 0;
-  for (const k in v) n += 1 + keyCount((v as Record<string, unknown>)[k]);
-  return n;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) {
+    const k = keyCount(x, levels - 1);
+    if (k < 0) return -1;
+    n += k;
+  }
+  return Array.isArray(v) ? n : n + Object.keys(v).length;
 }
 
 /** The 1-based line of the node at a path inside a YAML document, or of its nearest existing parent. */

@@ -23,7 +23,7 @@ import {
   type Source,
 } from '../schema/source.js';
 import { lineOf, type LoadedTree, type YamlSource } from './load.js';
-import { fieldOf, located, plainErrors, type Located, type RecordSet } from './records.js';
+import { checked, fieldOf, located, type Located, type RecordSet } from './records.js';
 import type { SpeedRuns } from './speed-runs.js';
 import {
   noOverlappingPrices,
@@ -88,7 +88,7 @@ function checkYaml<T extends z.ZodType>(
     issues.push({ file: y.file, record: record?.([]), message: 'the file is empty (or holds only comments)' });
     return null;
   }
-  const r = schema.safeParse(js, plainErrors);
+  const r = checked(schema, js);
   if (r.success) return r.data;
   for (const iss of located(r.error.issues)) {
     issues.push({
