@@ -8,6 +8,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
 import { build, type BuildResult } from '../src/pipeline/build.js';
+import { PARTS_FILE } from '../src/pipeline/parts-store.js';
 import type { Manifest, ManifestEntry } from '../src/publication/files.js';
 import { packedRepresentations } from '../src/publication/layout.js';
 import { objectKey } from '../src/publication/remote.js';
@@ -48,6 +49,19 @@ const CHANGES: Array<[string, Change]> = [
       benchmarks: s.benchmarks!.map((b) => (b.model === 'beta' && b.metric === 'code.pass' ? { ...b, value: 85 } : b)),
     }),
   ],
+  [
+    // A name shows in the nearby models of the models beside it on a board: their parts change with it.
+    'a name',
+    (s) => ({ ...s, models: s.models!.map((m) => (m.slug === 'beta' ? { ...m, name: 'Beta Two' } : m)) }),
+  ],
+  [
+    'a display override',
+    (s) => ({
+      ...s,
+      overrides: [{ model: 'beta', reason: 'as marketed', name: 'Beta Marketed', provenance: prov(400) }],
+    }),
+  ],
+  ['a speed run', (s) => ({ ...s, speed: s.speed!.map((r, i) => (i === 0 ? { ...r, tokens_per_second: 120 } : r)) })],
   [
     'a new model',
     (s) => ({
@@ -169,11 +183,15 @@ it('a description change makes that model’s details in its locale, the lists a
     const data = path.join(tmp, 'data');
     const out = path.join(tmp, 'out');
     await writeFixture(data, smallCatalog());
-    await build({ dataDir: data, outDir: out });
+    const first = await build({ dataDir: data, outDir: out });
     await writeFixture(data, CHANGES[0]![1](smallCatalog()));
     const r = await build({ dataDir: data, outDir: out });
     const made = [...r.changes.added, ...r.changes.changed];
     expect(r.stats.rendered).toBe(made.length);
+    // alpha's parts alone were rendered: in its 3 lanes, and in the display variants of the 2 where beta's override
+    // name shows beside it on a board. Every other model's were taken from the last build's store.
+    expect(first.parts.reused).toBe(0);
+    expect(r.parts).toEqual({ rendered: 5, reused: first.parts.rendered - 5 });
     const shows = (p: string) =>
       p.startsWith('api/v1/models/alpha/en.') ||
       p.startsWith('api/v1/list/en.') ||
@@ -185,6 +203,24 @@ it('a description change makes that model’s details in its locale, the lists a
     // 48 details (3 lanes x public/display x 8 include subsets), 192 list pages, 6 catalogs, 6 list artifacts
     expect(made.filter((p) => p.startsWith('api/v1/models/'))).toHaveLength(48);
     expect(made.filter((p) => p.startsWith('api/v1/list/'))).toHaveLength(192);
+  });
+});
+
+it('a parts store cut short is not read: the rebuild renders every model, and gives a full build’s bytes', async () => {
+  await withTemp(async (tmp) => {
+    const data = path.join(tmp, 'data');
+    const out = path.join(tmp, 'out');
+    await writeFixture(data, smallCatalog());
+    const first = await build({ dataDir: data, outDir: out, revision: REVISION, publishedAt: BEFORE });
+    const store = path.join(out, PARTS_FILE);
+    const bytes = await readFile(store);
+    await writeFixture(data, CHANGES[0]![1](smallCatalog()));
+    const full = await build({ dataDir: data, outDir: path.join(tmp, 'full'), revision: REVISION, publishedAt: AFTER });
+    // Cut short: its index is gone, and nothing of it is read.
+    await truncate(store, bytes.length - 5);
+    const cut = await build({ dataDir: data, outDir: out, revision: REVISION, publishedAt: AFTER });
+    expect(cut.parts).toEqual({ reused: 0, rendered: first.parts.rendered });
+    await expectSameAsFull(cut, full, await manifestOf(first));
   });
 });
 

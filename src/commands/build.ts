@@ -57,6 +57,10 @@ export async function buildCommand(o: BuildCommandOptions): Promise<void> {
       `${skipped + rewritten} carried over unchanged (the same inputs as in the previous publication` +
       `${rewritten ? `; ${rewritten} of them written from their inputs, the previous one being remote` : ''})`,
   );
+  console.log(
+    `  ${r.parts.rendered} models' parts rendered (per lane variant), ${r.parts.reused} taken from the last build ` +
+      '(the same inputs)',
+  );
   if (r.compressed)
     console.log(
       `  br + gzip representations: ${r.stats.encodedNew} bodies compressed, ${r.stats.encodedReused} kept from the ` +

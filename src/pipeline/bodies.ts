@@ -21,10 +21,10 @@ import {
   listFile,
   pageCount,
 } from '../publication/layout.js';
-import { PiecesFile } from '../publication/pieces-file.js';
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
-import { codeDigest, digestOf, type ModelJson, modelJson, sectionDigests } from './inputs.js';
+import { codeDigest, digestOf, type ModelJson, sectionDigests } from './inputs.js';
+import { PartsStore } from './parts-store.js';
 import { type VariantRenderer, variantRenderer } from './render.js';
 import { CATALOG_BODIES, CatalogBodies, CatalogPieces } from './render-catalog.js';
 import { countPriceBodies, pricesBodies } from './render-prices.js';
@@ -51,8 +51,15 @@ export function countBodies(c: Computed, pageSizes: readonly number[]): number {
   );
 }
 
-/** `scratchDir`: where each lane variant's catalog pieces wait (CatalogPieces); the build gives its staging folder. */
-export function* bodies(c: Computed, pageSizes: readonly number[], scratchDir = tmpdir()): Generator<PendingBody> {
+/**
+ * `parts`: where the models' parts are kept, with those of the last build (the build's; by default every model is
+ * rendered, into a file in the system's temporary folder).
+ */
+export function* bodies(
+  c: Computed,
+  pageSizes: readonly number[],
+  parts = PartsStore.scratch(tmpdir()),
+): Generator<PendingBody> {
   const schemaVersion = c.data.site.schema_version;
   const attribution = attributionOf(c.data.site);
   const attributionJson = JSON.stringify(attribution);
@@ -65,7 +72,7 @@ export function* bodies(c: Computed, pageSizes: readonly number[], scratchDir = 
     }),
   ) as Record<Locale, string>;
   const catalog = new CatalogBodies(c, attributionJson, envelopes);
-  const o: BodyOptions = { schemaVersion, attribution, attributionJson, code, envelopes, pageSizes, scratchDir };
+  const o: BodyOptions = { schemaVersion, attribution, attributionJson, code, envelopes, pageSizes, parts };
   // The lanes of the largest catalog bodies first (a catalog entry is mostly its benchmark entries): the last ones are
   // compressed with nothing left to make beside them.
   const weight = (lane: QueryLane) => [...c.lanes[lane].boards.values()].reduce((n, b) => n + b.rows.length, 0);
@@ -83,7 +90,7 @@ interface BodyOptions {
   code: string;
   envelopes: Record<Locale, string>;
   pageSizes: readonly number[];
-  scratchDir: string;
+  parts: PartsStore;
 }
 
 /** What a lane variant keeps of a model for its list pages and list artifact (the catalog's part: CatalogPieces). */
@@ -103,26 +110,25 @@ interface Variant {
  * variant; all of it is let go before the next lane.
  */
 function* laneBodies(c: Computed, lane: QueryLane, o: BodyOptions, catalog: CatalogBodies): Generator<PendingBody> {
-  const file = new PiecesFile(o.scratchDir, 'catalog-pieces');
   const variants = [false, true].map(
     (displayOnly): Variant => ({
       r: variantRenderer(c, lane, displayOnly),
       models: new Map(),
-      pieces: new CatalogPieces(file),
+      pieces: new CatalogPieces(o.parts.file),
     }),
   );
   const [pub, display] = variants as [Variant, Variant];
   for (const slug of pub.r.slugs) {
-    const own = modelJson(pub.r.model(slug));
-    const shown = display.r.overridden(slug) ? modelJson(display.r.model(slug)) : own;
-    for (const [v, json] of [
+    const own = o.parts.model(pub.r, slug);
+    const shown = display.r.overridden(slug) ? o.parts.model(display.r, slug) : own;
+    for (const [v, stored] of [
       [pub, own],
       [display, shown],
     ] as const) {
-      const { detail: details, sections, ...m } = json;
+      const { detail: details, sections, ...m } = stored.json;
       v.models.set(slug, m);
-      if (v === display && json === own) v.pieces.alias(slug, pub.pieces);
-      else v.pieces.add(slug, details, sections);
+      if (v === display && stored === own) v.pieces.alias(slug, pub.pieces);
+      else v.pieces.at(slug, stored.pieces);
       for (const locale of LOCALES) {
         const detail = details[locale];
         for (const include of INCLUDE_SUBSETS) {

@@ -14,6 +14,7 @@ import { RevisionId } from '../schema/primitives.js';
 import { DEFAULT_PAGE_SIZE } from '../schema/requests.js';
 import { bodies, countBodies, LANE_VARIANTS } from './bodies.js';
 import { semanticStep } from './changes.js';
+import { PartsStore } from './parts-store.js';
 import { openPrevious } from './previous.js';
 import type { IndexedRelease } from '../publication/source.js';
 import type { RemoteOptions } from '../publication/targets/index.js';
@@ -75,6 +76,8 @@ export interface BuildResult {
   /** Whether the release has br and gzip representations. */
   compressed: boolean;
   stats: WriteStats;
+  /** Models' parts (per lane variant) taken from the last build's store for their unchanged inputs, and rendered. */
+  parts: { reused: number; rendered: number };
   changes: ChangeList;
   seconds: number;
   /** Valid data that entered no published number, and implausible values: the build command reports both. */
@@ -110,6 +113,7 @@ function unchangedResult(
     files: live.files.size,
     compressed: live.representations !== null,
     stats: emptyWriteStats(),
+    parts: { reused: 0, rendered: 0 },
     changes: { publicationRevision: revision, previousRevision: revision, added: [], changed: [], removed: [] },
     seconds: (performance.now() - startedAt) / 1000,
     ...extra,
@@ -141,6 +145,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
   let staging: string | null = null;
   let closePrevious: (() => Promise<void>) | null = null;
   let pruning: Promise<void> | null = null;
+  let parts: PartsStore | null = null;
   try {
     // Its own phase: a rebuild's reading of the previous release and its snapshot diff is a share of its time.
     progress.phase('previous release + changes');
@@ -187,7 +192,8 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     // of the build's CPU (the 300-model synthetic catalog's main thread idled 21 s of 45 s waiting for one thread), and
     // on the default data the main thread is the critical path. The pool ends with the write, failed or not.
     const pool = levels && createCompressor({ threads: availableParallelism(), ...levels });
-    const written = await writeBodies(semantic.withBodies(bodies(computed, pageSizes, staging)), {
+    parts = PartsStore.open(o.outDir, staging);
+    const written = await writeBodies(semantic.withBodies(bodies(computed, pageSizes, parts)), {
       stagingDir: staging,
       revision,
       times,
@@ -220,6 +226,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       },
       changes,
     );
+    parts.commit(o.outDir);
     await o.beforeSwitch?.();
     progress.phase('switch');
     const releaseDir = await switchTo(o.outDir, staging, revision);
@@ -235,6 +242,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       files: entries.length,
       compressed: pool !== null,
       stats,
+      parts: { reused: parts.reused, rendered: parts.rendered },
       changes,
       seconds: (performance.now() - t0) / 1000,
       leftOut: computed.leftOut,
@@ -250,6 +258,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
         await forgetStaging(o.outDir, staging);
       } catch {} // still in the record: the next build clears it (clearStaleStaging)
     }
+    parts?.close();
     await closePrevious?.().catch(() => {});
     await pruning?.catch(() => {}); // a failed build's error is the one that matters; the next build prunes again
     await unlock();

@@ -37,14 +37,15 @@ const EXAMPLE_METRICS = 3;
 
 /**
  * The pieces a lane variant's catalog bodies are made of (each model's detail core per locale, its include sections),
- * as UTF-8 in a file of their own (PiecesFile): as large as a catalog body (150 MB at 2,000 models), they would
- * otherwise stay in memory through every other body of the variant. A catalog body reads them straight into its bytes.
+ * as UTF-8 in a file (PiecesFile; the build's is its parts store, where each model's parts are): as large as a catalog
+ * body (150 MB at 2,000 models), they would otherwise stay in memory through every other body of the variant. A
+ * catalog body reads them straight into its bytes.
  */
 export class CatalogPieces {
   /** Per model: where each of its pieces (a core per locale, then the sections) starts in the file, and its bytes. */
   private readonly refs = new Map<string, Float64Array>();
 
-  /** `file`: where the pieces are kept (in the build's staging folder); a lane's two variants share one. */
+  /** `file`: where the pieces are kept; a lane's two variants share one. */
   constructor(private readonly file: PiecesFile) {}
 
   /** Keeps a model's pieces that `other`, of the same file, holds: a model the display overrides do not reach. */
@@ -53,19 +54,29 @@ export class CatalogPieces {
     this.refs.set(slug, other.refs.get(slug)!);
   }
 
-  /** Keeps a model's detail core per locale (its closing brace left out) and its sections with it. */
+  /** Appends a model's detail core per locale (its closing brace left out) and its sections, and keeps them. */
   add(slug: string, detail: Record<Locale, string>, sections: Record<Include, string>): void {
+    this.at(slug, CatalogPieces.append(this.file, detail, sections));
+  }
+
+  /** Keeps a model's pieces already in the file: where each starts and its bytes, in the order append writes them. */
+  at(slug: string, refs: Float64Array): void {
+    this.refs.set(slug, refs);
+  }
+
+  /** Appends a model's pieces to `file`; returns where each starts and its bytes. */
+  static append(file: PiecesFile, detail: Record<Locale, string>, sections: Record<Include, string>): Float64Array {
     // `,<benchmarks>,<capabilities>,<pricing>}`: what withSections appends to a core for every include.
     const texts = [...LOCALES.map((l) => detail[l].slice(0, -1)), withSections('{', sections, INCLUDES)];
     const refs = new Float64Array(2 * texts.length);
-    let at = this.file.size;
+    let at = file.size;
     for (const [i, text] of texts.entries()) {
       const bytes = Buffer.byteLength(text);
       refs.set([at, bytes], 2 * i);
       at += bytes;
     }
-    this.file.append(Buffer.from(texts.join('')));
-    this.refs.set(slug, refs);
+    file.append(Buffer.from(texts.join('')));
+    return refs;
   }
 
   private piece(slug: string, i: number): SizedPiece {

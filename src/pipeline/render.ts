@@ -2,6 +2,7 @@
 // locale, its include sections, its search fields; per sort the model order. publication/assemble.ts turns them into
 // bytes (the build's bodies.ts for every prebuilt body, the gateway for composed lists), so 100k+ combinations cost
 // string concatenation, not re-serialization.
+import { hash } from 'node:crypto';
 import {
   SORTS,
   type BenchmarkEntry,
@@ -21,10 +22,11 @@ import type { Computed } from './compute/index.js';
 import { round } from './compute/numbers.js';
 import { cardOf, pricingOf } from './compute/offers.js';
 import { orderSlugs } from './compute/order.js';
-import { nearby, percentile, type Placement } from './compute/ranks.js';
+import { type Leaderboard, nearby, percentile, type Placement } from './compute/ranks.js';
 import { NO_TESTS } from './compute/stats.js';
 import { toInstant } from './validate.js';
 
+const digest = (json: string) => hash('sha256', json, 'base64url');
 const GROUP_ORDER = ['coding', 'reasoning', 'math', 'language', 'data', 'agentic', 'knowledge', 'efficiency'] as const;
 const SUMMARY_FALLBACK = 3;
 
@@ -61,6 +63,12 @@ export interface VariantRenderer {
   /** The developer of a model of the lane (not a display override). */
   developerOf(slug: string): string;
   model(slug: string): ModelParts;
+  /**
+   * A digest of everything model(slug) reads, but the code (parts-store.ts keys that): equal keys, equal parts. Each
+   * leaderboard it is on enters whole, with the names the board shows, so a change on a board gives every model on it
+   * a new key.
+   */
+  key(slug: string): string;
   /**
    * Whether a display override reaches a model's parts (its own, or the name of a model nearby on a board): when none
    * does, its parts in the display variant are those of the public one. Always false in a public variant.
@@ -202,6 +210,31 @@ export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boole
     };
   };
   const orders = Object.fromEntries(SORTS.map((s) => [s, orderSlugs(view, s, nameOf)])) as Record<Sort, string[]>;
+  const variant = JSON.stringify([lane, displayOnly, base, [...available]]);
+  const boardDigests = new Map<Leaderboard, string>();
+  const boardDigest = (b: Leaderboard) => {
+    let d = boardDigests.get(b);
+    if (d === undefined)
+      boardDigests.set(b, (d = digest(JSON.stringify([b.metric, b.rows, b.rows.map((r) => nameOf(r.slug))]))));
+    return d;
+  };
+  // Every input of model(), in the order it reads them.
+  const key = (slug: string) =>
+    digest(
+      JSON.stringify([
+        variant,
+        bySlug.get(slug),
+        ov(slug) ?? null,
+        view.stats.get(slug) ?? null,
+        view.prices.get(slug) ?? null,
+        (view.placements.get(slug) ?? []).map((p) => [boardDigest(p.board), p.index]),
+        view.provenance.get(slug) ?? null,
+        c.lifecycles.get(slug) ?? null,
+        c.capabilities.get(slug) ?? null,
+        c.offers.get(slug) ?? null,
+        c.history.get(slug) ?? null,
+      ]),
+    );
   return {
     lane,
     displayOnly,
@@ -209,6 +242,7 @@ export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boole
     orders,
     developerOf: (slug) => bySlug.get(slug)!.developer,
     model,
+    key,
     // model() reads the overrides through ov() alone: its own, and the names of the models nearby (nameOf()).
     overridden: (slug) =>
       ov(slug) !== undefined ||

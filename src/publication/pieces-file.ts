@@ -1,23 +1,29 @@
-// Bytes a build makes long before the body they go into is written, kept in a file instead of memory: a lane
-// variant's catalog pieces (render-catalog.ts), the semantic snapshot (snapshot.ts). The file is removed as soon as it
-// is open, so nothing is left behind whatever happens to the build; it is closed once it and its pieces are let go (a
-// body may be made after the generator that yielded it has moved on).
+// Bytes a build makes long before the body they go into is written, kept in a file instead of memory: the catalog
+// pieces in the models' parts (parts-store.ts), the semantic snapshot (snapshot.ts). The file is removed as soon as it
+// is open, so nothing is left behind whatever happens to the build (the parts store is kept: its folder is the build's
+// staging folder); it is closed once it and its pieces are let go (a body may be made after the generator that yielded
+// it has moved on).
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { SizedPiece } from './assemble.js';
 
 export class PiecesFile {
-  private readonly fd: number;
+  readonly fd: number;
   /** Its bytes so far. */
   size = 0;
+  /** Where it is, when it is kept. */
+  readonly path: string;
 
-  /** `dir`: where the file is made (on the publication's disk, not a /tmp held in memory); `name`: its prefix. */
-  constructor(dir: string, name: string) {
+  /**
+   * `dir`: where the file is made (on the publication's disk, not a /tmp held in memory); `name`: its prefix. `keep`:
+   * the file is not removed (the build's parts store, which it moves out of its staging folder).
+   */
+  constructor(dir: string, name: string, keep = false) {
     mkdirSync(dir, { recursive: true }); // the staging folder is made as bodies are written: maybe not yet
-    const file = path.join(dir, `.${name}-${randomBytes(6).toString('hex')}`);
-    this.fd = openSync(file, 'wx+');
-    unlinkSync(file);
+    this.path = path.join(dir, keep ? name : `.${name}-${randomBytes(6).toString('hex')}`);
+    this.fd = openSync(this.path, 'wx+');
+    if (!keep) unlinkSync(this.path);
     closeWhenLetGo.register(this, this.fd);
   }
 
