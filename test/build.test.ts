@@ -82,7 +82,13 @@ describe('published files', () => {
   it('`current` is a relative link to releases/0001-<revision>', async () => {
     expect(await readlink(path.join(out, 'current'))).toBe(`releases/0001-${r.revision}`);
     expect(r.releaseDir).toBe(path.join(out, 'releases', `0001-${r.revision}`));
-    expect((await readdir(out)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']);
+    expect((await readdir(out)).sort()).toEqual([
+      '.build-lock',
+      '.modelpub-parts',
+      '.modelpub-publication',
+      'current',
+      'releases',
+    ]);
   });
 
   it('publication.json names its manifest by SHA-256', async () => {
@@ -422,8 +428,8 @@ describe('determinism', () => {
       const ta = fingerprint(await readTree(path.join(tmp, 'a', 'out')));
       const tb = fingerprint(await readTree(path.join(tmp, 'b', 'out')));
       expect(ta.links).toEqual([`current -> releases/0001-${a.revision}`]);
-      // the bodies, the release's three files, its pack, the folder's marker and lock
-      expect(ta.files).toHaveLength(1974 + 22 + 3 + 1 + 1 + 3 + 1 + 2);
+      // the bodies, the release's three files, its pack, the folder's marker, lock and parts store
+      expect(ta.files).toHaveLength(1974 + 22 + 3 + 1 + 1 + 3 + 1 + 2 + 1);
       expect(tb).toEqual(ta);
     });
   });
@@ -638,7 +644,13 @@ describe('incremental builds', () => {
         );
       }
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
-      expect((await readdir(outDir)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']); // no staging left
+      expect((await readdir(outDir)).sort()).toEqual([
+        '.build-lock',
+        '.modelpub-parts',
+        '.modelpub-publication',
+        'current',
+        'releases',
+      ]); // no staging left
 
       const t2 = '2026-03-01T12:00:01.000Z';
       const r2 = await build({ dataDir, outDir, publishedAt: t2 });
@@ -1055,7 +1067,15 @@ describe('atomic switch', () => {
       // The kill landed mid-write: a staging folder without a manifest, the lock of a dead process, the old release live.
       const left = (await readdir(outDir)).sort();
       expect(left).toEqual(
-        ['.build-lock', '.build-lock.pid', '.modelpub-publication', staging!, 'current', 'releases'].sort(),
+        [
+          '.build-lock',
+          '.build-lock.pid',
+          '.modelpub-parts',
+          '.modelpub-publication',
+          staging!,
+          'current',
+          'releases',
+        ].sort(),
       );
       await expect(stat(path.join(outDir, staging!, 'manifest.json'))).rejects.toThrow();
       expect(Number(await readFile(path.join(outDir, '.build-lock.pid'), 'utf8'))).toBe(child.pid);
@@ -1079,7 +1099,13 @@ describe('atomic switch', () => {
       const r2 = await build({ dataDir: small, outDir });
       expect(r2.revision).not.toBe(r1.revision);
       expect(await currentDir(outDir)).toBe(r2.releaseDir);
-      expect((await readdir(outDir)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']);
+      expect((await readdir(outDir)).sort()).toEqual([
+        '.build-lock',
+        '.modelpub-parts',
+        '.modelpub-publication',
+        'current',
+        'releases',
+      ]);
       expect(JSON.parse(await readFile(path.join(outDir, '.modelpub-publication'), 'utf8')).staging).toEqual([]);
       await assertIntact(outDir);
       expect(r2.changes.previousRevision).toBe(r1.revision);
@@ -1227,7 +1253,13 @@ describe('the output folder', () => {
       for (const outDir of [path.join(tmp, 'empty'), path.join(tmp, 'new', 'nested')]) {
         const r = await build({ dataDir, outDir });
         expect(await currentDir(outDir)).toBe(r.releaseDir);
-        expect((await readdir(outDir)).sort()).toEqual(['.build-lock', '.modelpub-publication', 'current', 'releases']);
+        expect((await readdir(outDir)).sort()).toEqual([
+          '.build-lock',
+          '.modelpub-parts',
+          '.modelpub-publication',
+          'current',
+          'releases',
+        ]);
       }
     });
   });

@@ -107,9 +107,11 @@ describe('privacy', () => {
       );
       await build({ dataDir, outDir, pageSizes: [1] });
 
-      const files = await readAll(outDir); // everything: api/, artifacts/, manifest, changes, publication.json, the marker
+      // everything: api/, artifacts/, manifest, changes, publication.json, the marker, the models' parts store
+      const files = await readAll(outDir);
       expect([...files.keys()].filter((p) => !p.startsWith('releases/')).sort()).toEqual([
         '.build-lock',
+        '.modelpub-parts',
         '.modelpub-publication',
       ]);
       expect(

@@ -226,11 +226,12 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       },
       changes,
     );
-    parts.commit(o.outDir);
+    parts.finish(o.outDir);
     await o.beforeSwitch?.();
     progress.phase('switch');
     const releaseDir = await switchTo(o.outDir, staging, revision);
     staging = null;
+    parts.commit();
     progress.phase('prune'); // what removeOldReleases has not finished, and the record
     await pruning;
     await pruneReleases(o.outDir, [releaseDir, ...(previous?.dir ? [previous.dir] : [])]);

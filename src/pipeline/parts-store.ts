@@ -4,10 +4,10 @@
 // by other code (any change to modelpub's own modules) is not read, and the build renders every model.
 //   <out>/.modelpub-parts   one record per model and lane variant, then their index as JSON, then the index's offset
 // A record is the model's catalog pieces as UTF-8 (render-catalog.ts reads the catalog bodies from them), then the
-// rest of its parts (v8-serialized), then that part's length. A build writes the next store in its staging folder
-// and moves it here once every body is written.
+// rest of its parts (v8-serialized), then that part's length. A build writes the next store in its staging folder,
+// moves it beside this one once every body is written, and in its place once the build is live.
 import { hash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
@@ -63,6 +63,8 @@ export class PartsStore {
   private readonly entries: Index['entries'] = {};
   private scratch = Buffer.alloc(0);
   private closed = false;
+  /** The next store once finished, until it is committed. */
+  private next: string | null = null;
 
   private constructor(
     /** Where the next store is written; its catalog pieces are read from it (CatalogPieces). */
@@ -119,21 +121,41 @@ export class PartsStore {
     return buf;
   }
 
-  /** Ends the next store and puts it in the kept one's place: after every body is written, before the switch. */
-  commit(outDir: string): void {
+  /**
+   * Ends the next store and moves it out of the staging folder, beside the kept one (`<out>/.modelpub-parts.next`):
+   * after every body is written, before the switch, so that no release holds it.
+   */
+  finish(outDir: string): void {
     const at = this.file.size;
     this.file.append(Buffer.from(JSON.stringify({ code: codeDigest(), entries: this.entries } satisfies Index)));
     const trailer = Buffer.alloc(TRAILER);
     trailer.writeBigUInt64BE(BigInt(at));
     this.file.append(trailer);
-    renameSync(this.file.path, path.join(outDir, PARTS_FILE));
+    this.next = path.join(outDir, `${PARTS_FILE}.next`);
+    renameSync(this.file.path, this.next);
   }
 
-  /** Closes the kept store (the next one closes once its pieces are let go). */
+  /**
+   * Puts the next store in the kept one's place: once the build is live (a failed build leaves the kept one). Never
+   * throws: the build is live whatever happens to a cache; one not moved is removed (close), and the next build
+   * renders every model.
+   */
+  commit(): void {
+    try {
+      renameSync(this.next!, path.join(path.dirname(this.next!), PARTS_FILE));
+      this.next = null;
+    } catch {}
+  }
+
+  /**
+   * Closes the kept store (the next one closes once its pieces are let go) and removes a next one not committed: in
+   * the staging folder it goes with it.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     if (this.kept) closeSync(this.kept.fd);
+    if (this.next) rmSync(this.next, { force: true });
   }
 }
 

@@ -6,6 +6,7 @@
 //   <out>/releases/<n>-<revision>/            one complete release (layout.ts)
 //   <out>/.staging-<revision>-<pid>           a build in progress; a killed build's is removed by the next build
 //   <out>/.build-lock[.pid]  the build lock (an OS lock on the file) and, while it is held, its holder's pid
+//   <out>/.modelpub-parts     the models' parts of the last build, a cache (pipeline/parts-store.ts)
 import { rmSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
