@@ -88,11 +88,15 @@ export class PartsStore {
     const at = this.kept && Object.hasOwn(this.kept.entries, key) ? this.kept.entries[key]! : null;
     const record = at && this.read(this.kept!.fd, at);
     const start = this.file.size;
-    if (record) {
+    let stored: StoredModel | null = null;
+    try {
+      stored = record && parse(record, start);
+    } catch {} // a record that does not read back: rendered
+    if (stored) {
       this.reused++;
-      this.file.append(record);
-      this.entries[key] = [start, record.length];
-      return parse(record, start);
+      this.file.append(record!);
+      this.entries[key] = [start, record!.length];
+      return stored;
     }
     this.rendered++;
     const { detail, sections, ...json } = modelJson(r.model(slug));
