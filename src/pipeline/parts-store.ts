@@ -7,13 +7,13 @@
 // rest of its parts (v8-serialized), then that part's length. A build writes the next store in its staging folder,
 // moves it beside this one once every body is written, and in its place once the build is live.
 import { hash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { INCLUDES, type Include } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
-import { PiecesFile } from '../publication/pieces-file.js';
+import { PiecesFile, readFully } from '../publication/pieces-file.js';
 import { type ModelJson, modelJson } from './inputs.js';
 import type { VariantRenderer } from './render.js';
 import { CatalogPieces } from './render-catalog.js';
@@ -118,7 +118,7 @@ export class PartsStore {
     if (this.scratch.length < size) this.scratch = Buffer.allocUnsafe(Math.max(size, 2 * this.scratch.length));
     const buf = this.scratch.subarray(0, size);
     try {
-      readFully(fd, buf, from);
+      readFully(fd, buf, from, 'the parts store');
     } catch {
       return null;
     }
@@ -197,22 +197,13 @@ function readKept(file: string): { fd: number; entries: Index['entries'] } | nul
   try {
     const size = fstatSync(fd).size;
     const trailer = Buffer.alloc(TRAILER);
-    readFully(fd, trailer, size - TRAILER);
+    readFully(fd, trailer, size - TRAILER, 'the parts store');
     const at = Number(trailer.readBigUInt64BE());
     const json = Buffer.allocUnsafe(size - TRAILER - at);
-    readFully(fd, json, at);
+    readFully(fd, json, at, 'the parts store');
     const index = JSON.parse(json.toString()) as Index;
     if (index.code === codeDigest()) return { fd, entries: index.entries };
   } catch {} // not a store this code can read: the build renders every model
   closeSync(fd);
   return null;
-}
-
-function readFully(fd: number, buf: Buffer, from: number): void {
-  if (from < 0) throw new Error('the parts store is cut short');
-  for (let done = 0; done < buf.length; ) {
-    const n = readSync(fd, buf, done, buf.length - done, from + done);
-    if (n === 0) throw new Error('the parts store is cut short');
-    done += n;
-  }
 }

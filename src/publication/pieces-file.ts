@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { SizedPiece } from './assemble.js';
 
 export class PiecesFile {
-  readonly fd: number;
+  private readonly fd: number;
   /** Its bytes so far. */
   size = 0;
   /** Where it is, when it is kept. */
@@ -41,13 +41,22 @@ export class PiecesFile {
     return {
       size,
       copyTo(out: Buffer, at: number): void {
-        for (let done = 0; done < size; ) {
-          const n = readSync(file.fd, out, at + done, size - done, from + done);
-          if (n === 0) throw new Error(`${what} were cut short`);
-          done += n;
-        }
+        readFully(file.fd, out, from, what, at, size);
       },
     };
+  }
+}
+
+/**
+ * Reads `size` bytes from `from` in the file into `buf` at `at`; `what` names the bytes if the file ends before (or
+ * `from` is before its start).
+ */
+export function readFully(fd: number, buf: Buffer, from: number, what: string, at = 0, size = buf.length): void {
+  if (from < 0) throw new Error(`${what} were cut short`);
+  for (let done = 0; done < size; ) {
+    const n = readSync(fd, buf, at + done, size - done, from + done);
+    if (n === 0) throw new Error(`${what} were cut short`);
+    done += n;
   }
 }
 
