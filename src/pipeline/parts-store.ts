@@ -6,13 +6,13 @@
 // A record is the model's catalog pieces as UTF-8 (render-catalog.ts reads the catalog bodies from them), then the
 // rest of its parts (v8-serialized), then that part's length. A build writes the next store in its staging folder,
 // moves it beside this one once every body is written, and in its place once the build is live.
-import { hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { INCLUDES, type Include } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
+import { sha256Hex } from '../publication/integrity.js';
 import { PiecesFile, readFully } from '../publication/pieces-file.js';
 import { type ModelJson, modelJson } from './inputs.js';
 import type { VariantRenderer } from './render.js';
@@ -30,7 +30,7 @@ function codeDigest(): string {
     const files = readdirSync(root, { recursive: true, encoding: 'utf8' })
       .filter((f) => /\.(js|ts)$/.test(f))
       .sort();
-    code = hash('sha256', files.map((f) => `${f}\n${hash('sha256', readFileSync(path.join(root, f)))}`).join('\n'));
+    code = sha256Hex(files.map((f) => `${f}\n${sha256Hex(readFileSync(path.join(root, f)))}`).join('\n'));
   }
   return code;
 }

@@ -2,7 +2,6 @@
 // locale, its include sections, its search fields; per sort the model order. publication/assemble.ts turns them into
 // bytes (the build's bodies.ts for every prebuilt body, the gateway for composed lists), so 100k+ combinations cost
 // string concatenation, not re-serialization.
-import { hash } from 'node:crypto';
 import {
   SORTS,
   type BenchmarkEntry,
@@ -16,6 +15,7 @@ import {
 } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import { foldText } from '../publication/assemble.js';
+import { sha256Hex } from '../publication/integrity.js';
 import type { ListFacets, SearchFields } from '../publication/files.js';
 import { priceSince } from './compute/history.js';
 import type { Computed } from './compute/index.js';
@@ -26,7 +26,6 @@ import { type Leaderboard, nearby, percentile, type Placement } from './compute/
 import { NO_TESTS } from './compute/stats.js';
 import { toInstant } from './validate.js';
 
-const digest = (json: string) => hash('sha256', json, 'base64url');
 const GROUP_ORDER = ['coding', 'reasoning', 'math', 'language', 'data', 'agentic', 'knowledge', 'efficiency'] as const;
 const SUMMARY_FALLBACK = 3;
 
@@ -215,12 +214,12 @@ export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boole
   const boardDigest = (b: Leaderboard) => {
     let d = boardDigests.get(b);
     if (d === undefined)
-      boardDigests.set(b, (d = digest(JSON.stringify([b.metric, b.rows, b.rows.map((r) => nameOf(r.slug))]))));
+      boardDigests.set(b, (d = sha256Hex(JSON.stringify([b.metric, b.rows, b.rows.map((r) => nameOf(r.slug))]))));
     return d;
   };
   // Every input of model(), in the order it reads them.
   const key = (slug: string) =>
-    digest(
+    sha256Hex(
       JSON.stringify([
         variant,
         bySlug.get(slug),
