@@ -102,13 +102,14 @@ describe('CatalogPieces', () => {
       detail: Object.fromEntries(LOCALES.map((l) => [l, JSON.stringify({ slug, locale: l, name: `モデル ${i}` })])),
       sections: { benchmarks: `"benchmarks":[${i}]`, capabilities: '"capabilities":{}', pricing: '"pricing":null' },
     }));
-    for (const m of models) pieces.add(m.slug, m.detail as Record<Locale, string>, m.sections);
+    for (const m of models)
+      pieces.at(m.slug, CatalogPieces.append(file, m.detail as Record<Locale, string>, m.sections));
     const shown = {
       ...models[1]!,
       detail: { ...models[1]!.detail, en: '{"slug":"b","name":"Bee"}' } as Record<string, string>,
     };
     display.alias('a', pieces);
-    display.add('b', shown.detail as Record<Locale, string>, shown.sections);
+    display.at('b', CatalogPieces.append(file, shown.detail as Record<Locale, string>, shown.sections));
     for (const [held, ms] of [
       [pieces, models],
       [display, [models[0]!, shown]],

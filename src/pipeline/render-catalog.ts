@@ -54,17 +54,15 @@ export class CatalogPieces {
     this.refs.set(slug, other.refs.get(slug)!);
   }
 
-  /** Appends a model's detail core per locale (its closing brace left out) and its sections, and keeps them. */
-  add(slug: string, detail: Record<Locale, string>, sections: Record<Include, string>): void {
-    this.at(slug, CatalogPieces.append(this.file, detail, sections));
-  }
-
   /** Keeps a model's pieces already in the file: where each starts and its bytes, in the order append writes them. */
   at(slug: string, refs: Float64Array): void {
     this.refs.set(slug, refs);
   }
 
-  /** Appends a model's pieces to `file`; returns where each starts and its bytes. */
+  /**
+   * Appends a model's pieces to `file`, its detail core per locale (its closing brace left out), then its sections;
+   * returns where each starts and its bytes.
+   */
   static append(file: PiecesFile, detail: Record<Locale, string>, sections: Record<Include, string>): Float64Array {
     // `,<benchmarks>,<capabilities>,<pricing>}`: what withSections appends to a core for every include.
     const texts = [...LOCALES.map((l) => detail[l].slice(0, -1)), withSections('{', sections, INCLUDES)];
