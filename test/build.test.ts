@@ -21,6 +21,8 @@ import { tracked } from './helpers/children.js';
 // biome-ignore lint/suspicious/noExplicitAny: see above.
 const json = <T = any>(b: Buffer | string): T => JSON.parse(b.toString());
 const currentDir = async (out: string) => path.resolve(out, await readlink(path.join(out, 'current')));
+/** What a finished build leaves at the top of its --out, sorted. */
+const BUILT = ['.build-lock', '.modelpub-parts', '.modelpub-publication', 'current', 'releases'];
 // biome-ignore lint/suspicious/noExplicitAny: as above.
 const readJson = async <T = any>(p: string): Promise<T> => json<T>(await readFile(p));
 
@@ -82,13 +84,7 @@ describe('published files', () => {
   it('`current` is a relative link to releases/0001-<revision>', async () => {
     expect(await readlink(path.join(out, 'current'))).toBe(`releases/0001-${r.revision}`);
     expect(r.releaseDir).toBe(path.join(out, 'releases', `0001-${r.revision}`));
-    expect((await readdir(out)).sort()).toEqual([
-      '.build-lock',
-      '.modelpub-parts',
-      '.modelpub-publication',
-      'current',
-      'releases',
-    ]);
+    expect((await readdir(out)).sort()).toEqual(BUILT);
   });
 
   it('publication.json names its manifest by SHA-256', async () => {
@@ -644,13 +640,7 @@ describe('incremental builds', () => {
         );
       }
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
-      expect((await readdir(outDir)).sort()).toEqual([
-        '.build-lock',
-        '.modelpub-parts',
-        '.modelpub-publication',
-        'current',
-        'releases',
-      ]); // no staging left
+      expect((await readdir(outDir)).sort()).toEqual(BUILT); // no staging left
 
       const t2 = '2026-03-01T12:00:01.000Z';
       const r2 = await build({ dataDir, outDir, publishedAt: t2 });
@@ -1066,17 +1056,7 @@ describe('atomic switch', () => {
 
       // The kill landed mid-write: a staging folder without a manifest, the lock of a dead process, the old release live.
       const left = (await readdir(outDir)).sort();
-      expect(left).toEqual(
-        [
-          '.build-lock',
-          '.build-lock.pid',
-          '.modelpub-parts',
-          '.modelpub-publication',
-          staging!,
-          'current',
-          'releases',
-        ].sort(),
-      );
+      expect(left).toEqual([...BUILT, '.build-lock.pid', staging!].sort());
       await expect(stat(path.join(outDir, staging!, 'manifest.json'))).rejects.toThrow();
       expect(Number(await readFile(path.join(outDir, '.build-lock.pid'), 'utf8'))).toBe(child.pid);
       expect(await currentDir(outDir)).toBe(r1.releaseDir);
@@ -1099,13 +1079,7 @@ describe('atomic switch', () => {
       const r2 = await build({ dataDir: small, outDir });
       expect(r2.revision).not.toBe(r1.revision);
       expect(await currentDir(outDir)).toBe(r2.releaseDir);
-      expect((await readdir(outDir)).sort()).toEqual([
-        '.build-lock',
-        '.modelpub-parts',
-        '.modelpub-publication',
-        'current',
-        'releases',
-      ]);
+      expect((await readdir(outDir)).sort()).toEqual(BUILT);
       expect(JSON.parse(await readFile(path.join(outDir, '.modelpub-publication'), 'utf8')).staging).toEqual([]);
       await assertIntact(outDir);
       expect(r2.changes.previousRevision).toBe(r1.revision);
@@ -1253,13 +1227,7 @@ describe('the output folder', () => {
       for (const outDir of [path.join(tmp, 'empty'), path.join(tmp, 'new', 'nested')]) {
         const r = await build({ dataDir, outDir });
         expect(await currentDir(outDir)).toBe(r.releaseDir);
-        expect((await readdir(outDir)).sort()).toEqual([
-          '.build-lock',
-          '.modelpub-parts',
-          '.modelpub-publication',
-          'current',
-          'releases',
-        ]);
+        expect((await readdir(outDir)).sort()).toEqual(BUILT);
       }
     });
   });
