@@ -3,7 +3,7 @@
 // fresh --out, with --previous at a publish of A; every file of both releases must be the bytes of a full build of
 // the changed data into an empty --out (its representations' bytes too, wherever their pack). All three builds name one --revision, so that a body kept from A and the same
 // body made anew are the same bytes; the rebuilds give a later --published-at than A, as a changed body needs.
-import { readFile, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
@@ -221,6 +221,47 @@ it('a parts store cut short is not read: the rebuild renders every model, and gi
     const cut = await build({ dataDir: data, outDir: out, revision: REVISION, publishedAt: AFTER });
     expect(cut.parts).toEqual({ reused: 0, rendered: first.parts.rendered });
     await expectSameAsFull(cut, full, await manifestOf(first));
+  });
+});
+
+it('the parts store: a rebuild appends what it renders, reads no record past the index, and writes the store anew once its unlisted records outweigh the listed', async () => {
+  await withTemp(async (tmp) => {
+    const data = path.join(tmp, 'data');
+    const out = path.join(tmp, 'out');
+    const store = path.join(out, PARTS_FILE);
+    const inode = async () => (await stat(store)).ino;
+    const rebuild = async (spec: FixtureSpec, revision: string) => {
+      await writeFixture(data, spec);
+      return build({ dataDir: data, outDir: out, revision });
+    };
+    // Every model's description, long: its records outweigh those of smallCatalog().
+    const long = (s: FixtureSpec) => ({
+      ...s,
+      models: s.models!.map((m) => ({ ...m, description: { ...(m.description as object), en: 'x'.repeat(4000) } })),
+    });
+    const a = await rebuild(smallCatalog(), 'a');
+    const all = a.parts.rendered;
+    const [storeA, first] = [await readFile(store), await inode()];
+    const indexA = Number(storeA.readBigUInt64BE(0)); // the header: where the index starts
+    await appendFile(store, Buffer.alloc(4096, 7)); // what a killed build leaves: records past the index
+    // Every model rendered again, appended after the records kept.
+    expect((await rebuild(long(smallCatalog()), 'b')).parts).toEqual({ rendered: all, reused: 0 });
+    expect(await inode()).toBe(first);
+    expect((await readFile(store)).subarray(16, indexA)).toEqual(storeA.subarray(16, indexA));
+    // One model rendered, appended; the others taken from the last build.
+    expect((await rebuild(CHANGES[0]![1](long(smallCatalog())), 'c')).parts).toEqual({ rendered: 5, reused: all - 5 });
+    expect(await inode()).toBe(first);
+    // smallCatalog() again: its records are listed by no index any more; appended anew.
+    expect((await rebuild(smallCatalog(), 'a2')).parts).toEqual({ rendered: all, reused: 0 });
+    expect(await inode()).toBe(first);
+    // Now the records no index lists outweigh the listed: a new store, the listed records copied into it.
+    const e = await rebuild(CHANGES[0]![1](smallCatalog()), 'e');
+    expect(e.parts).toEqual({ rendered: 5, reused: all - 5 });
+    expect(await inode()).not.toBe(first);
+    // It is the store a first build of the same data writes.
+    const full = await build({ dataDir: data, outDir: path.join(tmp, 'full'), revision: 'e' });
+    expect(full.parts).toEqual({ rendered: all, reused: 0 });
+    expect(await readFile(store)).toEqual(await readFile(path.join(tmp, 'full', PARTS_FILE)));
   });
 });
 

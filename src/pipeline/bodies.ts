@@ -125,12 +125,11 @@ function* laneBodies(c: Computed, lane: QueryLane, o: BodyOptions, catalog: Cata
       [pub, own],
       [display, shown],
     ] as const) {
-      const { detail: details, sections, ...m } = stored.json;
+      const m = stored.json;
       v.models.set(slug, m);
       if (v === display && stored === own) v.pieces.alias(slug, pub.pieces);
       else v.pieces.at(slug, stored.pieces);
       for (const locale of LOCALES) {
-        const detail = details[locale];
         for (const include of INCLUDE_SUBSETS) {
           yield {
             path: detailFile({ lane, displayOnly: v.r.displayOnly, slug, locale, include }),
@@ -139,8 +138,15 @@ function* laneBodies(c: Computed, lane: QueryLane, o: BodyOptions, catalog: Cata
               m.digests.detail[locale],
               sectionDigests(m.digests.sections, include),
             ),
-            render: () =>
-              envelopeParts(o.schemaVersion, locale, o.attributionJson, withSections(detail, sections, include)),
+            render: () => {
+              const { detail, sections } = stored.texts();
+              return envelopeParts(
+                o.schemaVersion,
+                locale,
+                o.attributionJson,
+                withSections(detail[locale], sections, include),
+              );
+            },
           };
         }
       }

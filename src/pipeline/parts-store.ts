@@ -2,25 +2,28 @@
 // (VariantRenderer.key): a rebuild takes an unchanged model's parts from here instead of rendering and serializing
 // them again, so a one-line change renders one model. It is a cache: a store that is missing, unreadable or written
 // by other code (any change to modelpub's own modules) is not read, and the build renders every model.
-//   <out>/.modelpub-parts   one record per model and lane variant, then their index as JSON, then the index's offset
+//   <out>/.modelpub-parts   a header (where the index is, and its length), then one record per model and lane
+//                           variant, then their index as JSON
 // A record is the model's catalog pieces as UTF-8 (render-catalog.ts reads the catalog bodies from them), then the
-// rest of its parts (v8-serialized), then that part's length. A build writes the next store in its staging folder,
-// moves it beside this one once every body is written, and in its place once the build is live.
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+// rest of its parts (v8-serialized). A rebuild appends the records it renders and a new index to the kept store, and
+// points the header at that index once the build is live (a failed build cuts the file back): the records of
+// unchanged models are neither copied nor read but for their rest. Once the records no index lists outweigh those
+// it lists, the build writes a new store instead, in its staging folder, moved in place once the build is live.
+import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { INCLUDES, type Include } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import { sha256Hex } from '../publication/integrity.js';
-import { PiecesFile, readFully } from '../publication/pieces-file.js';
+import { PiecesFile } from '../publication/pieces-file.js';
 import { type ModelJson, modelJson } from './inputs.js';
 import type { VariantRenderer } from './render.js';
 import { CatalogPieces } from './render-catalog.js';
 
 export const PARTS_FILE = '.modelpub-parts';
-const TRAILER = 8;
-const LENGTH = 4;
+/** The index's offset and length, each a u64. */
+const HEADER = 16;
 
 /** A digest of modelpub's own modules (src/ under the tests, lib/ when compiled): parts made by other code differ. */
 let code: string | undefined;
@@ -35,6 +38,8 @@ function codeDigest(): string {
   return code;
 }
 
+type Texts = Pick<ModelJson, 'detail' | 'sections'>;
+
 /** What a record holds besides its catalog pieces: the rest of the parts, and how to cut the pieces back apart. */
 interface Rest {
   json: Omit<ModelJson, 'detail' | 'sections'>;
@@ -46,14 +51,16 @@ interface Rest {
 
 interface Index {
   code: string;
-  /** key -> [offset, length] of its record. */
-  entries: Record<string, [number, number]>;
+  /** key -> [offset, length] of its record, and the length of its rest (its last bytes). */
+  entries: Record<string, [number, number, number]>;
 }
 
 /** A model's parts, and where its catalog pieces are in the store's file. */
 export interface StoredModel {
-  json: ModelJson;
+  json: Omit<ModelJson, 'detail' | 'sections'>;
   pieces: Float64Array;
+  /** The detail and sections JSON, read from the file when a body that shows them is made (most are carried over). */
+  texts(): Texts;
 }
 
 export class PartsStore {
@@ -61,20 +68,33 @@ export class PartsStore {
   reused = 0;
   rendered = 0;
   private readonly entries: Index['entries'] = {};
-  private scratch = Buffer.alloc(0);
   private closed = false;
-  /** The next store once finished, until it is committed. */
+  private committed = false;
+  /** A new store once finished, until it is committed. */
   private next: string | null = null;
+  /** Where the index was appended to the kept store, until the header points at it. */
+  private index: Buffer | null = null;
 
   private constructor(
-    /** Where the next store is written; its catalog pieces are read from it (CatalogPieces). */
+    /** Where the records are appended; the catalog pieces are read from it (CatalogPieces). */
     readonly file: PiecesFile,
-    private readonly kept: { fd: number; entries: Index['entries'] } | null,
+    /** The kept store and its index; `file` itself when the build appends to it, else only read. */
+    private readonly kept: { file: PiecesFile; entries: Index['entries']; end: number } | null,
   ) {}
 
-  /** The store kept in `outDir`, if it is one this code wrote, and the next one, written in `stagingDir`. */
+  /**
+   * The store kept in `outDir`, if it is one this code wrote: appended to, unless its unlisted records outweigh its
+   * listed ones; then a new store is written in `stagingDir`, as when there is none.
+   */
   static open(outDir: string, stagingDir: string): PartsStore {
-    return new PartsStore(new PiecesFile(stagingDir, PARTS_FILE, true), readKept(path.join(outDir, PARTS_FILE)));
+    const kept = readKept(outDir);
+    if (kept) {
+      const listed = Object.values(kept.entries).reduce((n, [, length]) => n + length, 0);
+      if (kept.file.size - listed <= listed) return new PartsStore(kept.file, { ...kept, end: kept.file.size });
+    }
+    const file = new PiecesFile(stagingDir, PARTS_FILE, 'keep');
+    file.append(Buffer.alloc(HEADER)); // no index yet: not a store until finished
+    return new PartsStore(file, kept && { ...kept, end: kept.file.size });
   }
 
   /** A store of this build's parts alone, in a file removed once it is let go (bodies() without a build). */
@@ -86,124 +106,123 @@ export class PartsStore {
   model(r: VariantRenderer, slug: string): StoredModel {
     const key = r.key(slug);
     const at = this.kept && Object.hasOwn(this.kept.entries, key) ? this.kept.entries[key]! : null;
-    const record = at && this.read(this.kept!.fd, at);
-    const start = this.file.size;
     let stored: StoredModel | null = null;
-    try {
-      stored = record && parse(record, start);
-    } catch {} // a record that does not read back: rendered
+    if (at) {
+      try {
+        stored = this.take(at);
+        this.entries[key] = [stored.pieces[0]!, at[1], at[2]];
+      } catch {} // a record that does not read back: rendered
+    }
     if (stored) {
       this.reused++;
-      this.file.append(record!);
-      this.entries[key] = [start, record!.length];
       return stored;
     }
     this.rendered++;
     const { detail, sections, ...json } = modelJson(r.model(slug));
+    const start = this.file.size;
     const pieces = CatalogPieces.append(this.file, detail, sections);
     const rest = serialize({
       json,
       sizes: [...pieces.filter((_, i) => i % 2 === 1)],
       sections: INCLUDES.map((i) => sections[i].length),
     } satisfies Rest);
-    const length = Buffer.alloc(LENGTH);
-    length.writeUInt32BE(rest.length);
-    this.file.append(Buffer.concat([rest, length]));
-    this.entries[key] = [start, this.file.size - start];
-    return { json: { ...json, detail, sections }, pieces };
+    this.file.append(rest);
+    this.entries[key] = [start, this.file.size - start, rest.length];
+    return { json, pieces, texts: () => ({ detail, sections }) };
   }
 
-  /** A kept record, in `scratch` (valid until the next read); null if the file was cut short since it was opened. */
-  private read(fd: number, [from, size]: [number, number]): Buffer | null {
-    if (this.scratch.length < size) this.scratch = Buffer.allocUnsafe(Math.max(size, 2 * this.scratch.length));
-    const buf = this.scratch.subarray(0, size);
-    try {
-      readFully(fd, buf, from, 'the parts store');
-    } catch {
-      return null;
+  /** A kept record's parts, copied into a new store first (its texts are read from `file`). */
+  private take([from, length, restLength]: [number, number, number]): StoredModel {
+    const kept = this.kept!;
+    if (from + length > kept.end) throw new Error('the parts store was cut short');
+    let start = from;
+    if (kept.file !== this.file) start = this.file.append(kept.file.read(from, length, 'the parts store'));
+    const rest = deserialize(this.file.read(start + length - restLength, restLength, 'the parts store')) as Rest;
+    const pieces = new Float64Array(2 * rest.sizes.length);
+    let at = start;
+    for (const [i, size] of rest.sizes.entries()) {
+      pieces.set([at, size], 2 * i);
+      at += size;
     }
-    return buf;
+    if (at !== start + length - restLength) throw new Error('a parts record of other sizes');
+    let texts: Texts | null = null;
+    return { json: rest.json, pieces, texts: () => (texts ??= textsOf(this.file, pieces, rest.sections)) };
   }
 
   /**
-   * Ends the next store and moves it out of the staging folder, beside the kept one (`<out>/.modelpub-parts.next`):
-   * after every body is written, before the switch, so that no release holds it.
+   * Ends the store: appends its index. A new store is moved out of the staging folder, beside the kept one
+   * (`<out>/.modelpub-parts.next`): after every body is written, before the switch, so that no release holds it.
    */
   finish(outDir: string): void {
-    const at = this.file.size;
-    this.file.append(Buffer.from(JSON.stringify({ code: codeDigest(), entries: this.entries } satisfies Index)));
-    const trailer = Buffer.alloc(TRAILER);
-    trailer.writeBigUInt64BE(BigInt(at));
-    this.file.append(trailer);
+    const index = Buffer.from(JSON.stringify({ code: codeDigest(), entries: this.entries } satisfies Index));
+    const at = this.file.append(index);
+    const header = Buffer.alloc(HEADER);
+    header.writeBigUInt64BE(BigInt(at));
+    header.writeBigUInt64BE(BigInt(index.length), 8);
+    if (this.file === this.kept?.file) {
+      this.index = header;
+      return;
+    }
+    this.file.write(header, 0);
     this.next = path.join(outDir, `${PARTS_FILE}.next`);
     renameSync(this.file.path, this.next);
   }
 
   /**
-   * Puts the next store in the kept one's place: once the build is live (a failed build leaves the kept one). Never
-   * throws: the build is live whatever happens to a cache; one not moved is removed (close), and the next build
-   * renders every model.
+   * Makes the finished store the kept one: once the build is live (a failed build leaves the kept one). Never throws:
+   * the build is live whatever happens to a cache; a store not committed is removed or cut back (close), and the next
+   * build renders what it cannot take.
    */
   commit(): void {
     try {
-      renameSync(this.next!, path.join(path.dirname(this.next!), PARTS_FILE));
-      this.next = null;
+      if (this.index) this.file.write(this.index, 0);
+      else renameSync(this.next!, path.join(path.dirname(this.next!), PARTS_FILE));
+      this.committed = true;
     } catch {}
   }
 
-  /**
-   * Closes the kept store (the next one closes once its pieces are let go) and removes a next one not committed: in
-   * the staging folder it goes with it.
-   */
+  /** Cuts the kept store back to what it was, or removes a new one, when the build did not commit it. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.kept) closeSync(this.kept.fd);
+    if (this.committed) return;
+    if (this.kept?.file === this.file) {
+      try {
+        this.file.truncate(this.kept.end);
+      } catch {} // its header still names the kept index: the records past it are never read
+    }
     if (this.next) rmSync(this.next, { force: true });
   }
 }
 
-/** A record's parts; `start`: where the record now is in the next store. */
-function parse(record: Buffer, start: number): StoredModel {
-  const restLength = record.readUInt32BE(record.length - LENGTH);
-  const rest = deserialize(record.subarray(record.length - LENGTH - restLength, record.length - LENGTH)) as Rest;
-  const pieces = new Float64Array(2 * rest.sizes.length);
-  const texts: string[] = [];
-  let at = 0;
-  for (const [i, size] of rest.sizes.entries()) {
-    pieces.set([start + at, size], 2 * i);
-    texts.push(record.toString('utf8', at, at + size));
-    at += size;
-  }
+/** A kept record's detail (per locale) and sections JSON, from its catalog pieces. */
+function textsOf(file: PiecesFile, pieces: Float64Array, lengths: number[]): Texts {
+  const text = (i: number) => file.read(pieces[2 * i]!, pieces[2 * i + 1]!, 'the parts store').toString();
   // The sections piece: `,` before each section, `}` after the last.
+  const all = text(LOCALES.length);
   const sections = {} as Record<Include, string>;
   let from = 1;
   for (const [i, include] of INCLUDES.entries()) {
-    sections[include] = texts[LOCALES.length]!.slice(from, from + rest.sections[i]!);
-    from += rest.sections[i]! + 1;
+    sections[include] = all.slice(from, from + lengths[i]!);
+    from += lengths[i]! + 1;
   }
-  const detail = Object.fromEntries(LOCALES.map((l, i) => [l, `${texts[i]}}`])) as Record<Locale, string>;
-  return { json: { ...rest.json, detail, sections }, pieces };
+  const detail = Object.fromEntries(LOCALES.map((l, i) => [l, `${text(i)}}`])) as Record<Locale, string>;
+  return { detail, sections };
 }
 
-/** The kept store's index and open file, or null: none, unreadable, or of other code. */
-function readKept(file: string): { fd: number; entries: Index['entries'] } | null {
-  let fd: number;
+/** The kept store, open to be appended to, and its index; null: none, unreadable, or of other code. */
+function readKept(outDir: string): { file: PiecesFile; entries: Index['entries'] } | null {
+  let file: PiecesFile;
   try {
-    fd = openSync(file, 'r');
+    file = new PiecesFile(outDir, PARTS_FILE, 'reopen');
   } catch {
     return null;
   }
   try {
-    const size = fstatSync(fd).size;
-    const trailer = Buffer.alloc(TRAILER);
-    readFully(fd, trailer, size - TRAILER, 'the parts store');
-    const at = Number(trailer.readBigUInt64BE());
-    const json = Buffer.allocUnsafe(size - TRAILER - at);
-    readFully(fd, json, at, 'the parts store');
-    const index = JSON.parse(json.toString()) as Index;
-    if (index.code === codeDigest()) return { fd, entries: index.entries };
+    const header = file.read(0, HEADER, 'the parts store');
+    const at = Number(header.readBigUInt64BE());
+    const index = JSON.parse(file.read(at, Number(header.readBigUInt64BE(8)), 'the parts store').toString()) as Index;
+    if (at >= HEADER && index.code === codeDigest()) return { file, entries: index.entries };
   } catch {} // not a store this code can read: the build renders every model
-  closeSync(fd);
   return null;
 }

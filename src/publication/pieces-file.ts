@@ -1,10 +1,10 @@
 // Bytes a build makes long before the body they go into is written, kept in a file instead of memory: the catalog
 // pieces in the models' parts (parts-store.ts), the semantic snapshot (snapshot.ts). The file is removed as soon as it
-// is open, so nothing is left behind whatever happens to the build (the parts store is kept: its folder is the build's
-// staging folder); it is closed once it and its pieces are let go (a body may be made after the generator that yielded
-// it has moved on).
+// is open, so nothing is left behind whatever happens to the build (the parts store is kept: a new one is made in the
+// build's staging folder, a kept one reopened); it is closed once it and its pieces are let go (a body may be made
+// after the generator that yielded it has moved on).
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { SizedPiece } from './assemble.js';
 
@@ -17,22 +17,42 @@ export class PiecesFile {
 
   /**
    * `dir`: where the file is made (on the publication's disk, not a /tmp held in memory); `name`: its prefix. `keep`:
-   * the file is not removed (the build's parts store, which it moves out of its staging folder).
+   * the file is not removed (the build's parts store); `reopen`: it is the kept file `dir/name`, appended to after its
+   * last byte (the parts store a rebuild adds to).
    */
-  constructor(dir: string, name: string, keep = false) {
-    mkdirSync(dir, { recursive: true }); // the staging folder is made as bodies are written: maybe not yet
-    this.path = path.join(dir, keep ? name : `.${name}-${randomBytes(6).toString('hex')}`);
-    this.fd = openSync(this.path, 'wx+');
-    if (!keep) unlinkSync(this.path);
+  constructor(dir: string, name: string, how: 'scratch' | 'keep' | 'reopen' = 'scratch') {
+    if (how !== 'reopen') mkdirSync(dir, { recursive: true }); // the staging folder is made as bodies are written
+    this.path = path.join(dir, how === 'scratch' ? `.${name}-${randomBytes(6).toString('hex')}` : name);
+    this.fd = openSync(this.path, how === 'reopen' ? 'r+' : 'wx+');
+    if (how === 'scratch') unlinkSync(this.path);
+    if (how === 'reopen') this.size = fstatSync(this.fd).size;
     closeWhenLetGo.register(this, this.fd);
   }
 
   /** Appends `bytes`; returns where they start. */
   append(bytes: Buffer): number {
     const at = this.size;
-    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+    this.write(bytes, at);
     this.size += bytes.length;
     return at;
+  }
+
+  /** Writes `bytes` over the file's from `at` (a header), which must be before its end. */
+  write(bytes: Buffer, at: number): void {
+    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+  }
+
+  /** Cuts the file back to its first `size` bytes. */
+  truncate(size: number): void {
+    ftruncateSync(this.fd, size);
+    this.size = size;
+  }
+
+  /** The `size` bytes from `from`; `what` names them if the file was cut short. */
+  read(from: number, size: number, what: string): Buffer {
+    const buf = Buffer.allocUnsafe(size);
+    readFully(this.fd, buf, from, what);
+    return buf;
   }
 
   /** The `size` bytes from `from` as a piece of a body; `what` names them if the file was cut short. */
