@@ -72,7 +72,7 @@ export class PartsStore {
   private committed = false;
   /** A new store once finished, until it is committed. */
   private next: string | null = null;
-  /** Where the index was appended to the kept store, until the header points at it. */
+  /** The header that names the index appended to the kept store, written there once the build is live. */
   private index: Buffer | null = null;
 
   private constructor(
@@ -131,7 +131,10 @@ export class PartsStore {
     return { json, pieces, texts: () => ({ detail, sections }) };
   }
 
-  /** A kept record's parts, copied into a new store first (its texts are read from `file`). */
+  /**
+   * A kept record's parts: its rest read, its texts only when asked for. A build that writes a new store copies the
+   * record into it first.
+   */
   private take([from, length, restLength]: [number, number, number]): StoredModel {
     const kept = this.kept!;
     if (from + length > kept.end) throw new Error('the parts store was cut short');
