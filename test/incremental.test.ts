@@ -3,7 +3,7 @@
 // fresh --out, with --previous at a publish of A; every file of both releases must be the bytes of a full build of
 // the changed data into an empty --out (its representations' bytes too, wherever their pack). All three builds name one --revision, so that a body kept from A and the same
 // body made anew are the same bytes; the rebuilds give a later --published-at than A, as a changed body needs.
-import { appendFile, readFile, stat, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, lstat, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
@@ -262,6 +262,26 @@ it('the parts store: a rebuild appends what it renders, reads no record past the
     const full = await build({ dataDir: data, outDir: path.join(tmp, 'full'), revision: 'e' });
     expect(full.parts).toEqual({ rendered: all, reused: 0 });
     expect(await readFile(store)).toEqual(await readFile(path.join(tmp, 'full', PARTS_FILE)));
+  });
+});
+
+it('a parts store that is a symbolic link is not read, and what it names is not written to', async () => {
+  await withTemp(async (tmp) => {
+    const data = path.join(tmp, 'data');
+    const out = path.join(tmp, 'out');
+    const store = path.join(out, PARTS_FILE);
+    const elsewhere = path.join(tmp, 'elsewhere');
+    await writeFixture(data, smallCatalog());
+    const a = await build({ dataDir: data, outDir: out, revision: REVISION, publishedAt: BEFORE });
+    await copyFile(store, elsewhere);
+    await rm(store);
+    await symlink(elsewhere, store);
+    const bytes = await readFile(elsewhere);
+    await writeFixture(data, CHANGES[0]![1](smallCatalog()));
+    const b = await build({ dataDir: data, outDir: out, revision: REVISION, publishedAt: AFTER });
+    expect(b.parts).toEqual({ rendered: a.parts.rendered, reused: 0 });
+    expect(await readFile(elsewhere)).toEqual(bytes);
+    expect((await lstat(store)).isFile()).toBe(true); // the build's own store in its place
   });
 });
 

@@ -4,7 +4,17 @@
 // build's staging folder, a kept one reopened); it is closed once it and its pieces are let go (a body may be made
 // after the generator that yielded it has moved on).
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import type { SizedPiece } from './assemble.js';
 
@@ -23,7 +33,8 @@ export class PiecesFile {
   constructor(dir: string, name: string, how: 'scratch' | 'keep' | 'reopen' = 'scratch') {
     if (how !== 'reopen') mkdirSync(dir, { recursive: true }); // the staging folder is made as bodies are written
     this.path = path.join(dir, how === 'scratch' ? `.${name}-${randomBytes(6).toString('hex')}` : name);
-    this.fd = openSync(this.path, how === 'reopen' ? 'r+' : 'wx+');
+    // A kept file is opened as itself, never through a link: what a link names is not the build's to append to.
+    this.fd = openSync(this.path, how === 'reopen' ? constants.O_RDWR | constants.O_NOFOLLOW : 'wx+');
     if (how === 'scratch') unlinkSync(this.path);
     if (how === 'reopen') this.size = fstatSync(this.fd).size;
     closeWhenLetGo.register(this, this.fd);
@@ -37,7 +48,7 @@ export class PiecesFile {
     return at;
   }
 
-  /** Writes `bytes` over the file's from `at` (a header), which must be before its end. */
+  /** Writes `bytes` at `at`, over what is there (the parts store's header) or at the end (append). */
   write(bytes: Buffer, at: number): void {
     for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
   }
