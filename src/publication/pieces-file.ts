@@ -26,9 +26,9 @@ export class PiecesFile {
   readonly path: string;
 
   /**
-   * `dir`: where the file is made (on the publication's disk, not a /tmp held in memory); `name`: its prefix. `keep`:
-   * the file is not removed (the build's parts store); `reopen`: it is the kept file `dir/name`, appended to after its
-   * last byte (the parts store a rebuild adds to).
+   * `dir`: where the file is made (on the publication's disk, not a /tmp held in memory); `name`: its prefix, or its
+   * name when kept or reopened. `keep`: the file is not removed (the build's parts store); `reopen`: it is the kept
+   * file `dir/name`, appended to after its last byte (the parts store a rebuild adds to).
    */
   constructor(dir: string, name: string, how: 'scratch' | 'keep' | 'reopen' = 'scratch') {
     if (how !== 'reopen') mkdirSync(dir, { recursive: true }); // the staging folder is made as bodies are written
@@ -82,7 +82,7 @@ export class PiecesFile {
  * Reads `size` bytes from `from` in the file into `buf` at `at`; `what` names the bytes if the file ends before (or
  * `from` is before its start).
  */
-export function readFully(fd: number, buf: Buffer, from: number, what: string, at = 0, size = buf.length): void {
+function readFully(fd: number, buf: Buffer, from: number, what: string, at = 0, size = buf.length): void {
   if (from < 0) throw new Error(`${what} were cut short`);
   for (let done = 0; done < size; ) {
     const n = readSync(fd, buf, at + done, size - done, from + done);
