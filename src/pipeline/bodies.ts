@@ -23,7 +23,7 @@ import {
 } from '../publication/layout.js';
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
-import { codeDigest, digestOf, type ModelJson, sectionDigests } from './inputs.js';
+import { codeDigest, digestOf, type KeptJson, sectionDigests } from './inputs.js';
 import { PartsStore } from './parts-store.js';
 import { type VariantRenderer, variantRenderer } from './render.js';
 import { CATALOG_BODIES, CatalogBodies, CatalogPieces } from './render-catalog.js';
@@ -93,13 +93,10 @@ interface BodyOptions {
   parts: PartsStore;
 }
 
-/** What a lane variant keeps of a model for its list pages and list artifact (the catalog's part: CatalogPieces). */
-type Kept = Omit<ModelJson, 'detail' | 'sections'>;
-
 /** A lane variant as laneBodies makes it: its renderer, what it keeps of each model, its catalog pieces. */
 interface Variant {
   r: VariantRenderer;
-  models: Map<string, Kept>;
+  models: Map<string, KeptJson>;
   pieces: CatalogPieces;
 }
 
@@ -161,7 +158,7 @@ function* laneBodies(c: Computed, lane: QueryLane, o: BodyOptions, catalog: Cata
 }
 
 /** A variant's list pages: each page's items assembled from their JSON when the page is made. */
-function* listBodies(r: VariantRenderer, o: BodyOptions, models: Map<string, Kept>): Generator<PendingBody> {
+function* listBodies(r: VariantRenderer, o: BodyOptions, models: Map<string, KeptJson>): Generator<PendingBody> {
   for (const locale of LOCALES) {
     for (const include of INCLUDE_SUBSETS) {
       const itemJson = (slug: string) => {
@@ -200,7 +197,7 @@ function* listBodies(r: VariantRenderer, o: BodyOptions, models: Map<string, Kep
 }
 
 /** The variant's list artifact: every model's item, item sections, search and facets, assembled from their JSON. */
-function artifactBody(r: VariantRenderer, o: BodyOptions, models: Map<string, Kept>): PendingBody {
+function artifactBody(r: VariantRenderer, o: BodyOptions, models: Map<string, KeptJson>): PendingBody {
   // The models in the order of an object's keys (an integer-like slug first), as the artifact's object has them.
   const keys = Object.keys(Object.fromEntries(r.slugs.map((s) => [s, 0])));
   const prebuiltPageSizes = [...o.pageSizes];

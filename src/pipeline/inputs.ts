@@ -77,6 +77,9 @@ export interface ModelJson {
   };
 }
 
+/** What a lane variant keeps of a model for its list pages and list artifact: the catalog keeps the rest as bytes. */
+export type KeptJson = Omit<ModelJson, 'detail' | 'sections'>;
+
 export function modelJson(m: ModelParts): ModelJson {
   const json = {
     item: Object.fromEntries(LOCALES.map((l) => [l, JSON.stringify(m.item[l])])) as Record<Locale, string>,

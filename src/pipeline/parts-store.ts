@@ -17,7 +17,7 @@ import { INCLUDES, type Include } from '../schema/api.js';
 import { LOCALES, type Locale } from '../schema/source.js';
 import { sha256Hex } from '../publication/integrity.js';
 import { PiecesFile } from '../publication/pieces-file.js';
-import { type ModelJson, modelJson } from './inputs.js';
+import { type KeptJson, type ModelJson, modelJson } from './inputs.js';
 import type { VariantRenderer } from './render.js';
 import { CatalogPieces } from './render-catalog.js';
 
@@ -42,7 +42,7 @@ type Texts = Pick<ModelJson, 'detail' | 'sections'>;
 
 /** What a record holds besides its catalog pieces: the rest of the parts, and how to cut the pieces back apart. */
 interface Rest {
-  json: Omit<ModelJson, 'detail' | 'sections'>;
+  json: KeptJson;
   /** Each catalog piece's bytes, in CatalogPieces.append's order. */
   sizes: number[];
   /** Each include section's length in the sections piece (`,<benchmarks>,<capabilities>,<pricing>}`). */
@@ -57,7 +57,7 @@ interface Index {
 
 /** A model's parts, and where its catalog pieces are in the store's file. */
 export interface StoredModel {
-  json: Omit<ModelJson, 'detail' | 'sections'>;
+  json: KeptJson;
   pieces: Float64Array;
   /** The detail and sections JSON, read from the file when a body that shows them is made (most are carried over). */
   texts(): Texts;
