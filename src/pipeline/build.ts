@@ -29,7 +29,6 @@ import {
   forgetStaging,
   lockOutDir,
   pruneReleases,
-  readLiveAhead,
   removeOldReleases,
   removeTree,
   switchTo,
@@ -132,8 +131,6 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     );
   await checkOutDir(o.outDir);
   const progress = o.progress ?? createProgress(null);
-  // A rebuild's previous manifest is read on the second core while this one loads the data (folder.ts).
-  const ahead = o.previousUrl === undefined ? await readLiveAhead(o.outDir) : null;
   progress.phase('load + validate');
   // In a function of its own, so that no variable of this one holds the loaded data past compute.
   const computed = await (async () => {
@@ -141,17 +138,10 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     if (o.publishedAt !== undefined) checkForcedTime(o.publishedAt, loaded.latestInstant);
     progress.phase('compute');
     return compute(loaded); // which keeps no measurement: nothing after it reads them
-  })().catch((e: unknown) => {
-    ahead?.cancel();
-    throw e;
-  });
+  })();
   const data = computed.data;
-  const unlock = await claimOutDir(o.outDir)
-    .then(() => lockOutDir(o.outDir))
-    .catch((e: unknown) => {
-      ahead?.cancel();
-      throw e;
-    });
+  await claimOutDir(o.outDir);
+  const unlock = await lockOutDir(o.outDir);
   let staging: string | null = null;
   let closePrevious: (() => Promise<void>) | null = null;
   let pruning: Promise<void> | null = null;
@@ -160,7 +150,7 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
     // Its own phase: a rebuild's reading of the previous release and its snapshot diff is a share of its time.
     progress.phase('previous release + changes');
     await clearStaleStaging(o.outDir);
-    const from = await openPrevious(o.outDir, o.previousUrl, o.remoteOptions, ahead ?? undefined);
+    const from = await openPrevious(o.outDir, o.previousUrl, o.remoteOptions);
     closePrevious = from.close;
     const previous = from.release;
     const schemaVersion = data.site.schema_version;
@@ -270,7 +260,6 @@ export async function build(o: BuildOptions): Promise<BuildResult> {
       } catch {} // still in the record: the next build clears it (clearStaleStaging)
     }
     parts?.close();
-    ahead?.cancel(); // taken, or not wanted: a build that ends early has not read it
     await closePrevious?.().catch(() => {});
     await pruning?.catch(() => {}); // a failed build's error is the one that matters; the next build prunes again
     await unlock();

@@ -4,7 +4,7 @@
 // Last-Modified, and the change list and the changes feed are against what is live. Nothing is downloaded but the
 // pointer, the manifest and the bodies the build reads (the semantic snapshot and the changes feed), each checked.
 import { UsageError } from '../errors.js';
-import { folderSource, type LiveAhead } from '../publication/folder.js';
+import { folderSource } from '../publication/folder.js';
 import { type IndexedRelease, openSource } from '../publication/source.js';
 import type { RemoteOptions } from '../publication/targets/index.js';
 
@@ -15,10 +15,10 @@ export interface Previous {
   close(): Promise<void>;
 }
 
-/** --out's live release (`ahead`: read ahead, folder.ts readLiveAhead); null before its first build. */
-async function liveOfOut(out: string, ahead?: LiveAhead): Promise<IndexedRelease | null> {
+/** --out's live release; null before its first build. */
+async function liveOfOut(out: string): Promise<IndexedRelease | null> {
   try {
-    return await (ahead ?? folderSource(out, { out: true })).liveIndexed();
+    return await folderSource(out, { out: true }).liveIndexed();
   } catch (e) {
     if (e instanceof UsageError) throw e;
     // A release this build cannot read (damaged, or changed after its build) cannot be continued.
@@ -36,16 +36,10 @@ export async function liveRevision(out: string): Promise<string | null> {
 /**
  * The previous publication: `url`'s live one when given, else --out's. --out's own live release is taken instead of
  * a remote one that is that very publication (same manifest): its files are then hard-linked as in any build over a
- * kept dist/. `ahead`: --out's live release read ahead (without a url).
+ * kept dist/.
  */
-export async function openPrevious(
-  out: string,
-  url?: string,
-  o: RemoteOptions = {},
-  ahead?: LiveAhead,
-): Promise<Previous> {
-  if (url === undefined)
-    return { release: await liveOfOut(out, ahead), nothingPublished: false, close: async () => {} };
+export async function openPrevious(out: string, url?: string, o: RemoteOptions = {}): Promise<Previous> {
+  if (url === undefined) return { release: await liveOfOut(out), nothingPublished: false, close: async () => {} };
   const source = await openSource(url, o);
   const close = () => source.close();
   try {

@@ -9,18 +9,17 @@
 //   <out>/.modelpub-parts     the models' parts of the last build, a cache (pipeline/parts-store.ts)
 import { rmSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { lstat, mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { makeDirs } from '../make-dirs.js';
 import { pidAlive } from '../pid-alive.js';
-import { readFileNamed, writeFileNamed } from '../write-file.js';
+import { namedReadError, readFileNamed, writeFileNamed } from '../write-file.js';
 import { PublicationMeta } from './files.js';
 import { MANIFEST_FILE, META_FILE, type StoredBytes } from './layout.js';
-import { readManifestIndex, readManifestIndexAside } from './manifest-thread.js';
-import { type IndexedManifest, parseJsonFile, parseManifest } from './reader.js';
+import { parseJsonFile, parseManifest, parseManifestIndex } from './reader.js';
 import { type IndexedRelease, openIndexedRelease, openRelease, type Release, type Source } from './release.js';
 import { readRegularFile } from './targets/file.js';
 import type { GetOptions } from './targets/types.js';
@@ -127,13 +126,31 @@ export async function openFolderRelease(dir: string): Promise<Release> {
   });
 }
 
-/**
- * One release folder, opened as an IndexedRelease: manifest.json read a chunk at a time into tables, not kept (or
- * `read`: that read, under way).
- */
-export async function openFolderIndexed(dir: string, read?: Promise<IndexedManifest>): Promise<IndexedRelease> {
+/** What manifest.json is read in, a chunk at a time, by openFolderIndexed. */
+const MANIFEST_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** `file` a chunk at a time; a failed read names the file. */
+async function* chunksOf(file: string): AsyncGenerator<Buffer> {
+  const handle = await open(file, 'r').catch((e) => Promise.reject(namedReadError(e, file)));
+  try {
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(MANIFEST_CHUNK_BYTES);
+      const { bytesRead } = await handle
+        .read(buffer, 0, buffer.length, null)
+        .catch((e) => Promise.reject(namedReadError(e, file)));
+      if (bytesRead === 0) return;
+      yield buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** One release folder, opened as an IndexedRelease: manifest.json read a chunk at a time into tables, not kept. */
+export async function openFolderIndexed(dir: string): Promise<IndexedRelease> {
+  const file = path.join(dir, MANIFEST_FILE);
   const [manifest, metaBytes] = await Promise.all([
-    read ?? readManifestIndex(path.join(dir, MANIFEST_FILE)),
+    parseManifestIndex(chunksOf(file), file, () => readFileNamed(file)),
     readFileNamed(path.join(dir, META_FILE)),
   ]);
   return openIndexedRelease({
@@ -147,40 +164,6 @@ export async function openFolderIndexed(dir: string, read?: Promise<IndexedManif
   });
 }
 
-/** The live release folder of a build's --out, resolved (its id as folderSource's); null before the first build. */
-async function liveReleaseOf(out: string): Promise<string | null> {
-  const live = await currentRelease(out);
-  return live && realpath(live);
-}
-
-export interface LiveAhead {
-  /** folderSource(out, { out: true }).liveIndexed(), with the manifest read ahead when it is still the live one's. */
-  liveIndexed(): Promise<IndexedRelease | null>;
-  /** Ends the read ahead: the build ends before it reads the live release. */
-  cancel(): void;
-}
-
-/**
- * The live release of a build's --out, its manifest read from now on a thread of its own (manifest-thread.ts), while
- * the build loads its data, before it holds the lock. That read is taken only if `current` still names the same
- * release when it is asked for (a release folder never changes once live; a new one has a new name), else the new
- * live release is read then.
- */
-export async function readLiveAhead(out: string): Promise<LiveAhead> {
-  // A `current` that is not a build's is said when the build reads it under its lock (liveIndexed).
-  const id = await liveReleaseOf(out).catch(() => null);
-  const ahead = id === null ? null : readManifestIndexAside(path.join(id, MANIFEST_FILE));
-  return {
-    async liveIndexed() {
-      const now = await liveReleaseOf(out);
-      if (ahead && now !== null && now === id) return openFolderIndexed(now, ahead.manifest);
-      ahead?.cancel();
-      return now === null ? null : openFolderIndexed(now);
-    },
-    cancel: () => ahead?.cancel(),
-  };
-}
-
 /**
  * A publication on the local disk: a build's --out (the live release is its `current`) or one release folder. The id
  * is the resolved release folder, so a build's switch shows up as a new id while the old release stays readable for
@@ -190,7 +173,10 @@ export async function readLiveAhead(out: string): Promise<LiveAhead> {
 export function folderSource(dir: string, { out = false } = {}): Source {
   const root = path.resolve(dir);
   const currentId = async (): Promise<string | null> => {
-    if (out) return liveReleaseOf(dir);
+    if (out) {
+      const live = await currentRelease(dir);
+      return live && realpath(live);
+    }
     // ENOTDIR: `dir` is a file, which holds no publication (said as such, not as stat's errno).
     const cur = await stat(path.join(root, CURRENT)).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return null;

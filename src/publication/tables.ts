@@ -3,9 +3,6 @@
 // distinct bodies; as objects with 64-character hex keys these took hundreds of megabytes of heap. Here a row is a
 // number, a sha256 is 32 bytes, a size is a number in a typed array, a repeated string (revision, time, content type)
 // a small number, and a path its UTF-8 bytes: the heap holds a few arrays whatever the number of rows.
-//
-// A table read on another thread (manifest-thread.ts) comes back through postMessage as its own fields without its
-// class, a Buffer as a plain Uint8Array: each class's `revive` gives it its class again, fields untouched.
 import type { BodyRepresentations, ManifestEntry, PackFile } from './files.js';
 import { type PlacedRepresentations, representationPlacer } from './layout.js';
 
@@ -28,9 +25,6 @@ export class Column<T extends Uint32Array | Float64Array | Uint8Array> {
   fit(): void {
     if (this.length && this.values.length > this.length) this.values = this.values.slice(0, this.length) as T;
   }
-  static revive(c: Column<Uint32Array> | Column<Float64Array> | Column<Uint8Array>): void {
-    Object.setPrototypeOf(c, Column.prototype);
-  }
 }
 
 /** Bytes that grow: strings end to end, or fixed-width records; past `max`, they grow no more than asked for. */
@@ -47,10 +41,6 @@ export class Bytes {
   /** Lets go of the room past the bytes used (not all of it when empty: it then grows again by doubling). */
   fit(): void {
     if (this.used && this.buffer.length > this.used) this.buffer = Buffer.from(this.buffer.subarray(0, this.used));
-  }
-  static revive(b: Bytes): void {
-    Object.setPrototypeOf(b, Bytes.prototype);
-    b.buffer = Buffer.from(b.buffer.buffer, b.buffer.byteOffset, b.buffer.byteLength);
   }
 }
 
@@ -102,17 +92,9 @@ class Slots {
 export class DigestTable {
   private keys = new Uint32Array(8 * 1024);
   private readonly slots = new Slots();
-  private scratch = Buffer.alloc(32);
-  private words = new Uint32Array(this.scratch.buffer, this.scratch.byteOffset, 8);
+  private readonly scratch = Buffer.alloc(32);
+  private readonly words = new Uint32Array(this.scratch.buffer, this.scratch.byteOffset, 8);
   size = 0;
-
-  static revive(d: DigestTable): DigestTable {
-    Object.setPrototypeOf(d, DigestTable.prototype);
-    Object.setPrototypeOf(d.slots, Slots.prototype);
-    d.scratch = Buffer.alloc(32);
-    d.words = new Uint32Array(d.scratch.buffer, d.scratch.byteOffset, 8);
-    return d;
-  }
 
   /** Reads `hex` into the scratch words; its slot is then words[0] (the digest's bytes are uniform). */
   private load(hex: string): void {
@@ -216,16 +198,6 @@ export class ManifestTable implements ReadonlyMap<string, ManifestEntry> {
   private readonly slots = new Slots();
   private readonly pathHashes = new Column(new Uint32Array(1024));
   private scratch = Buffer.allocUnsafe(1024);
-
-  static revive(t: ManifestTable): ManifestTable {
-    Object.setPrototypeOf(t, ManifestTable.prototype);
-    for (const b of [t.paths, t.hashes, t.inputs]) Bytes.revive(b);
-    for (const c of [t.pathStart, t.sizes, t.refs, t.inputsForm, t.pathHashes]) Column.revive(c);
-    Object.setPrototypeOf(t.strings, Interned.prototype);
-    Object.setPrototypeOf(t.slots, Slots.prototype);
-    t.scratch = Buffer.allocUnsafe(1024);
-    return t;
-  }
 
   get size(): number {
     return this.sizes.length;
@@ -420,14 +392,6 @@ export class RepresentationTable {
   private readonly offsets = new Column(new Float64Array(1024));
   /** The manifest's `packs`; null for a manifest without (one REPRESENTATIONS_FILE, offsets implied). */
   packs: PackFile[] | null = null;
-
-  static revive(t: RepresentationTable): RepresentationTable {
-    Object.setPrototypeOf(t, RepresentationTable.prototype);
-    DigestTable.revive(t.identities);
-    Bytes.revive(t.hashes);
-    for (const c of [t.sizes, t.packOf, t.offsets]) Column.revive(c);
-    return t;
-  }
 
   get size(): number {
     return this.identities.size;
