@@ -355,3 +355,48 @@ it('--previous URL whose representations are damaged (cut short, other bytes, mi
     }
   });
 });
+
+it('a benchmark value that moves no rank renders only the models whose row or nearby rows it changes, and gives a full build’s bytes', async () => {
+  await withTemp(async (tmp) => {
+    // Nine models on one board, 90 down to 82: m9 is last, and the models that show it nearby are m7 and m8.
+    const slugs = Array.from({ length: 9 }, (_, i) => `m${i + 1}`);
+    const board = (last: number): FixtureSpec => ({
+      ...smallCatalog(),
+      models: slugs.map((s, i) => model(s, i + 1)),
+      prices: [],
+      speed: [],
+      overrides: [],
+      benchmarks: slugs.map((s, i) => ({
+        model: s,
+        metric: 'code.pass',
+        lane: 'verified',
+        value: i === 8 ? last : 90 - i,
+        stderr: null,
+        confidence: 1,
+        eval_date: '2025-01-10',
+        provenance: prov(200 + i),
+      })),
+    });
+    const data = path.join(tmp, 'data');
+    const out = path.join(tmp, 'out');
+    const again = { dataDir: data, revision: REVISION, publishedAt: '2026-01-03T00:00:00.000Z' };
+    await writeFixture(data, board(82));
+    const first = await build({ ...again, outDir: out, publishedAt: BEFORE });
+    // One model's description: its parts alone, once per lane it is in (no display override reaches it).
+    const described = board(82);
+    described.models![8]!.description = { en: 'm9, described anew.', zh: 'm9', ru: 'm9' };
+    await writeFixture(data, described);
+    const perModel = (await build({ ...again, outDir: out, publishedAt: AFTER })).parts.rendered;
+    expect(perModel).toBeGreaterThan(0);
+    // m9's value, still last: m9, m8 and m7 (whose nearby rows show it) are rendered; the six above them are not.
+    const moved = board(81.5);
+    moved.models![8]!.description = described.models![8]!.description;
+    await writeFixture(data, moved);
+    const r = await build({ ...again, outDir: out });
+    expect(r.parts).toEqual({ rendered: 3 * perModel, reused: first.parts.rendered - 3 * perModel });
+    const full = await build({ ...again, outDir: path.join(tmp, 'full') });
+    const [x, y] = [await readAll(r.releaseDir), await readAll(full.releaseDir)];
+    for (const [p, bytes] of y)
+      if (!RELEASE_FILES.includes(p) && !p.endsWith('.pack')) expect(x.get(p)?.equals(bytes), p).toBe(true);
+  });
+});

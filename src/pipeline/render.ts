@@ -22,7 +22,7 @@ import type { Computed } from './compute/index.js';
 import { round } from './compute/numbers.js';
 import { cardOf, pricingOf } from './compute/offers.js';
 import { orderSlugs } from './compute/order.js';
-import { type Leaderboard, nearby, percentile, type Placement } from './compute/ranks.js';
+import { type Leaderboard, nearby, nearbyRange, percentile, type Placement } from './compute/ranks.js';
 import { NO_TESTS } from './compute/stats.js';
 import { toInstant } from './validate.js';
 
@@ -63,9 +63,9 @@ export interface VariantRenderer {
   developerOf(slug: string): string;
   model(slug: string): ModelParts;
   /**
-   * A digest of everything model(slug) reads, but the code (parts-store.ts keys that): equal keys, equal parts. Each
-   * leaderboard it is on enters whole, with the names the board shows, so a change on a board gives every model on it
-   * a new key.
+   * A digest of everything model(slug) reads, but the code (parts-store.ts keys that): equal keys, equal parts. Of
+   * each leaderboard it is on: the metric, the board's size, its place, and the rows nearby with the names they show
+   * (compute/ranks.ts nearby), so a changed value gives new keys to the models whose rows or nearby rows it changes.
    */
   key(slug: string): string;
   /**
@@ -81,6 +81,22 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
   const models: Record<string, ModelParts> = {};
   for (const slug of r.slugs) models[slug] = r.model(slug);
   return { lane, displayOnly, orders: r.orders, models };
+}
+
+/**
+ * A board's metric and size, and per row the stretch of rows around it (nearby) with their models' names, as digests:
+ * made once for a lane's two variants (a display override's name enters each key apart).
+ */
+const boardDigests = new WeakMap<Leaderboard, { metric: string; windows: string[] }>();
+function boardDigest(b: Leaderboard, nameOf: (slug: string) => string): { metric: string; windows: string[] } {
+  let d = boardDigests.get(b);
+  if (d === undefined) {
+    const rows = b.rows.map((r) => sha256Hex(JSON.stringify([r, nameOf(r.slug)])));
+    const windows = b.rows.map((_, index) => sha256Hex(rows.slice(...nearbyRange({ board: b, index })).join()));
+    d = { metric: sha256Hex(JSON.stringify([b.metric, b.rows.length])), windows };
+    boardDigests.set(b, d);
+  }
+  return d;
 }
 
 export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boolean): VariantRenderer {
@@ -210,12 +226,12 @@ export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boole
   };
   const orders = Object.fromEntries(SORTS.map((s) => [s, orderSlugs(view, s, nameOf)])) as Record<Sort, string[]>;
   const variant = JSON.stringify([lane, displayOnly, base, [...available]]);
-  const boardDigests = new Map<Leaderboard, string>();
-  const boardDigest = (b: Leaderboard) => {
-    let d = boardDigests.get(b);
-    if (d === undefined)
-      boardDigests.set(b, (d = sha256Hex(JSON.stringify([b.metric, b.rows, b.rows.map((r) => nameOf(r.slug))]))));
-    return d;
+  // Of a board, model() reads its metric, its size, and the rows near a placement with the names they show (a display
+  // override's, or the model's): a value that moves no rank gives new keys only to the models that show it.
+  const placementKey = (p: Placement) => {
+    const d = boardDigest(p.board, (slug) => bySlug.get(slug)!.name);
+    const shown = displayOnly && nearby(p).some((r) => ov(r.slug)?.name !== undefined);
+    return [d.metric, p.index, d.windows[p.index], shown ? nearby(p).map((r) => nameOf(r.slug)) : null];
   };
   // Every input of model(), in the order it reads them.
   const key = (slug: string) =>
@@ -226,7 +242,7 @@ export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boole
         ov(slug) ?? null,
         view.stats.get(slug) ?? null,
         view.prices.get(slug) ?? null,
-        (view.placements.get(slug) ?? []).map((p) => [boardDigest(p.board), p.index]),
+        (view.placements.get(slug) ?? []).map(placementKey),
         view.provenance.get(slug) ?? null,
         c.lifecycles.get(slug) ?? null,
         c.capabilities.get(slug) ?? null,

@@ -136,9 +136,15 @@ function preferred(a: Run, b: Run, decider: Metric | undefined): boolean {
   return a.key < b.key;
 }
 
+/** Where the stretch of the leaderboard around a placement starts and ends in its rows (nearby). */
+export const nearbyRange = (p: Placement): [number, number] => [
+  Math.max(0, p.index - NEARBY_RADIUS),
+  p.index + NEARBY_RADIUS + 1,
+];
+
 /** The stretch of the leaderboard around a placement: up to NEARBY_RADIUS above and below, the model itself included. */
 export function nearby(p: Placement): BoardRow[] {
-  return p.board.rows.slice(Math.max(0, p.index - NEARBY_RADIUS), p.index + NEARBY_RADIUS + 1);
+  return p.board.rows.slice(...nearbyRange(p));
 }
 
 /** Leaderboard percentile: 100 for first place, 0 for last, 100 when alone. */
