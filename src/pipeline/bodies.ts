@@ -23,9 +23,10 @@ import {
 } from '../publication/layout.js';
 import type { PendingBody } from '../publication/writer.js';
 import type { Computed } from './compute/index.js';
+import type { Leaderboard } from './compute/ranks.js';
 import { codeDigest, digestOf, type KeptJson, sectionDigests } from './inputs.js';
 import { PartsStore } from './parts-store.js';
-import { type VariantRenderer, variantRenderer } from './render.js';
+import { type BoardDigest, type VariantRenderer, variantRenderer } from './render.js';
 import { CATALOG_BODIES, CatalogBodies, CatalogPieces } from './render-catalog.js';
 import { countPriceBodies, pricesBodies } from './render-prices.js';
 
@@ -107,9 +108,10 @@ interface Variant {
  * variant; all of it is let go before the next lane.
  */
 function* laneBodies(c: Computed, lane: QueryLane, o: BodyOptions, catalog: CatalogBodies): Generator<PendingBody> {
+  const boards = new Map<Leaderboard, BoardDigest>(); // the digests of the lane's boards, made once for both variants
   const variants = [false, true].map(
     (displayOnly): Variant => ({
-      r: variantRenderer(c, lane, displayOnly),
+      r: variantRenderer(c, lane, displayOnly, boards),
       models: new Map(),
       pieces: new CatalogPieces(o.parts.file),
     }),

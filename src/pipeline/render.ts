@@ -85,21 +85,27 @@ export function renderVariant(c: Computed, lane: QueryLane, displayOnly: boolean
 
 /**
  * A board's metric and size, and per row the stretch of rows around it (nearby) with their models' names, as digests:
- * made once for a lane's two variants (a display override's name enters each key apart).
+ * what a model's key holds of a board (VariantRenderer.key). A lane's two variants share them: the names are the
+ * models' own (a display override's name enters each key apart).
  */
-const boardDigests = new WeakMap<Leaderboard, { metric: string; windows: string[] }>();
-function boardDigest(b: Leaderboard, nameOf: (slug: string) => string): { metric: string; windows: string[] } {
-  let d = boardDigests.get(b);
-  if (d === undefined) {
-    const rows = b.rows.map((r) => sha256Hex(JSON.stringify([r, nameOf(r.slug)])));
-    const windows = b.rows.map((_, index) => sha256Hex(rows.slice(...nearbyRange({ board: b, index })).join()));
-    d = { metric: sha256Hex(JSON.stringify([b.metric, b.rows.length])), windows };
-    boardDigests.set(b, d);
-  }
-  return d;
+export interface BoardDigest {
+  metric: string;
+  windows: string[];
 }
 
-export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boolean): VariantRenderer {
+function boardDigest(b: Leaderboard, nameOf: (slug: string) => string): BoardDigest {
+  const rows = b.rows.map((r) => sha256Hex(JSON.stringify([r, nameOf(r.slug)])));
+  const windows = b.rows.map((_, index) => sha256Hex(rows.slice(...nearbyRange({ board: b, index })).join()));
+  return { metric: sha256Hex(JSON.stringify([b.metric, b.rows.length])), windows };
+}
+
+/** `boards`: the boards' digests, made as keys ask for them; a lane's two variants may share one (bodies.ts). */
+export function variantRenderer(
+  c: Computed,
+  lane: QueryLane,
+  displayOnly: boolean,
+  boards = new Map<Leaderboard, BoardDigest>(),
+): VariantRenderer {
   const view = c.lanes[lane];
   const site = c.data.site;
   const base = site.url.replace(/\/+$/, '');
@@ -229,7 +235,8 @@ export function variantRenderer(c: Computed, lane: QueryLane, displayOnly: boole
   // Of a board, model() reads its metric, its size, and the rows near a placement with the names they show (a display
   // override's, or the model's): a value that moves no rank gives new keys only to the models that show it.
   const placementKey = (p: Placement) => {
-    const d = boardDigest(p.board, (slug) => bySlug.get(slug)!.name);
+    let d = boards.get(p.board);
+    if (d === undefined) boards.set(p.board, (d = boardDigest(p.board, (slug) => bySlug.get(slug)!.name)));
     const shown = displayOnly && nearby(p).some((r) => ov(r.slug)?.name !== undefined);
     return [d.metric, p.index, d.windows[p.index], shown ? nearby(p).map((r) => nameOf(r.slug)) : null];
   };
