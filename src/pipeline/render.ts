@@ -232,13 +232,14 @@ export function variantRenderer(
   };
   const orders = Object.fromEntries(SORTS.map((s) => [s, orderSlugs(view, s, nameOf)])) as Record<Sort, string[]>;
   const variant = JSON.stringify([lane, displayOnly, base, [...available]]);
+  // Whether a display override's name shows in the rows near a placement (never in a public variant: ov() is none).
+  const overrideNearby = (p: Placement) => displayOnly && nearby(p).some((n) => ov(n.slug)?.name !== undefined);
   // Of a board, model() reads its metric, its size, and the rows near a placement with the names they show (a display
   // override's, or the model's): a value that moves no rank gives new keys only to the models that show it.
   const placementKey = (p: Placement) => {
     let d = boards.get(p.board);
     if (d === undefined) boards.set(p.board, (d = boardDigest(p.board, (slug) => bySlug.get(slug)!.name)));
-    const shown = displayOnly && nearby(p).some((r) => ov(r.slug)?.name !== undefined);
-    return [d.metric, p.index, d.windows[p.index], shown ? nearby(p).map((r) => nameOf(r.slug)) : null];
+    return [d.metric, p.index, d.windows[p.index], overrideNearby(p) ? nearby(p).map((r) => nameOf(r.slug)) : null];
   };
   // Every input of model(), in the order it reads them.
   const key = (slug: string) =>
@@ -266,9 +267,7 @@ export function variantRenderer(
     model,
     key,
     // model() reads the overrides through ov() alone: its own, and the names of the models nearby (nameOf()).
-    overridden: (slug) =>
-      ov(slug) !== undefined ||
-      (view.placements.get(slug) ?? []).some((p) => nearby(p).some((n) => ov(n.slug)?.name !== undefined)),
+    overridden: (slug) => ov(slug) !== undefined || (view.placements.get(slug) ?? []).some(overrideNearby),
   };
 }
 
