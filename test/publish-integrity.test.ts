@@ -19,7 +19,7 @@ import type { RemoteTarget } from '../src/publication/targets/types.js';
 import { publish, rollback } from '../src/publish/publish.js';
 import { ensureCompiled } from './helpers/cli.js';
 import { type Built, buildReleases } from './helpers/releases.js';
-import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
+import { S3_ENV, type S3Server, startS3, written } from './helpers/s3rver.js';
 
 let tmp: string;
 let builds: Record<'A' | 'B', Built>;
@@ -260,7 +260,7 @@ describe('s3:// against s3rver', () => {
       s3.requests.length = 0;
       const r = await run(builds.A, target);
       expect([r.manifestUploaded, r.uploaded.objects, r.pointerMoved]).toEqual([true, 1, false]);
-      const puts = s3.requests.filter((q) => q.method === 'PUT').map((q) => q.key.slice('site/'.length));
+      const puts = written(s3.requests).map((k) => k.slice('site/'.length));
       // (and the publish lock, taken and released)
       expect(puts.sort()).toEqual([LOCK_KEY, mkey, objectKey(cut!)].sort());
       expect(sha256Hex((await target.get(objectKey(cut!)))!)).toBe(cut);

@@ -31,7 +31,7 @@ import type { RemoteTarget } from '../src/publication/targets/types.js';
 import { ensureCompiled, runCli, spawnCli } from './helpers/cli.js';
 import { type Built, buildReleases } from './helpers/releases.js';
 import { NGINX_MISSING, type Nginx, nginxPath, startNginx } from './helpers/nginx.js';
-import { S3_ENV, type S3Server, startS3 } from './helpers/s3rver.js';
+import { S3_ENV, type S3Server, startS3, written } from './helpers/s3rver.js';
 
 let tmp: string;
 let builds: Record<'A' | 'B' | 'C' | 'D', Built>;
@@ -548,14 +548,13 @@ describe('s3:// against s3rver', () => {
     expect(r.stdout).toContain(`${n} found from an interrupted publish`);
     // The killed publish's lock is taken over: its process is gone from this host.
     expect(r.stdout).toContain('took over the publish lock');
-    const puts = s3.requests.filter((q) => q.method === 'PUT').map((q) => q.key.slice(prefix.length + 1));
+    const puts = written(s3.requests).map((k) => k.slice(prefix.length + 1));
+    // The lock once: the takeover's PUT, after its first one (If-None-Match) was refused by the killed run's lock.
+    expect(s3.requests.filter((q) => q.method === 'PUT' && q.key.endsWith(LOCK_KEY)).map((q) => q.status)).toEqual([
+      412, 200,
+    ]);
     expect(puts.sort()).toEqual(
-      [
-        LOCK_KEY,
-        LOCK_KEY,
-        POINTER_KEY,
-        ...changed.map(objectKey).filter((k) => !firstRun.includes(`${prefix}/${k}`)),
-      ].sort(),
+      [LOCK_KEY, POINTER_KEY, ...changed.map(objectKey).filter((k) => !firstRun.includes(`${prefix}/${k}`))].sort(),
     );
     expect((await readBack()).pointer.live.publication.publicationRevision).toBe(builds.B.revision);
   });
@@ -564,7 +563,7 @@ describe('s3:// against s3rver', () => {
     s3.requests.length = 0;
     const r = await cli(['--from', builds.C.dir, '--keep', '2']);
     expect(r.code).toBe(0);
-    const puts = s3.requests.filter((q) => q.method === 'PUT').map((q) => q.key.slice(prefix.length + 1));
+    const puts = written(s3.requests).map((k) => k.slice(prefix.length + 1));
     const manifest = manifestKey({ revision: builds.C.revision, sha256: sha256Hex(builds.C.manifestBytes) });
     expect(puts.sort()).toEqual([LOCK_KEY, POINTER_KEY, manifest, ...newIn(builds.B, builds.C).map(objectKey)].sort());
     // Every object's size from a listing of objects/ while planning, and again just before the switch (a listing, or a
@@ -623,7 +622,7 @@ describe('s3:// against s3rver', () => {
     const back = await readBack();
     // The lock (taken, then released), the rolled-back publication's new manifest and the pointer: nothing else is
     // written, and nothing but the lock deleted.
-    expect(s3.requests.filter((q) => q.method === 'PUT').map((q) => q.key)).toEqual([
+    expect(written(s3.requests)).toEqual([
       `${prefix}/${LOCK_KEY}`,
       `${prefix}/${manifestKeyOf(back.pointer.live)}`,
       `${prefix}/${POINTER_KEY}`,

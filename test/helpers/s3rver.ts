@@ -69,7 +69,9 @@ export async function startS3(bucket = 'modelpub'): Promise<S3Server> {
     });
     child.once('exit', (code) => reject(new Error(`s3rver exited (${code}): ${err}`)));
   });
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  // A connection per forwarded request: a kept-alive one can be reused just as s3rver closes it for idleness (after
+  // 5 s), and the PUT on it then fails and is retried by the publish, which a test counting PUTs would see twice.
+  const agent = new http.Agent({ keepAlive: false, maxSockets: 64 });
   const server: S3Server = {
     endpoint: '',
     bucket,
@@ -149,9 +151,16 @@ export async function startS3(bucket = 'modelpub'): Promise<S3Server> {
     );
   });
   const queues = new Map<string, Promise<void>>();
+  // The same race on the SDK's side: its idle connections are kept longer than any test runs.
+  proxy.keepAliveTimeout = 600_000;
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   server.endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   return server;
+}
+
+/** The keys of the PUTs the store answered with 2xx, in order: what was written, a failed attempt's retry once. */
+export function written(requests: S3Request[]): string[] {
+  return requests.filter((q) => q.method === 'PUT' && q.status >= 200 && q.status < 300).map((q) => q.key);
 }
 
 /** The ETag s3rver holds for a path (/bucket/key), or null when there is no such object. Unsigned: s3rver allows it. */
