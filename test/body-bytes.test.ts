@@ -216,6 +216,7 @@ describe('writeBodies', () => {
       });
       expect(made).toBe(40);
       expect(written.stats).toMatchObject({ files: 120, rendered: 40, twins: 80, uniqueBodies: 40 });
+      await written.entries.remove(); // its log's file handle, which writeReleaseFiles closes in a build
     });
   });
 
