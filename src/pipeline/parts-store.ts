@@ -13,8 +13,7 @@ import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
-import { INCLUDES, type Include } from '../schema/api.js';
-import { LOCALES, type Locale } from '../schema/source.js';
+import { INCLUDES } from '../schema/api.js';
 import { sha256Hex } from '../publication/integrity.js';
 import { PiecesFile } from '../publication/pieces-file.js';
 import { type KeptJson, type ModelJson, modelJson } from './inputs.js';
@@ -149,7 +148,7 @@ export class PartsStore {
     }
     if (at !== start + length - restLength) throw new Error('a parts record of other sizes');
     let texts: Texts | null = null;
-    return { json: rest.json, pieces, texts: () => (texts ??= textsOf(this.file, pieces, rest.sections)) };
+    return { json: rest.json, pieces, texts: () => (texts ??= CatalogPieces.texts(this.file, pieces, rest.sections)) };
   }
 
   /**
@@ -196,21 +195,6 @@ export class PartsStore {
     }
     if (this.next) rmSync(this.next, { force: true });
   }
-}
-
-/** A kept record's detail (per locale) and sections JSON, from its catalog pieces. */
-function textsOf(file: PiecesFile, pieces: Float64Array, lengths: number[]): Texts {
-  const text = (i: number) => file.read(pieces[2 * i]!, pieces[2 * i + 1]!, 'the parts store').toString();
-  // The sections piece: `,` before each section, `}` after the last.
-  const all = text(LOCALES.length);
-  const sections = {} as Record<Include, string>;
-  let from = 1;
-  for (const [i, include] of INCLUDES.entries()) {
-    sections[include] = all.slice(from, from + lengths[i]!);
-    from += lengths[i]! + 1;
-  }
-  const detail = Object.fromEntries(LOCALES.map((l, i) => [l, `${text(i)}}`])) as Record<Locale, string>;
-  return { detail, sections };
 }
 
 /** The kept store, open to be appended to, and its index; null: none, unreadable, or of other code. */

@@ -77,6 +77,28 @@ export class CatalogPieces {
     return refs;
   }
 
+  /**
+   * What append wrote, read back from `refs` (where each piece starts, and its bytes): the detail per locale and the
+   * sections JSON, `lengths` being each section's bytes in INCLUDES' order.
+   */
+  static texts(
+    file: PiecesFile,
+    refs: Float64Array,
+    lengths: readonly number[],
+  ): Pick<ModelJson, 'detail' | 'sections'> {
+    const text = (i: number) => file.read(refs[2 * i]!, refs[2 * i + 1]!, 'the catalog pieces').toString();
+    // The sections piece: `,` before each section, `}` after the last.
+    const all = text(LOCALES.length);
+    const sections = {} as Record<Include, string>;
+    let from = 1;
+    for (const [i, include] of INCLUDES.entries()) {
+      sections[include] = all.slice(from, from + lengths[i]!);
+      from += lengths[i]! + 1;
+    }
+    const detail = Object.fromEntries(LOCALES.map((l, i) => [l, `${text(i)}}`])) as Record<Locale, string>;
+    return { detail, sections };
+  }
+
   private piece(slug: string, i: number): SizedPiece {
     const refs = this.refs.get(slug)!;
     return this.file.piece(refs[2 * i]!, refs[2 * i + 1]!, `the catalog pieces of ${slug}`);
