@@ -158,9 +158,12 @@ export async function startS3(bucket = 'modelpub'): Promise<S3Server> {
   return server;
 }
 
-/** The keys of the PUTs the store answered with 2xx, in order: what was written, a failed attempt's retry once. */
+/**
+ * The keys of the PUTs the store answered 200 (S3's answer to a PUT that stored its object), in order: what was
+ * written, a failed attempt's retry once.
+ */
 export function written(requests: S3Request[]): string[] {
-  return requests.filter((q) => q.method === 'PUT' && q.status >= 200 && q.status < 300).map((q) => q.key);
+  return requests.filter((q) => q.method === 'PUT' && q.status === 200).map((q) => q.key);
 }
 
 /** The ETag s3rver holds for a path (/bucket/key), or null when there is no such object. Unsigned: s3rver allows it. */
